@@ -1,0 +1,48 @@
+// nova: exact, low-precision-stable Winograd convolution. Each subcommand lives in cmd_<name>.cpp.
+#include <algorithm>
+#include <iostream>
+
+#include "command_registry.hpp"
+#include "nova/error.hpp"
+
+namespace nova::cli {
+
+std::vector<CommandEntry>& command_registry() {
+  static std::vector<CommandEntry> entries;
+  return entries;
+}
+
+int& command_exit_status() {
+  static int status = 0;
+  return status;
+}
+
+}  // namespace nova::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"nova: exact Winograd (Cook-Toom) transforms, their analysis, and Winograd convolution "
+               "that stays accurate in FP16, BF16 and INT8."};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "nova 0.1.0");
+  app.footer("Run `nova <command> --help` for a command's options.");
+
+  auto& entries = nova::cli::command_registry();
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (auto& entry : entries) entry.setup(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const nova::Error& e) {
+    std::cerr << "nova: error: " << e.what() << '\n';
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "nova: error: out of memory\n";
+    return 3;
+  } catch (const std::exception& e) {
+    std::cerr << "nova: internal error: " << e.what() << '\n';
+    return 4;
+  }
+  return nova::cli::command_exit_status();
+}

@@ -1,0 +1,36 @@
+// Transform files: JSON (the stable exchange form), a C++ header, and readable text.
+//
+// JSON schema, version 1 (exact values are strings "p/q" or "p"):
+//   {"format": "nova-transform", "version": 1,
+//    "m": 6, "r": 3, "n": 8,
+//    "points": ["0","1","-1","1/2","-1/2","2","-2","inf"],      (optional on import)
+//    "scaling": {"convention": "wincnn", "D1": [...], "D2": [...]}, (optional on import)
+//    "AT": [[...] x m], "G": [[...] x n], "BT": [[...] x n],        (required)
+//    "float64": {"AT": [[...]], "G": [[...]], "BT": [[...]]},       (derived; ignored on import)
+//    "verified": true}                                               (derived; ignored on import)
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "nova/exact/transform.hpp"
+
+namespace nova {
+
+nlohmann::json to_json(const Transform& t);
+// Reads the schema above; throws nova::Error naming the key, row or entry that is wrong.
+Transform transform_from_json(const nlohmann::json& j);
+
+std::string to_cpp_header(const Transform& t, const std::string& name = "");
+std::string to_text(const Transform& t);
+
+// File helpers with one-line errors for unreadable or unwritable paths.
+std::string read_text_file(const std::string& path);
+void write_text_file(const std::string& path, const std::string& contents);
+Transform load_transform(const std::string& path);
+
+// An identifier for generated code: "F6x3_0_p1_m1_h_mh_2_m2_inf"-style names are long, so this is
+// "f6_3_" plus a short stable hash of points and scaling.
+std::string transform_id(const Transform& t);
+
+}  // namespace nova

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Configures and builds one build tree. Usage: scripts/build.sh [release|sanitize]
+#   release  -> build/       (the CLI lands at build/nova)
+#   sanitize -> build-asan/  (AddressSanitizer + UndefinedBehaviorSanitizer)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:-release}
+jobs=$(nproc 2>/dev/null || echo 2)
+case "$kind" in
+  release)  dir=build;      flags=(-DCMAKE_BUILD_TYPE=Release) ;;
+  sanitize) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNOVA_SANITIZE=ON -DNOVA_BUILD_BENCH=OFF) ;;
+  *) echo "usage: scripts/build.sh [release|sanitize]" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
+cmake --build "$dir" -j "$jobs"

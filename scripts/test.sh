@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set-up and every test: installs what is needed, builds a release tree and an ASan+UBSan tree, and
+# runs the whole suite in both. CI runs exactly this (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$(date +%s)
+scripts/install-deps.sh
+jobs=$(nproc 2>/dev/null || echo 2)
+
+echo "== release build and tests"
+scripts/build.sh release
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+
+echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
+scripts/build.sh sanitize
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900
+
+if [ -x scripts/python-tests.sh ]; then
+  echo "== Python package and validation tests"
+  scripts/python-tests.sh
+fi
+echo "== all tests passed in $(( $(date +%s) - start )) s"

@@ -1,0 +1,92 @@
+// The CLI's contract: one-line errors and non-zero exits for bad input; files that round-trip.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "common/cli_runner.hpp"
+
+namespace nova {
+namespace {
+
+using testing::run_cli;
+
+void expect_error(const std::string& args, const std::string& message_part) {
+  const auto r = run_cli(args);
+  EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find("nova: error: "), std::string::npos) << args << "\n" << r.output;
+  EXPECT_NE(r.output.find(message_part), std::string::npos) << args << "\n" << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "not one line: " << r.output;
+}
+
+TEST(Cli, TransformBadInput) {
+  expect_error("transform --tile 4,3 --points '0,0.5,1/2,1,-1,inf'", "duplicate point 1/2");
+  expect_error("transform --tile 4,3 --points '0,1,-1,2,inf,inf'", "two infinities");
+  expect_error("transform --tile 6,3 --points '0,1,-1,inf'", "needs n = m+r-1 = 8 points");
+  expect_error("transform --tile 2,3 --points '0,1/0,-1,inf'", "zero denominator");
+  expect_error("transform --tile 2,3 --points '0,one,-1,inf'", "bad point 'one'");
+  expect_error("transform --tile 0,3", "at least 1");
+  expect_error("transform --tile 3,0", "at least 1");
+  expect_error("transform --tile 30,5", "beyond nova's limit of 32");
+  expect_error("transform --tile banana", "cannot parse tile");
+  expect_error("transform --tile 2,3 --format yaml", "unknown --format");
+  expect_error("transform --tile 2,3 --scaling d1=1,2", "4 Winograd positions");
+  expect_error("transform --tile 2,3 -o /nonexistent/dir/x.json", "cannot write '/nonexistent/dir/x.json'");
+}
+
+TEST(Cli, TransformWritesFilesThatVerify) {
+  const std::string dir = testing::temp_dir();
+  for (const char* tile : {"F(6,3)", "8,3", "4,5"}) {
+    const std::string file = dir + "/t.json";
+    auto r = run_cli(std::string("transform --tile '") + tile + "' --format json -o " + file);
+    ASSERT_EQ(r.status, 0) << r.output;
+    r = run_cli("verify " + file);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("OK"), std::string::npos);
+  }
+  auto r = run_cli("transform --tile 6,3 --points '0,±1,±2,±1/2,inf' --format cpp");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("#pragma once"), std::string::npos);
+  r = run_cli("transform --tile 2,3 --no-infinity");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("points: 0, 1, -1, 2"), std::string::npos) << r.output;
+}
+
+TEST(Cli, VerifyReportsWrongMatricesWithExitOne) {
+  const std::string dir = testing::temp_dir();
+  const std::string file = dir + "/edited.json";
+  ASSERT_EQ(run_cli("transform --tile 2,3 --format json -o " + file).status, 0);
+  // Edit one entry by hand: BT[0][0] 1 -> 2.
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto pos = text.find("\"BT\": [\n    [\n      \"1\"");
+  ASSERT_NE(pos, std::string::npos) << text;
+  text.replace(text.find("\"1\"", pos), 3, "\"2\"");
+  std::ofstream(file) << text;
+  const auto r = run_cli("verify " + file);
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("FAILED"), std::string::npos);
+  EXPECT_NE(r.output.find("input j=0"), std::string::npos) << r.output;
+}
+
+TEST(Cli, VerifyBadFiles) {
+  const std::string dir = testing::temp_dir();
+  std::ofstream(dir + "/missing.json") << R"({"m": 2, "r": 3, "AT": [[1,1,1,0],[0,1,-1,1]]})";
+  expect_error("verify " + dir + "/missing.json", "no \"G\" key");
+  std::ofstream(dir + "/garbage.json") << "not json at all";
+  expect_error("verify " + dir + "/garbage.json", "not valid JSON");
+  const auto r = run_cli("verify /nonexistent.json");
+  EXPECT_NE(r.status, 0);
+}
+
+TEST(Cli, HelpListsCommands) {
+  auto r = run_cli("--help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("transform"), std::string::npos);
+  EXPECT_NE(r.output.find("verify"), std::string::npos);
+  r = run_cli("transform --help");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find("--points"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nova

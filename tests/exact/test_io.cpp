@@ -1,0 +1,112 @@
+#include <gtest/gtest.h>
+
+#include "common/cli_runner.hpp"
+#include "nova/error.hpp"
+#include "nova/exact/io.hpp"
+#include "nova/exact/verify.hpp"
+
+namespace nova {
+namespace {
+
+using nlohmann::json;
+
+std::string error_of(const json& j) {
+  try {
+    transform_from_json(j);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TransformJson, RoundTripPreservesEverything) {
+  for (const char* scaling : {"wincnn", "lagrange", "d1=1,2,1/2,1,1,1,-1,4;d2=1,1,1,3,1,1,1,1/8"}) {
+    const Transform t = Transform::construct({6, 3}, parse_points("0,±1,±2,±1/2,inf"), ScalingSpec::parse(scaling));
+    const json j = to_json(t);
+    EXPECT_EQ(j.at("points").size(), 8u);
+    EXPECT_TRUE(j.at("verified").get<bool>());
+    const Transform back = transform_from_json(json::parse(j.dump()));
+    EXPECT_EQ(back.AT(), t.AT());
+    EXPECT_EQ(back.G(), t.G());
+    EXPECT_EQ(back.BT(), t.BT());
+    EXPECT_EQ(back.points(), t.points());
+    EXPECT_EQ(back.scaling().d1, t.scaling().d1);
+    EXPECT_EQ(back.scaling().d2, t.scaling().d2);
+    EXPECT_EQ(back.scaling().convention, t.scaling().convention);
+    EXPECT_TRUE(verify(back));
+    EXPECT_TRUE(match_points(back));
+    EXPECT_EQ(transform_id(back), transform_id(t));
+  }
+}
+
+TEST(TransformJson, MinimalHandWrittenFileIsAccepted) {
+  // Lavin & Gray's F(2,3): only the required keys, integers as JSON numbers.
+  const json j = json::parse(R"({"m": 2, "r": 3, "AT": [[1,1,1,0],[0,1,-1,-1]],
+      "G": [["1","0","0"],["1/2","1/2","1/2"],["1/2","-1/2","1/2"],["0","0","1"]],
+      "BT": [[1,0,-1,0],[0,1,1,0],[0,-1,1,0],[0,1,0,-1]]})");
+  const Transform t = transform_from_json(j);
+  EXPECT_TRUE(verify(t));
+  EXPECT_TRUE(t.points().empty());
+}
+
+TEST(TransformJson, BadFilesNameTheProblem) {
+  const json good = to_json(Transform::construct({2, 3}, parse_points("0,±1,inf")));
+  json j = good;
+  j.erase("BT");
+  EXPECT_NE(error_of(j).find("no \"BT\" key"), std::string::npos);
+  j = good;
+  j["G"].erase(1);
+  EXPECT_NE(error_of(j).find("\"G\" has 3 rows"), std::string::npos);
+  j = good;
+  j["AT"][0].push_back("1");
+  EXPECT_NE(error_of(j).find("row 0 has 5 entries"), std::string::npos);
+  j = good;
+  j["BT"][1][2] = 0.5;
+  EXPECT_NE(error_of(j).find("BT[1][2] is the JSON number"), std::string::npos);
+  j = good;
+  j["BT"][1][2] = "pi";
+  EXPECT_NE(error_of(j).find("BT[1][2]"), std::string::npos);
+  j = good;
+  j["G"][0][0] = "1/0";
+  EXPECT_NE(error_of(j).find("zero denominator"), std::string::npos);
+  j = good;
+  j["m"] = "two";
+  EXPECT_NE(error_of(j).find("\"m\" must be an integer"), std::string::npos);
+  j = good;
+  j["m"] = 40;
+  EXPECT_FALSE(error_of(j).empty());
+  j = good;
+  j["points"] = {"0", "1", "1", "inf"};
+  EXPECT_NE(error_of(j).find("duplicate"), std::string::npos);
+  j = good;
+  j["n"] = 5;
+  EXPECT_NE(error_of(j).find("m + r - 1 = 4"), std::string::npos);
+  EXPECT_FALSE(error_of(json::array()).empty());
+}
+
+TEST(TransformFiles, UnreadableAndUnwritablePaths) {
+  EXPECT_THROW(load_transform("/nonexistent/dir/t.json"), Error);
+  EXPECT_THROW(write_text_file("/nonexistent/dir/t.json", "x"), Error);
+  const std::string dir = testing::temp_dir();
+  write_text_file(dir + "/bad.json", "{not json");
+  try {
+    load_transform(dir + "/bad.json");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos);
+  }
+}
+
+TEST(CppHeader, HoldsExactCommentsAndNearestFloats) {
+  const Transform t = Transform::construct({6, 3}, parse_points("0,±1,±2,±1/2,inf"));
+  const std::string h = to_cpp_header(t, "f63");
+  EXPECT_NE(h.find("namespace f63"), std::string::npos);
+  EXPECT_NE(h.find("inline constexpr double BT[8][8]"), std::string::npos);
+  EXPECT_NE(h.find("inline constexpr float G_f32[8][3]"), std::string::npos);
+  EXPECT_NE(h.find("/* -21/4 */"), std::string::npos);
+  EXPECT_NE(h.find("-0x1.5p+2 /* -21/4 */"), std::string::npos);  // -21/4 = -5.25 = -0x1.5p+2 exactly
+  EXPECT_NE(h.find("Verified exactly"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nova

@@ -1,0 +1,92 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "nova/error.hpp"
+#include "nova/exact/rational.hpp"
+
+namespace nova {
+namespace {
+
+TEST(Rational, ParsesIntegersFractionsAndExactDecimals) {
+  EXPECT_EQ(parse_rational("-2"), Rational(-2));
+  EXPECT_EQ(parse_rational("3/5"), Rational(3, 5));
+  EXPECT_EQ(parse_rational("6/10"), Rational(3, 5));
+  EXPECT_EQ(parse_rational(" -7/6 "), Rational(-7, 6));
+  EXPECT_EQ(parse_rational("0.6"), Rational(3, 5));
+  EXPECT_EQ(parse_rational(".5"), Rational(1, 2));
+  EXPECT_EQ(parse_rational("1.25e-1"), Rational(1, 8));
+  EXPECT_EQ(parse_rational("2.5E2"), Rational(250));
+  EXPECT_EQ(parse_rational("+4"), Rational(4));
+}
+
+TEST(Rational, RejectsMalformedTokens) {
+  for (const char* bad : {"", "abc", "1/0", "1//2", "1/2/3", "1.2.3", "e5", "--1", "1/-2", "0x10", "sqrt(2)", "1e", "."}) {
+    EXPECT_THROW(parse_rational(bad), Error) << bad;
+  }
+  try {
+    parse_rational("3/0");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("zero denominator"), std::string::npos);
+  }
+}
+
+TEST(Rational, PrintsLowestTerms) {
+  EXPECT_EQ(to_string(Rational(6, 4)), "3/2");
+  EXPECT_EQ(to_string(Rational(-8, 4)), "-2");
+  EXPECT_EQ(to_string(Rational(0)), "0");
+}
+
+// The nearest-double property checked directly: no neighbour of the result is closer.
+TEST(Rational, ToDoubleIsCorrectlyRounded) {
+  std::mt19937_64 rng(12345);
+  std::uniform_int_distribution<long> num(-2000000000L, 2000000000L), den(1, 2000000000L);
+  for (int trial = 0; trial < 3000; ++trial) {
+    const Rational x(num(rng), den(rng));
+    Rational xc = x;
+    xc.canonicalize();
+    const double d = to_double(xc);
+    const Rational err = abs(Rational(d) - xc);
+    for (double neighbour : {std::nextafter(d, 1e300), std::nextafter(d, -1e300)}) {
+      const Rational other = abs(Rational(neighbour) - xc);
+      ASSERT_LE(err, other) << to_string(xc);
+    }
+  }
+  // A halfway case: 1 + 2^-53 lies exactly between 1 and 1 + 2^-52; ties go to even (1).
+  EXPECT_EQ(to_double(1 + power_of_two(-53)), 1.0);
+  EXPECT_EQ(to_double(1 + 3 * power_of_two(-53)), 1.0 + std::ldexp(1.0, -51));
+  EXPECT_EQ(to_double(Rational(1, 3)), 1.0 / 3.0);
+  EXPECT_EQ(to_double(Rational(-7, 6)), -7.0 / 6.0);
+}
+
+TEST(Rational, ToFloatAvoidsDoubleRounding) {
+  // 1 + 2^-24 + 2^-60: above the float halfway point 1 + 2^-24, so the nearest float is 1 + 2^-23,
+  // while rounding to double first would give exactly 1 + 2^-24 and then 1 (a tie to even).
+  const Rational x = 1 + power_of_two(-24) + power_of_two(-60);
+  EXPECT_EQ(to_float(x), 1.0f + std::ldexp(1.0f, -23));
+  EXPECT_EQ(to_float(1 + power_of_two(-24)), 1.0f);
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<long> num(-1000000, 1000000), den(1, 1000000);
+  for (int trial = 0; trial < 2000; ++trial) {
+    Rational x2(num(rng), den(rng));
+    x2.canonicalize();
+    const float f = to_float(x2);
+    const Rational err = abs(Rational(double(f)) - x2);
+    for (float nb : {std::nextafter(f, 1e30f), std::nextafter(f, -1e30f)}) ASSERT_LE(err, abs(Rational(double(nb)) - x2));
+  }
+}
+
+TEST(Rational, PowersOfTwo) {
+  EXPECT_TRUE(is_power_of_two(Rational(1, 8)));
+  EXPECT_TRUE(is_power_of_two(Rational(-4)));
+  EXPECT_FALSE(is_power_of_two(Rational(3, 4)));
+  EXPECT_FALSE(is_power_of_two(Rational(0)));
+  EXPECT_EQ(power_of_two(-3), Rational(1, 8));
+  EXPECT_EQ(power_of_two(5), Rational(32));
+}
+
+}  // namespace
+}  // namespace nova

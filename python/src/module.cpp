@@ -1,0 +1,16 @@
+// nova._nova: the compiled half of the Python package (the public face is python/nova/__init__.py).
+#include "bindings.hpp"
+#include "nova/error.hpp"
+
+NB_MODULE(_nova, m) {
+  m.doc() = "nova's C++ core (use the `nova` package, not this module directly)";
+  // nova::Error is a user error (bad points, bad files, bad shapes): ValueError in Python.
+  nanobind::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const nova::Error& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    }
+  });
+  nova::python::bind_exact(m);
+}

@@ -66,17 +66,32 @@ Verification verify_2d(const RationalMatrix& AT, const RationalMatrix& G, const 
                 std::to_string(J % n) + "): sum = " + to_string(got) + ", expected " + std::to_string(expected));
   };
   if (separable) {
-    // Each 2D sum over (p, q) factors as (sum_p ...)(sum_q ...) by distributivity.
+    // Each 2D sum over (p, q) factors as t[a] * t[b] with t the 1D sums (distributivity), a = (i, k, j)
+    // and b = (i', k', j'). A product is non-zero only when both factors are, so it suffices to check
+    // every pair of non-zero factors, and that the pairs expected to give 1 have non-zero factors.
     const std::vector<Rational> t = tensor_1d(AT, G, BT);
+    auto on_diagonal = [&](std::size_t e) { return e % n == (e / (r * n)) + (e / n) % r; };  // j == i + k
+    auto pair_report = [&](std::size_t a, std::size_t b, const Rational& got, int expected) {
+      const std::size_t i = a / (r * n), k = (a / n) % r, j = a % n;
+      const std::size_t i2 = b / (r * n), k2 = (b / n) % r, j2 = b % n;
+      return report(i * m + i2, k * r + k2, j * n + j2, got, expected);
+    };
+    std::vector<std::size_t> nonzero;
+    for (std::size_t e = 0; e < t.size(); ++e)
+      if (t[e] != 0) nonzero.push_back(e);
     Rational product;
-    for (std::size_t I = 0; I < m * m; ++I)
-      for (std::size_t K = 0; K < r * r; ++K)
-        for (std::size_t J = 0; J < n * n; ++J) {
-          const std::size_t i = I / m, i2 = I % m, k = K / r, k2 = K % r, j = J / n, j2 = J % n;
-          product = t[(i * r + k) * n + j] * t[(i2 * r + k2) * n + j2];
-          const int expected = (j == i + k && j2 == i2 + k2) ? 1 : 0;
-          if (product != expected) return report(I, K, J, product, expected);
-        }
+    for (std::size_t a : nonzero)
+      for (std::size_t b : nonzero) {
+        const int expected = on_diagonal(a) && on_diagonal(b) ? 1 : 0;
+        product = t[a] * t[b];
+        if (product != expected) return pair_report(a, b, product, expected);
+      }
+    std::vector<std::size_t> diagonal;
+    for (std::size_t e = 0; e < t.size(); ++e)
+      if (on_diagonal(e)) diagonal.push_back(e);
+    for (std::size_t a : diagonal)
+      for (std::size_t b : diagonal)
+        if (t[a] == 0 || t[b] == 0) return pair_report(a, b, Rational(0), 1);
     return {true, {}};
   }
   // Direct: the Kronecker matrices and every product of the n^2-term sums.

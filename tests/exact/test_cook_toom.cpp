@@ -274,3 +274,19 @@ TEST(CookToom, Float64MatricesComputeTheCorrelation) {
 
 }  // namespace
 }  // namespace nova
+
+namespace nova {
+namespace {
+
+// n = 32 is nova's limit: the largest tiles still build and verify exactly.
+TEST(CookToom, LargestTilesVerify) {
+  for (const TileSize tile : {TileSize{30, 3}, TileSize{28, 5}}) {
+    const Transform t = Transform::construct(tile, standard_points(tile.n() - 1, true));
+    EXPECT_EQ(t.n(), kMaxPoints);
+    const Verification v = verify(t);
+    EXPECT_TRUE(v) << tile.to_string() << ": " << v.reason;
+  }
+}
+
+}  // namespace
+}  // namespace nova

@@ -1,0 +1,122 @@
+// The error harness: emulates a Winograd convolution stage by stage under a PrecisionModel and
+// compares it with the float64 direct convolution (reference_conv.hpp).
+//
+// Two kinds of data:
+//  - tiles: independent (n x n input patch, r x r filter) pairs with C channels each, every pair its
+//    own filter; one m x m output per pair. Quantization "per tensor" spans the whole dataset.
+//  - layer: a real convolution layer (N, C, H, W) * (K, C, r, r), stride 1, "same" zero padding
+//    (r-1)/2, cut into m x m output tiles; partial edge tiles are computed on zero-extended input
+//    and cropped, as an engine does.
+// The harness is deterministic: the same dataset, model and transform give the same bits.
+//
+// Metrics over all outputs compared (cropped to the layer's output):
+//   rel_l2       ||y - y_ref||_2 / ||y_ref||_2; +inf when any output is inf or NaN
+//   max_abs      max |y - y_ref| over finite outputs
+//   elementwise  mean over outputs with y_ref != 0 of |y - y_ref| / |y_ref|: the seed paper's
+//                Table 10 metric. Caveat: dominated by outputs that happen to be near zero (the
+//                denominator), so its absolute value says little; compare ratios at best.
+//   nan_count, inf_count   non-finite outputs
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nova/conv_shape.hpp"
+#include "nova/exact/tile.hpp"
+#include "nova/exact/transform.hpp"
+#include "nova/numerics/precision_model.hpp"
+
+namespace nova {
+
+enum class DataKind {
+  kGaussian,  // N(0, 1) activations and weights
+  kRelu,      // max(0, N(0, 1)) activations (post-activation), N(0, 1) weights
+  kUniform,   // uniform [-1, 1] activations and weights (the seed's Table 20)
+};
+DataKind parse_data_kind(std::string_view text);  // "gaussian" | "relu" | "uniform"
+std::string_view to_string(DataKind kind);
+
+// Fills `out` from a generator defined here (splitmix64 + Box-Muller), so that a seed names the
+// same numbers on every platform with the same libm.
+void generate(DataKind kind, bool weights, uint64_t seed, std::vector<double>& out);
+
+struct TileDataset {
+  TileSize tile;
+  int64_t tiles = 0, channels = 0;
+  std::vector<double> d;  // [tiles][C][n][n]
+  std::vector<double> g;  // [tiles][C][r][r]
+  std::string source;     // "gaussian seed 1", for reports
+};
+TileDataset make_tile_dataset(TileSize tile, DataKind kind, int64_t tiles, int64_t channels, uint64_t seed);
+
+struct LayerDataset {
+  ConvShape shape;              // stride 1, dilation 1, groups 1, padding (R-1)/2
+  std::vector<double> input;    // NCHW
+  std::vector<double> weights;  // KCRS
+  std::string source;
+};
+// Shape: N, C, H, W, K and the filter size r (R = S = r, odd). Throws nova::Error on a bad shape.
+LayerDataset make_layer_dataset(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int r, DataKind kind,
+                                uint64_t seed);
+// Real data from .npy files: input [N, C, H, W] or [C, H, W]; weights [K, C, r, r]. With no weights
+// file, K Gaussian filters of size r are generated from `seed`. Throws nova::Error on a wrong
+// dtype, rank or a channel count that does not match.
+LayerDataset load_layer_dataset(const std::string& input_npy, const std::string& weights_npy, int64_t K, int r,
+                                uint64_t seed);
+
+struct ErrorMetrics {
+  int64_t count = 0;
+  double rel_l2 = 0;
+  double max_abs = 0;
+  double elementwise = 0;
+  int64_t nan_count = 0, inf_count = 0;
+  double reference_rms = 0;  // sqrt(mean y_ref^2), to put max_abs in scale
+};
+
+// Holds a dataset prepared for one model (stored data, reference outputs, tiles cut for the tile
+// size) and scores transforms of that tile size on it. Reusable by search: evaluate() is const
+// and deterministic.
+class ErrorEvaluator {
+ public:
+  ErrorEvaluator(const TileDataset& data, const PrecisionModel& model);
+  ErrorEvaluator(const LayerDataset& data, const PrecisionModel& model, TileSize tile);
+
+  // Throws nova::Error when the transform's tile differs from the evaluator's.
+  ErrorMetrics evaluate(const TransformF64& t) const;
+  // rel_l2 (+inf when any output is not finite): the objective of error-driven discovery.
+  double score(const TransformF64& t) const { return evaluate(t).rel_l2; }
+  // The baseline: a direct convolution of the same stored d and g, each product rounded to the
+  // model's `product` format and each partial sum (over c, then the filter rows and columns) to
+  // its `accumulate` format (int32: exact), then the `output` stage. What the model's precision
+  // costs without Winograd.
+  ErrorMetrics evaluate_direct() const;
+
+  TileSize tile() const { return tile_; }
+  int64_t tiles() const { return tiles_; }
+  int64_t channels() const { return channels_; }
+  int64_t outputs_per_tile() const { return outputs_; }
+  const PrecisionModel& model() const { return model_; }
+
+ private:
+  void prepare_layer(const LayerDataset& data);
+  ErrorMetrics compare(const std::vector<double>& y) const;
+  PrecisionModel model_;
+  TileSize tile_;
+  bool paired_ = true;          // tiles: filter t belongs to tile t; layer: K shared filters
+  int64_t tiles_ = 0, channels_ = 0, outputs_ = 1;
+  std::vector<double> d_;       // stored input tiles [T][C][n*n]
+  std::vector<double> g_;       // stored filters [F][C][r*r]
+  std::vector<double> ref_;     // reference [T][outputs][m*m]
+  std::vector<uint8_t> valid_;  // [T][m*m]: 1 where the output lies inside the layer (all 1 for tiles)
+};
+
+// The emulated Winograd pipeline itself, exposed for the engine's tests: stored input tiles
+// d [T][C][n*n], stored filters g [F][C][r*r] (F = T when paired, else K), result [T][K'][m*m]
+// with K' = 1 when paired, else K. Applies every stage of `model` after input and filter.
+std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel& model, const std::vector<double>& d,
+                                     const std::vector<double>& g, int64_t tiles, int64_t channels, int64_t filters,
+                                     bool paired);
+
+}  // namespace nova

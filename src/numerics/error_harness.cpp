@@ -1,0 +1,186 @@
+// The error evaluator: prepares stored data and float64 references once, then scores transforms.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "nova/error.hpp"
+#include "nova/numerics/error_harness.hpp"
+#include "nova/numerics/reference_conv.hpp"
+#include "numerics/stage.hpp"
+
+namespace nova {
+
+ErrorEvaluator::ErrorEvaluator(const TileDataset& data, const PrecisionModel& model)
+    : model_(model), tile_(data.tile), paired_(true), tiles_(data.tiles), channels_(data.channels), outputs_(1) {
+  model_.validate();
+  const int n = tile_.n(), m = tile_.m, r = tile_.r;
+  const int64_t T = tiles_, C = channels_;
+  if (T < 1 || C < 1) throw Error("error harness: zero-size tile dataset");
+  if (static_cast<int64_t>(data.d.size()) != T * C * n * n || static_cast<int64_t>(data.g.size()) != T * C * r * r)
+    throw Error("error harness: tile dataset sizes do not match its tile");
+  d_ = data.d;
+  g_ = data.g;
+  {
+    const int64_t dims[] = {T, C, int64_t{n} * n};
+    detail::apply_stage(model_.input, d_, dims, {{1}, {}, {}});
+  }
+  {
+    const int64_t dims[] = {T, C, int64_t{r} * r};
+    detail::apply_stage(model_.filter, g_, dims, {{0}, {}, {}});
+  }
+  const std::vector<double>& dref = model_.reference == ReferenceData::kStored ? d_ : data.d;
+  const std::vector<double>& gref = model_.reference == ReferenceData::kStored ? g_ : data.g;
+  // Each pair is its own convolution: C x n x n input, one r x r filter, no padding, m x m output.
+  ConvShape s;
+  s.C = C;
+  s.H = s.W = n;
+  s.R = s.S = r;
+  s.pad_h = s.pad_w = 0;
+  ref_.resize(static_cast<std::size_t>(T * m * m));
+  const auto in_size = static_cast<std::size_t>(C * n * n), w_size = static_cast<std::size_t>(C * r * r);
+  const auto out_size = static_cast<std::size_t>(m * m);
+  for (int64_t t = 0; t < T; ++t)
+    reference_conv2d(s, std::span<const double>(dref).subspan(static_cast<std::size_t>(t) * in_size, in_size),
+                     std::span<const double>(gref).subspan(static_cast<std::size_t>(t) * w_size, w_size), {},
+                     std::span<double>(ref_).subspan(static_cast<std::size_t>(t) * out_size, out_size));
+  valid_.assign(static_cast<std::size_t>(T * m * m), 1);
+}
+
+ErrorEvaluator::ErrorEvaluator(const LayerDataset& data, const PrecisionModel& model, TileSize tile)
+    : model_(model), tile_(tile), paired_(false) {
+  model_.validate();
+  validate_tile(tile_);
+  prepare_layer(data);
+}
+
+void ErrorEvaluator::prepare_layer(const LayerDataset& data) {
+  const ConvShape& s = data.shape;
+  s.validate();
+  if (s.stride != 1 || s.dilation != 1 || s.groups != 1 || s.R != tile_.r || s.S != tile_.r)
+    throw Error(fmt::format("error harness: layer {} does not fit tile {} (needs stride 1, no dilation or groups, "
+                            "{}x{} filters)", s.to_string(), tile_.to_string(), tile_.r, tile_.r));
+  if (static_cast<int64_t>(data.input.size()) != s.input_size() || static_cast<int64_t>(data.weights.size()) != s.weight_size())
+    throw Error("error harness: layer data sizes do not match its shape");
+  const int m = tile_.m, n = tile_.n(), r = tile_.r;
+  const int64_t OH = s.out_h(), OW = s.out_w();
+  const int64_t TH = (OH + m - 1) / m, TW = (OW + m - 1) / m;
+  tiles_ = s.N * TH * TW;
+  channels_ = s.C;
+  outputs_ = s.K;
+
+  // Stages on the whole tensors (per tensor / per channel scales are the same on the image as on
+  // its tiles), then cut tiles from the stored input.
+  std::vector<double> in = data.input, w = data.weights;
+  {
+    const int64_t dims[] = {s.N, s.C, s.H * s.W};
+    detail::apply_stage(model_.input, in, dims, {{1}, {}, {}});
+  }
+  {
+    const int64_t dims[] = {s.K, s.C, int64_t{r} * r};
+    detail::apply_stage(model_.filter, w, dims, {{0}, {}, {}});
+  }
+  g_ = w;
+  const std::vector<double> ref_out =
+      model_.reference == ReferenceData::kStored ? reference_conv2d(s, in, w) : reference_conv2d(s, data.input, data.weights);
+
+  d_.assign(static_cast<std::size_t>(tiles_ * s.C * n * n), 0.0);
+  ref_.assign(static_cast<std::size_t>(tiles_ * s.K * m * m), 0.0);
+  valid_.assign(static_cast<std::size_t>(tiles_ * m * m), 0);
+  for (int64_t b = 0; b < s.N; ++b)
+    for (int64_t ty = 0; ty < TH; ++ty)
+      for (int64_t tx = 0; tx < TW; ++tx) {
+        const int64_t t = (b * TH + ty) * TW + tx;
+        for (int64_t c = 0; c < s.C; ++c)
+          for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) {
+              const int64_t y = ty * m + i - s.pad_h, x = tx * m + j - s.pad_w;
+              if (y < 0 || y >= s.H || x < 0 || x >= s.W) continue;  // zero padding and zero extension
+              d_[static_cast<std::size_t>(((t * s.C + c) * n + i) * n + j)] =
+                  in[static_cast<std::size_t>(((b * s.C + c) * s.H + y) * s.W + x)];
+            }
+        for (int i = 0; i < m; ++i)
+          for (int j = 0; j < m; ++j) {
+            const int64_t y = ty * m + i, x = tx * m + j;
+            if (y >= OH || x >= OW) continue;  // the cropped part of an edge tile
+            valid_[static_cast<std::size_t>(t * m * m + i * m + j)] = 1;
+            for (int64_t k = 0; k < s.K; ++k)
+              ref_[static_cast<std::size_t>(((t * s.K + k) * m + i) * m + j)] =
+                  ref_out[static_cast<std::size_t>(((b * s.K + k) * OH + y) * OW + x)];
+          }
+      }
+}
+
+ErrorMetrics ErrorEvaluator::evaluate(const TransformF64& t) const {
+  if (t.m != tile_.m || t.r != tile_.r || t.n != tile_.n())
+    throw Error(fmt::format("error harness: transform F({},{}) does not match the dataset's tile {}", t.m, t.r,
+                            tile_.to_string()));
+  const int64_t F = paired_ ? tiles_ : outputs_;
+  return compare(emulate_winograd(t, model_, d_, g_, tiles_, channels_, F, paired_));
+}
+
+ErrorMetrics ErrorEvaluator::evaluate_direct() const {
+  const int m = tile_.m, n = tile_.n(), r = tile_.r;
+  const int64_t mm = int64_t{m} * m, K = outputs_;
+  std::vector<double> y(static_cast<std::size_t>(tiles_ * K * mm));
+  const auto rp = [f = model_.product](double v) { return round_to(f, v); };
+  const Format af = model_.accumulate == Format::kInt32 ? Format::kFp64 : model_.accumulate;
+  const auto ra = [af](double v) { return round_to(af, v); };
+  for (int64_t t = 0; t < tiles_; ++t)
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t f = paired_ ? t : k;
+      for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) {
+          double acc = 0;
+          bool first = true;
+          for (int64_t c = 0; c < channels_; ++c)
+            for (int u = 0; u < r; ++u)
+              for (int v = 0; v < r; ++v) {
+                const double p = rp(g_[static_cast<std::size_t>((f * channels_ + c) * r * r + u * r + v)] *
+                                    d_[static_cast<std::size_t>((t * channels_ + c) * n * n + (i + u) * n + j + v)]);
+                acc = first ? p : ra(acc + p);
+                first = false;
+              }
+          y[static_cast<std::size_t>((t * K + k) * mm + i * m + j)] = acc;
+        }
+    }
+  const int64_t dims[] = {tiles_, K, mm};
+  detail::apply_stage(model_.output, y, dims, {{1}, {}, {}});
+  return compare(y);
+}
+
+ErrorMetrics ErrorEvaluator::compare(const std::vector<double>& y) const {
+  const int64_t mm = int64_t{tile_.m} * tile_.m;
+  ErrorMetrics e;
+  double err2 = 0, ref2 = 0, rel_sum = 0;
+  int64_t rel_count = 0;
+  for (int64_t tile = 0; tile < tiles_; ++tile)
+    for (int64_t k = 0; k < outputs_; ++k)
+      for (int64_t a = 0; a < mm; ++a) {
+        if (!valid_[static_cast<std::size_t>(tile * mm + a)]) continue;
+        const auto i = static_cast<std::size_t>((tile * outputs_ + k) * mm + a);
+        const double yi = y[i], ri = ref_[i];
+        ++e.count;
+        ref2 += ri * ri;
+        if (std::isnan(yi)) {
+          ++e.nan_count;
+          continue;
+        }
+        if (std::isinf(yi)) {
+          ++e.inf_count;
+          continue;
+        }
+        const double diff = std::fabs(yi - ri);
+        err2 += diff * diff;
+        e.max_abs = diff > e.max_abs ? diff : e.max_abs;
+        if (ri != 0) {
+          rel_sum += diff / std::fabs(ri);
+          ++rel_count;
+        }
+      }
+  e.reference_rms = e.count ? std::sqrt(ref2 / static_cast<double>(e.count)) : 0.0;
+  e.rel_l2 = (e.nan_count + e.inf_count) > 0 ? HUGE_VAL : (ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2));
+  e.elementwise = rel_count ? rel_sum / static_cast<double>(rel_count) : 0.0;
+  return e;
+}
+
+}  // namespace nova

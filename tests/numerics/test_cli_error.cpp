@@ -1,0 +1,83 @@
+// `nova error` end to end: exit codes, messages, and a sanity property of its numbers.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "common/cli_runner.hpp"
+#include "nova/numerics/npy.hpp"
+
+namespace nova {
+namespace {
+
+using testing::run_cli;
+
+double rel_l2(const std::string& args) {
+  const auto r = run_cli("error " + args + " --format json");
+  EXPECT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  return j["results"][0]["rel_l2"].get<double>();
+}
+
+TEST(CliError, JsonResultsAndTileOrdering) {
+  const double e23 = rel_l2("--tile 2,3 --points \"0,±1,inf\" --precision fp16-storage --tiles 500 --channels 8");
+  const double e43 = rel_l2("--tile 4,3 --points \"0,±1,±2,inf\" --precision fp16-storage --tiles 500 --channels 8");
+  EXPECT_GT(e23, 0);
+  EXPECT_GT(e43, e23);
+  const auto r = run_cli("error --tile 4,3 --points \"0,±1,±2,inf\" --points \"0,±1/2,±2,inf\" --precision fp32,int8-tap "
+                         "--tiles 100 --channels 4 --format json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["results"].size(), 4U);
+  const auto d = run_cli("error --tile 4,3 --precision fp32 --direct --tiles 100 --channels 4 --format json");
+  ASSERT_EQ(d.status, 0) << d.output;
+  EXPECT_EQ(nlohmann::json::parse(d.output)["results"][0]["algorithm"], "direct");
+  EXPECT_EQ(j["tile"], "F(4,3)");
+}
+
+TEST(CliError, TextLayerAndNpyData) {
+  auto r = run_cli("error --tile 4,3 --layer 1,3,10,9,2 --precision fp16-all --data relu");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("fp16-all"), std::string::npos);
+  EXPECT_NE(r.output.find("1x3x10x9->2"), std::string::npos);
+  const std::string dir = testing::temp_dir();
+  const std::vector<int64_t> shape = {1, 2, 7, 7};
+  write_npy(dir + "/input.npy", shape, std::vector<double>(98, 0.5));
+  r = run_cli("error --tile 2,3 --data " + dir + " --layer 1,2,7,7,3");
+  EXPECT_EQ(r.status, 0) << r.output;
+  r = run_cli("error --tile 2,3 --data " + dir + "/input.npy --format json");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST(CliError, BadInputGivesOneLineErrorAndStatus2) {
+  const std::string dir = testing::temp_dir();
+  std::ofstream(dir + "/model.json") << "{\"input\": ";
+  std::ofstream(dir + "/bad.npy") << "not an npy file";
+  struct Case {
+    std::string args, expect;
+  } cases[] = {
+      {"error --tile 4,3 --precision fp16-storagee", "unknown precision model"},
+      {"error --tile 4,3 --precision " + dir + "/model.json", "not valid JSON"},
+      {"error --tile 4,3 --data " + dir + "/bad.npy", "magic"},
+      {"error --tile 4,3 --tiles 0", "at least 1"},
+      {"error --tile 4,3 --data cauchy", "unknown data kind"},
+      {"error --tile 4,3 --layer 1,2,3", "N,C,H,W,K"},
+      {"error --tile 4,3 --points \"0,1,1,2,-2,inf\"", "uplicate"},
+      {"error --points \"0,±1,inf\"", "--tile"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_cli(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.args << "\n" << r.output;
+    EXPECT_LE(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  }
+}
+
+TEST(CliError, ListsPresets) {
+  const auto r = run_cli("error --list-precisions");
+  ASSERT_EQ(r.status, 0);
+  for (const char* p : {"fp16-storage", "int8-tap", "fp8-e4m3-storage", "seed-int8"}) EXPECT_NE(r.output.find(p), std::string::npos) << p;
+}
+
+}  // namespace
+}  // namespace nova

@@ -1,0 +1,29 @@
+// Norms and condition numbers of one float64 matrix in the 1, 2, infinity and Frobenius norms.
+// For a rectangular matrix (A^T is m x n, G is n x r) the condition number is ||M|| ||M^+|| with the
+// Moore-Penrose pseudo-inverse, which for the 2-norm is sigma_max / sigma_min.
+#pragma once
+
+#include <Eigen/Dense>
+#include <vector>
+
+namespace nova {
+
+struct Conditioning {
+  int rows = 0, cols = 0;
+  std::vector<double> sigma;  // singular values, descending
+  double norm1 = 0, norm2 = 0, norm_inf = 0, norm_fro = 0;
+  double kappa1 = 0, kappa2 = 0, kappa_inf = 0, kappa_fro = 0;
+  double max_abs = 0;  // largest |entry|
+};
+
+// `inverse`, when given, is M^-1 (or M^+) computed elsewhere, e.g. exactly in rational arithmetic;
+// otherwise M^+ comes from an SVD. kappa2 always comes from the singular values.
+Conditioning conditioning(const Eigen::MatrixXd& m, const Eigen::MatrixXd* inverse = nullptr);
+
+double norm1(const Eigen::MatrixXd& m);     // max column sum
+double norm_inf(const Eigen::MatrixXd& m);  // max row sum
+
+// Kronecker product a (x) b in float64 (each entry one rounded product).
+Eigen::MatrixXd kron(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b);
+
+}  // namespace nova

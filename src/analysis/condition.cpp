@@ -1,0 +1,68 @@
+#include "nova/analysis/condition.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "nova/analysis/small_svd.hpp"
+
+namespace nova {
+
+double norm1(const Eigen::MatrixXd& m) {
+  return m.size() == 0 ? 0.0 : m.cwiseAbs().colwise().sum().maxCoeff();
+}
+
+double norm_inf(const Eigen::MatrixXd& m) {
+  return m.size() == 0 ? 0.0 : m.cwiseAbs().rowwise().sum().maxCoeff();
+}
+
+Eigen::MatrixXd kron(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
+  Eigen::MatrixXd k(a.rows() * b.rows(), a.cols() * b.cols());
+  for (Eigen::Index i = 0; i < a.rows(); ++i) {
+    for (Eigen::Index j = 0; j < a.cols(); ++j) {
+      k.block(i * b.rows(), j * b.cols(), b.rows(), b.cols()) = a(i, j) * b;
+    }
+  }
+  return k;
+}
+
+namespace {
+
+Eigen::MatrixXd pseudo_inverse(const Eigen::MatrixXd& m) {
+  // Thin SVD; JacobiSVD while it is cheap (most accurate), BDCSVD for the big 2D matrices.
+  const unsigned opts = Eigen::ComputeThinU | Eigen::ComputeThinV;
+  auto build = [&](const auto& svd) {
+    Eigen::VectorXd inv = svd.singularValues();
+    for (Eigen::Index i = 0; i < inv.size(); ++i) inv(i) = inv(i) > 0 ? 1.0 / inv(i) : 0.0;
+    return Eigen::MatrixXd(svd.matrixV() * inv.asDiagonal() * svd.matrixU().transpose());
+  };
+  if (m.rows() <= 128 && m.cols() <= 128) return build(Eigen::JacobiSVD<Eigen::MatrixXd>(m, opts));
+  return build(Eigen::BDCSVD<Eigen::MatrixXd>(m, opts));
+}
+
+}  // namespace
+
+Conditioning conditioning(const Eigen::MatrixXd& m, const Eigen::MatrixXd* inverse) {
+  Conditioning c;
+  c.rows = static_cast<int>(m.rows());
+  c.cols = static_cast<int>(m.cols());
+  if (m.size() == 0) return c;
+  c.sigma = singular_values(m);
+  c.norm1 = norm1(m);
+  c.norm2 = c.sigma.front();
+  c.norm_inf = norm_inf(m);
+  c.norm_fro = m.norm();
+  c.max_abs = m.cwiseAbs().maxCoeff();
+  const double inf = std::numeric_limits<double>::infinity();
+  if (!(c.sigma.back() > 0.0)) {
+    c.kappa1 = c.kappa2 = c.kappa_inf = c.kappa_fro = inf;
+    return c;
+  }
+  c.kappa2 = c.sigma.front() / c.sigma.back();
+  const Eigen::MatrixXd pinv = inverse ? *inverse : pseudo_inverse(m);
+  c.kappa1 = c.norm1 * norm1(pinv);
+  c.kappa_inf = c.norm_inf * norm_inf(pinv);
+  c.kappa_fro = c.norm_fro * pinv.norm();
+  return c;
+}
+
+}  // namespace nova

@@ -1,0 +1,86 @@
+#include "nova/discover/es.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "nova/error.hpp"
+
+namespace nova {
+
+void validate(const EsParams& p) {
+  if (p.population < 2) throw Error("ES population must be at least 2");
+  if (p.generations < 1) throw Error("ES generations must be at least 1");
+  if (p.restarts < 0) throw Error("ES restarts must be at least 0");
+  if (!(p.elite_fraction > 0 && p.elite_fraction <= 1)) throw Error("ES elite fraction must be in (0, 1]");
+  if (!(p.sigma_min > 0 && p.sigma_min <= p.sigma_max)) throw Error("ES sigma bounds must satisfy 0 < min <= max");
+  if (!(p.sigma0 > 0)) throw Error("ES initial sigma must be positive");
+  if (!(p.biased_fraction >= 0 && p.biased_fraction <= 1)) throw Error("ES biased fraction must be in [0, 1]");
+}
+
+namespace {
+
+double clean(double v) { return std::isnan(v) ? std::numeric_limits<double>::infinity() : v; }
+
+}  // namespace
+
+EsOutcome run_es_restart(int dim, const ParamFunction& f, const EsParams& p, Rng& rng, const BiasHook& bias,
+                         std::optional<std::chrono::steady_clock::time_point> deadline,
+                         const GenerationHook& on_generation) {
+  EsOutcome out;
+  const auto udim = static_cast<std::size_t>(dim);
+  std::vector<double> mu(udim);
+  const double init_std = std::sqrt(p.init_variance);
+  for (auto& x : mu) x = init_std * rng.normal();
+  double sigma = std::clamp(p.sigma0, p.sigma_min, p.sigma_max);
+  const auto pop = static_cast<std::size_t>(p.population);
+  const std::size_t elite = std::max<std::size_t>(1, static_cast<std::size_t>(p.elite_fraction * p.population));
+  std::vector<double> cand(pop * udim), value(pop);
+  std::vector<std::size_t> order(pop);
+  out.best = mu;
+  out.best_value = clean(f(mu));
+  out.evaluations = 1;
+  for (int gen = 0; gen < p.generations; ++gen) {
+    if (deadline && std::chrono::steady_clock::now() > *deadline) {
+      out.stopped_by_deadline = true;
+      break;
+    }
+    const double mu_value = gen == 0 ? out.best_value : clean(f(mu));
+    if (gen > 0) ++out.evaluations;
+    if (mu_value < out.best_value) {
+      out.best_value = mu_value;
+      out.best = mu;
+    }
+    for (std::size_t i = 0; i < pop; ++i) {
+      std::span<double> c(cand.data() + i * udim, udim);
+      for (std::size_t d = 0; d < udim; ++d) c[d] = mu[d] + sigma * rng.normal();
+      // The draw happens for every candidate so that the random stream does not depend on bias.
+      const bool biased = rng.uniform() < p.biased_fraction;
+      if (biased && bias) bias(c);
+      value[i] = clean(f(c));
+    }
+    out.evaluations += static_cast<long>(pop);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return value[a] < value[b]; });
+    std::size_t successes = 0;
+    for (double v : value) successes += v < mu_value ? 1 : 0;
+    if (value[order[0]] < out.best_value) {
+      out.best_value = value[order[0]];
+      out.best.assign(cand.begin() + static_cast<long>(order[0] * udim),
+                      cand.begin() + static_cast<long>((order[0] + 1) * udim));
+    }
+    std::fill(mu.begin(), mu.end(), 0.0);
+    for (std::size_t e = 0; e < elite; ++e) {
+      for (std::size_t d = 0; d < udim; ++d) mu[d] += cand[order[e] * udim + d];
+    }
+    for (auto& x : mu) x /= static_cast<double>(elite);
+    const double rate = static_cast<double>(successes) / static_cast<double>(pop);
+    sigma = std::clamp(sigma * (rate > p.success_threshold ? p.sigma_up : p.sigma_down), p.sigma_min, p.sigma_max);
+    out.generations_run = gen + 1;
+    if (on_generation) on_generation(gen, out.best_value);
+  }
+  return out;
+}
+
+}  // namespace nova

@@ -1,0 +1,104 @@
+// The transform analysis: closed-form condition numbers, Kronecker identities, cost, representability.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+#include "common/cli_runner.hpp"
+#include "nova/analysis/analysis.hpp"
+#include "nova/analysis/representability.hpp"
+
+namespace nova {
+namespace {
+
+Transform make(TileSize tile, const char* points) { return Transform::construct(tile, parse_points(points)); }
+
+TEST(Analysis, VandermondeNormsByHand) {
+  // V for {0, 1, -1} is [[1,0,0],[1,1,1],[1,-1,1]], V^-1 = [[1,0,0],[0,1/2,-1/2],[-1,1/2,1/2]]:
+  // ||V||_1 = 3, ||V^-1||_1 = 2, ||V||_inf = 3, ||V^-1||_inf = 2, ||V||_F^2 = 7, ||V^-1||_F^2 = 3.
+  const auto a = analyze(make({2, 3}, "0,1,-1,inf"));
+  ASSERT_TRUE(a.V.has_value());
+  EXPECT_NEAR(a.V->one_d.kappa1, 6.0, 1e-13);
+  EXPECT_NEAR(a.V->one_d.kappa_inf, 6.0, 1e-13);
+  EXPECT_NEAR(a.V->one_d.kappa_fro, std::sqrt(21.0), 1e-13);
+  EXPECT_TRUE(a.verified);
+}
+
+TEST(Analysis, KroneckerIdentitiesHoldOnTheProducts) {
+  for (const char* pts : {"0,1,-1,2,-2,inf", "0,5/6,-5/6,7/6,-7/6,inf"}) {
+    const auto a = analyze(make({4, 3}, pts));
+    for (const MatrixAnalysis* m : {&*a.V, &a.AT, &a.G, &a.BT}) {
+      ASSERT_TRUE(m->two_d.has_value());
+      EXPECT_NEAR(m->kron_ratio, 1.0, 1e-10) << m->name;
+      // The 1, inf and Frobenius norms are multiplicative over (x) as well.
+      EXPECT_NEAR(m->two_d->kappa1 / (m->one_d.kappa1 * m->one_d.kappa1), 1.0, 1e-10) << m->name;
+      EXPECT_NEAR(m->two_d->kappa_inf / (m->one_d.kappa_inf * m->one_d.kappa_inf), 1.0, 1e-10) << m->name;
+      EXPECT_NEAR(m->two_d->kappa_fro / (m->one_d.kappa_fro * m->one_d.kappa_fro), 1.0, 1e-10) << m->name;
+      EXPECT_NEAR(m->two_d->max_abs, m->one_d.max_abs * m->one_d.max_abs, 1e-12 * m->two_d->max_abs);
+    }
+    EXPECT_NEAR(a.norm_product_2d / (a.norm_product * a.norm_product), 1.0, 1e-10);
+  }
+}
+
+TEST(Analysis, CostOfTheOutputTransformByHand) {
+  // A^T of {0, 1, -1, inf} for m = 2 is [[1,1,1,0],[0,1,-1,1]] in every scaling convention that
+  // leaves A^T alone: 6 non-zeros, all +-1, no multiplication, 2 + 2 additions.
+  const auto a = analyze(make({2, 3}, "0,1,-1,inf"));
+  EXPECT_EQ(a.cost.AT.nonzeros, 6);
+  EXPECT_EQ(a.cost.AT.unit, 6);
+  EXPECT_EQ(a.cost.AT.multiplications, 0);
+  EXPECT_EQ(a.cost.AT.additions, 4);
+  EXPECT_EQ(a.cost.output_adds_2d, (4 + 2) * 4);
+  // Every entry falls in exactly one class.
+  for (const MatrixCost* c : {&a.cost.AT, &a.cost.G, &a.cost.BT}) {
+    EXPECT_EQ(c->unit + c->power_of_two + c->other, c->nonzeros);
+    EXPECT_LE(c->nonzeros, c->rows * c->cols);
+  }
+}
+
+TEST(Representability, ClosedFormRoundingErrors) {
+  double err = 0;
+  // fp16 has 11 significant bits: 1/3 rounds to 1365/4096, relative error 1/4096.
+  EXPECT_FALSE(exactly_representable(Format::kFp16, Rational(1, 3), &err));
+  EXPECT_NEAR(err, 1.0 / 4096, 1e-15);
+  EXPECT_TRUE(exactly_representable(Format::kFp16, Rational(3, 4), &err));
+  EXPECT_EQ(err, 0);
+  // 9/8 = 1.001b needs 3 fraction bits: e4m3 has them, e5m2 (2 bits) does not.
+  EXPECT_TRUE(exactly_representable(Format::kFp8E4M3, Rational(9, 8)));
+  EXPECT_FALSE(exactly_representable(Format::kFp8E5M2, Rational(9, 8)));
+  EXPECT_TRUE(exactly_representable(Format::kInt8, Rational(-128)));
+  EXPECT_FALSE(exactly_representable(Format::kInt8, Rational(1, 2)));
+  EXPECT_FALSE(exactly_representable(Format::kInt8, Rational(200), &err));
+  EXPECT_NEAR(err, (200.0 - 127.0) / 200.0, 1e-15);
+  // 1e6 overflows fp16 (max 65504).
+  EXPECT_FALSE(exactly_representable(Format::kFp16, Rational(1000000), &err));
+  EXPECT_TRUE(std::isinf(err));
+}
+
+TEST(Representability, DyadicPointsDoNotMakeDyadicMatrices) {
+  // {0, +-3/4, +-5/4} are exact in fp16, but N_0 = (3/4)^2 (5/4)^2 = 225/256 puts 256/225 into G.
+  const auto a = analyze(make({4, 3}, "0,±3/4,±5/4,inf"));
+  const auto& fp16 = a.representability.front();
+  ASSERT_EQ(fp16.format, Format::kFp16);
+  EXPECT_EQ(fp16.points.exact, 5);
+  EXPECT_LT(fp16.G.exact, fp16.G.total);
+  EXPECT_FALSE(fp16.all_exact());
+}
+
+TEST(AnalyzeCli, JsonAndErrors) {
+  auto r = testing::run_cli("analyze --tile 4,3 --format json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_NEAR(j["matrices"]["V"]["1d"]["kappa2"].get<double>(), 42.47, 0.01);
+  EXPECT_TRUE(j["verified"].get<bool>());
+  for (const char* bad : {"analyze", "analyze --tile 40,3", "analyze --tile 4,3 --points '0,1,1,2,-2,inf'",
+                          "analyze --tile 4,3 --format yaml", "analyze /nonexistent.json"}) {
+    r = testing::run_cli(bad);
+    EXPECT_EQ(r.status, 2) << bad << ": " << r.output;
+    EXPECT_NE(r.output.find("nova: error: "), std::string::npos) << bad;
+    EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << bad << ": " << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace nova

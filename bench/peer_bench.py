@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""Side-by-side FP32 convolution benchmark: nova against oneDNN (direct and Winograd), ncnn (Winograd on)
+and PyTorch's conv2d, on the layer set of issue 5, measured in one run.
+
+  python3 bench/peer_bench.py [--build build] [--threads 1,2] [--rounds 2] [--errors] [--json out.json]
+
+nova is timed through `build/nova bench conv --format json`; oneDNN through `build/nova_peer_onednn`
+(C++ API, OMP_NUM_THREADS threads, its preferred blocked layouts, reorders outside the timing); ncnn and
+PyTorch in worker subprocesses of this script (each library in its own process, so their OpenMP
+runtimes do not meet). For every layer all peers run back to back; every peer is measured `--rounds`
+times, and the best median of the
+rounds is kept for each (the machine may be shared; this treats every peer the same). GFLOP/s are
+direct-equivalent: 2*N*K*C*H*W*9 / time. Peers that are not installed are reported as missing.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+LAYERS = [(1, 64, 56, 56, 64), (1, 128, 28, 28, 128), (1, 256, 14, 14, 256), (1, 512, 7, 7, 512),
+          (8, 64, 56, 56, 64), (8, 128, 28, 28, 128), (8, 256, 14, 14, 256), (8, 512, 7, 7, 512),
+          (1, 64, 224, 224, 64)]
+
+
+def flops(layer, k=3):
+    n, c, h, w, kk = layer
+    return 2.0 * n * kk * c * h * w * k * k
+
+
+def shape_text(layer):
+    return ",".join(str(v) for v in layer)
+
+
+# ---------------------------------------------------------------- workers (run in subprocesses)
+
+def _time(fn, budget_ms=500.0):
+    """(median wall ms, median process CPU ms) per call."""
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    once = (time.perf_counter() - t0) * 1e3
+    reps = max(5, min(200, int(budget_ms / max(once, 1e-3))))
+    ts, cs = [], []
+    for _ in range(reps):
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        fn()
+        ts.append((time.perf_counter() - t0) * 1e3)
+        cs.append((time.process_time() - c0) * 1e3)
+    ts.sort()
+    cs.sort()
+    return ts[len(ts) // 2], cs[len(cs) // 2]
+
+
+def worker_torch(configs):
+    import torch
+    import torch.nn.functional as F
+    out = []
+    for layer, threads in configs:
+        torch.set_num_threads(threads)
+        n, c, h, w, k = layer
+        x = torch.rand(n, c, h, w) - 0.5
+        wt = (torch.rand(k, c, 3, 3) - 0.5) * 0.1
+        b = torch.rand(k)
+        with torch.no_grad():
+            ms, cpu = _time(lambda: F.conv2d(x, wt, b, padding=1))
+        out.append({"layer": layer, "threads": threads, "median_ms": ms, "median_cpu_ms": cpu})
+    return out
+
+
+def worker_ncnn(configs):
+    import struct
+
+    import ncnn
+    import numpy as np
+    out = []
+    for layer, threads in configs:
+        n, c, h, w, k = layer
+        param = ("7767517\n2 2\nInput data 0 1 data 0=%d 1=%d 2=%d\n"
+                 "Convolution conv 1 1 data out 0=%d 1=3 3=1 4=1 5=1 6=%d\n") % (w, h, c, k, k * c * 9)
+        rng = np.random.default_rng(1)
+        weights = ((rng.random(k * c * 9, dtype=np.float32) - 0.5) * 0.1).astype(np.float32)
+        bias = rng.random(k, dtype=np.float32)
+        net = ncnn.Net()
+        net.opt.num_threads = threads
+        net.opt.use_winograd_convolution = True
+        net.opt.use_packing_layout = True
+        for flag in ("use_fp16_storage", "use_fp16_packed", "use_fp16_arithmetic", "use_bf16_storage",
+                     "use_int8_inference"):
+            setattr(net.opt, flag, False)
+        net.load_param_mem(param)
+        net.load_model_mem(struct.pack("<I", 0) + weights.tobytes() + bias.tobytes())
+        x = ncnn.Mat((rng.random((c, h, w), dtype=np.float32) - 0.5).astype(np.float32))
+
+        def run():
+            for _ in range(n):  # ncnn has no batch dimension: one image at a time
+                ex = net.create_extractor()
+                ex.input("data", x)
+                ex.extract("out")
+        ms, cpu = _time(run)
+        out.append({"layer": layer, "threads": threads, "median_ms": ms, "median_cpu_ms": cpu})
+    return out
+
+
+# ---------------------------------------------------------------- driver
+
+def run_worker(name, configs):
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", name]
+    try:
+        r = subprocess.run(cmd, input=json.dumps(configs), capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["failed"])[-1]
+        return None, last
+    return json.loads(r.stdout), ""
+
+
+def run_nova(build, layer, threads, extra=()):
+    cmd = [os.path.join(build, "nova"), "bench", "conv", "--shape", shape_text(layer), "--threads", str(threads),
+           "--format", "json", *extra]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError("nova failed: " + r.stderr.strip())
+    return json.loads(r.stdout)
+
+
+def run_onednn(build, layer, threads, algorithm):
+    exe = os.path.join(build, "nova_peer_onednn")
+    if not os.path.exists(exe):
+        return None
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    r = subprocess.run([exe, "--shape", shape_text(layer), "--algorithm", algorithm], capture_output=True, text=True,
+                       env=env)
+    if r.returncode != 0:
+        return None
+    j = json.loads(r.stdout)
+    return j if j.get("created") else {"created": False}
+
+
+def best(old, new):
+    if new is None:
+        return old
+    if old is None:
+        return new
+    return new if new < old else old
+
+
+def measure(args):
+    threads_list = [int(t) for t in args.threads.split(",")]
+    configs = [(list(layer), t) for layer in LAYERS for t in threads_list]
+    results = {(tuple(l), t): {"nova": None, "nova_info": None, "onednn_direct": None, "onednn_winograd": None,
+                                "onednn_winograd_impl": "", "ncnn": None, "torch": None, "cpu": {}}
+               for l, t in configs}
+    missing = {}
+    for rnd in range(args.rounds):
+        print(f"round {rnd + 1}/{args.rounds}", file=sys.stderr)
+        for layer, t in configs:
+            key = (tuple(layer), t)
+            res = results[key]
+            j = run_nova(args.build, layer, t)
+            if res["nova"] is None or j["median_ms"] < res["nova"]:
+                res["nova"], res["nova_info"] = j["median_ms"], j
+            res["cpu"]["nova"] = best(res["cpu"].get("nova"), j.get("median_cpu_ms"))
+            for alg in ("direct", "winograd"):
+                o = run_onednn(args.build, layer, t, alg)
+                if o is None:
+                    missing["onednn"] = "build/nova_peer_onednn not built (oneDNN not found)"
+                elif o.get("created"):
+                    res["onednn_" + alg] = best(res["onednn_" + alg], o["median_ms"])
+                    res["cpu"]["onednn_" + alg] = best(res["cpu"].get("onednn_" + alg), o.get("median_cpu_ms"))
+                    if alg == "winograd":
+                        res["onednn_winograd_impl"] = o.get("impl", "")
+            # The Python peers in their own processes, right after nova and oneDNN on the same layer,
+            # so that all of them see the same machine load.
+            for name in ("ncnn", "torch"):
+                if name in missing:
+                    continue
+                out, err = run_worker(name, [(layer, t)])
+                if out is None:
+                    missing[name] = err
+                    continue
+                res[name] = best(res[name], out[0]["median_ms"])
+                res["cpu"][name] = best(res["cpu"].get(name), out[0].get("median_cpu_ms"))
+    return results, missing
+
+
+def harness_fp32(build, layer, kernel_tile, points):
+    """The error harness's fp32 preset on the same layer shape (its own uniform data): measured
+    emulation and first-order prediction, for the same transform."""
+    cmd = [os.path.join(build, "nova"), "error", "--tile", kernel_tile, "--points", points, "--precision", "fp32",
+           "--data", "uniform", "--layer", shape_text(layer), "--format", "json"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, None
+    res = json.loads(r.stdout)["results"][0]
+    return res.get("rel_l2"), res.get("first_order_prediction")
+
+
+def errors_table(build):
+    """Relative L2 error against the float64 reference, per tile, next to nova's FP32 direct path and
+    to what the error harness's fp32 preset measures and predicts for the same transform."""
+    rows = []
+    for kernel, layer, tiles in ((3, (1, 64, 56, 56, 64), ["2,3", "4,3", "6,3", "8,3"]),
+                                 (5, (1, 32, 28, 28, 32), ["2,5", "4,5"])):
+        extra = ["--kernel", str(kernel), "--check", "--repeat", "1"]
+        d = run_nova(build, layer, 2, extra + ["--algorithm", "direct"])
+        rows.append({"layer": shape_text(layer), "kernel": kernel, "tile": "direct", "rel_l2": d["rel_l2_error"],
+                     "vs_direct": 1.0, "harness_fp32": None, "first_order": None})
+        for t in tiles:
+            j = run_nova(build, layer, 2, extra + ["--tile", t])
+            h, fo = harness_fp32(build, layer, t, j["transform"])
+            rows.append({"layer": shape_text(layer), "kernel": kernel, "tile": j["tile"], "points": j["transform"],
+                         "rel_l2": j["rel_l2_error"], "vs_direct": j["rel_l2_error"] / d["rel_l2_error"],
+                         "harness_fp32": h, "first_order": fo})
+    return rows
+
+
+def fmt_ms(v):
+    return "-" if v is None else f"{v:8.3f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="nova build directory (with nova and nova_peer_onednn)")
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--errors", action="store_true", help="also print the error-per-tile table")
+    ap.add_argument("--json", help="write all results to this file")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        configs = [(tuple(l), t) for l, t in json.loads(sys.stdin.read())]
+        out = worker_torch(configs) if args.worker == "torch" else worker_ncnn(configs)
+        print(json.dumps(out))
+        return
+
+    results, missing = measure(args)
+    head = (f"{'layer':>18} {'T':>2} | {'nova ms':>8} {'GFLOP/s':>7} {'nova algorithm':>16} | {'oneDNN d':>8} "
+            f"{'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'best peer':>9} {'ratio':>6}")
+    print(head)
+    print("-" * len(head))
+    table = []
+    for (layer, t), r in results.items():
+        peers = {k: r[k] for k in ("onednn_direct", "onednn_winograd", "ncnn", "torch") if r[k] is not None}
+        best_name, best_ms = (min(peers.items(), key=lambda kv: kv[1]) if peers else ("-", None))
+        info = r["nova_info"]
+        alg = info["algorithm"] + (" " + info["tile"] if info["tile"] else "")
+        ratio = best_ms / r["nova"] if best_ms else None
+        gf = flops(layer) / (r["nova"] * 1e6)
+        print(f"{'x'.join(map(str, layer[:4])) + '->' + str(layer[4]):>18} {t:>2} | {fmt_ms(r['nova'])} {gf:7.0f} "
+              f"{alg:>16} | {fmt_ms(r['onednn_direct'])} {fmt_ms(r['onednn_winograd'])} {fmt_ms(r['ncnn'])} "
+              f"{fmt_ms(r['torch'])} | {best_name:>9.9} {('-' if ratio is None else f'{ratio:6.2f}')}")
+        row = {"layer": list(layer), "threads": t, "nova_ms": r["nova"], "nova_gflops": gf, "nova_algorithm": alg,
+               "onednn_direct_ms": r["onednn_direct"], "onednn_winograd_ms": r["onednn_winograd"],
+               "onednn_winograd_impl": r["onednn_winograd_impl"], "ncnn_ms": r["ncnn"], "torch_ms": r["torch"],
+               "best_peer": best_name, "ratio_vs_best_peer": ratio}
+        for k in ("onednn_direct", "onednn_winograd", "ncnn", "torch"):
+            row[k + "_gflops"] = None if r[k] is None else flops(layer) / (r[k] * 1e6)
+        table.append(row)
+    # One thread, process CPU time per execute: on a shared machine the steadier comparison (it leaves
+    # out the time a process waits for a core; with one thread there is no OpenMP spinning in it).
+    print("\none thread, median process CPU time per execute (ms) and nova's ratio to the best peer")
+    print(f"{'layer':>18} | {'nova':>8} {'oneDNN d':>8} {'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'ratio':>6}")
+    for (layer, t), r in results.items():
+        if t != 1:
+            continue
+        c = r["cpu"]
+        peers = [c[k] for k in ("onednn_direct", "onednn_winograd", "ncnn", "torch") if c.get(k)]
+        ratio = min(peers) / c["nova"] if peers and c.get("nova") else None
+        name = 'x'.join(map(str, layer[:4])) + '->' + str(layer[4])
+        print(f"{name:>18} | {fmt_ms(c.get('nova'))} {fmt_ms(c.get('onednn_direct'))} {fmt_ms(c.get('onednn_winograd'))} "
+              f"{fmt_ms(c.get('ncnn'))} {fmt_ms(c.get('torch'))} | {('-' if ratio is None else f'{ratio:6.2f}')}")
+        for row in table:
+            if tuple(row["layer"]) == layer and row["threads"] == 1:
+                row["cpu_ms"] = dict(c)
+                row["cpu_ratio_vs_best_peer"] = ratio
+    for name, why in missing.items():
+        print(f"peer {name} missing: {why}")
+    out = {"layers": table, "missing": missing}
+    if args.errors:
+        rows = errors_table(args.build)
+        print("\nrelative L2 error vs float64 reference (input uniform in [-1,1], weights uniform in [-0.1,0.1], bias in [-1,1]; 2 threads)")
+        print(f"{'layer':>16} {'tile':>8} {'rel L2':>10} {'x direct':>8} {'harness':>10} {'1st-order':>10}  points")
+        for e in rows:
+            h = "-" if e["harness_fp32"] is None else f"{e['harness_fp32']:10.3e}"
+            fo = "-" if e["first_order"] is None else f"{e['first_order']:10.3e}"
+            print(f"{e['layer']:>16} {e['tile']:>8} {e['rel_l2']:10.3e} {e['vs_direct']:8.1f} {h:>10} {fo:>10}  "
+                  f"{e.get('points', '')}")
+        out["errors"] = rows
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+
+
+if __name__ == "__main__":
+    main()

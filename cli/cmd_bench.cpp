@@ -1,0 +1,227 @@
+// nova bench conv: time the convolution engine on one layer (median of repeated executes), and
+// optionally measure its error against the float64 reference.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "cli_common.hpp"
+#include "command_registry.hpp"
+#include "nova/conv/conv.hpp"
+#include "nova/conv/default_transforms.hpp"
+#include "nova/error.hpp"
+#include "nova/exact/io.hpp"
+#include "nova/numerics/reference_conv.hpp"
+
+namespace nova::cli {
+namespace {
+
+struct BenchOptions {
+  std::string shape;
+  int64_t kernel = 3;
+  int64_t pad = -1;
+  int64_t stride = 1;
+  int64_t dilation = 1;
+  int64_t groups = 1;
+  std::string tile;
+  std::string transform_file;
+  std::string algorithm = "auto";
+  std::string layout = "nchw";
+  std::string dtype = "fp32";
+  std::string isa;
+  int threads = 0;
+  int repeat = 0;
+  int tile_block = 0;
+  bool relu = false;
+  bool check = false;
+  bool generic = false;
+  std::string format = "text";
+  std::string output;
+};
+
+ConvShape parse_shape(const BenchOptions& o) {
+  std::vector<int64_t> v;
+  std::string cur;
+  for (char c : o.shape + ",") {
+    if (c == ',') {
+      std::size_t used = 0;
+      int64_t x = 0;
+      try {
+        x = std::stoll(cur, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (cur.empty() || used != cur.size()) throw Error("--shape wants N,C,H,W,K (five integers), got '" + o.shape + "'");
+      v.push_back(x);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  if (v.size() != 5) throw Error("--shape wants N,C,H,W,K (five integers), got '" + o.shape + "'");
+  ConvShape s;
+  s.N = v[0];
+  s.C = v[1];
+  s.H = v[2];
+  s.W = v[3];
+  s.K = v[4];
+  s.R = s.S = o.kernel;
+  s.pad_h = s.pad_w = o.pad >= 0 ? o.pad : o.kernel / 2;
+  s.stride = o.stride;
+  s.dilation = o.dilation;
+  s.groups = o.groups;
+  s.validate();
+  return s;
+}
+
+void run_bench(const BenchOptions& o) {
+  if (o.dtype != "fp32") throw Error("--dtype " + o.dtype + " is not supported by the engine yet (fp32 only)");
+  const OutputFormat format = parse_format(o.format, false);
+  const ConvShape s = parse_shape(o);
+  conv::PlanOptions po;
+  po.layout = conv::parse_layout(o.layout);
+  po.relu = o.relu;
+  po.threads = o.threads;
+  po.allow_generated = !o.generic;
+  po.tile_block = o.tile_block;
+  if (!o.isa.empty()) po.isa = conv::parse_isa(o.isa);
+  if (o.algorithm == "winograd") {
+    po.algorithm = conv::AlgorithmChoice::kWinograd;
+  } else if (o.algorithm == "direct") {
+    po.algorithm = conv::AlgorithmChoice::kDirect;
+  } else if (o.algorithm != "auto") {
+    throw Error("--algorithm wants auto, winograd or direct, got '" + o.algorithm + "'");
+  }
+  if (!o.tile.empty()) po.tile = parse_tile(o.tile);
+  if (!o.transform_file.empty()) po.transform = load_transform(o.transform_file);
+
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(s.input_size())), w(static_cast<std::size_t>(s.weight_size())),
+      b(static_cast<std::size_t>(s.K)), y(static_cast<std::size_t>(s.output_size()));
+  for (auto& v : x) v = u(rng);
+  for (auto& v : w) v = u(rng) * 0.1f;
+  for (auto& v : b) v = u(rng);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const conv::Plan plan = conv::Plan::create(s, w.data(), b.data(), po);
+  const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  // Warm up, then enough repetitions for about half a second (at least 5) unless --repeat says.
+  plan.execute(x.data(), y.data());
+  const auto w0 = std::chrono::steady_clock::now();
+  plan.execute(x.data(), y.data());
+  const double once = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+  const int reps = o.repeat > 0 ? o.repeat : std::clamp(static_cast<int>(500.0 / std::max(once, 1e-3)), 5, 200);
+  // Wall time per execute, and process CPU time per execute (all threads; it leaves out the time the
+  // process waits for a core, so it is the steadier figure on a shared machine).
+  auto cpu_ms = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+  };
+  std::vector<double> times, cpu;
+  for (int i = 0; i < reps; ++i) {
+    const double c0 = cpu_ms();
+    const auto a = std::chrono::steady_clock::now();
+    plan.execute(x.data(), y.data());
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
+    cpu.push_back(cpu_ms() - c0);
+  }
+  std::sort(times.begin(), times.end());
+  std::sort(cpu.begin(), cpu.end());
+  const double median = times[times.size() / 2];
+  const double gflops = s.direct_flops() / (median * 1e6);
+
+  std::optional<double> err;
+  if (o.check) {
+    // Relative L2 error of the engine's output against the float64 reference (without ReLU).
+    std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
+    if (po.layout == conv::Layout::kNHWC) {
+      const auto xn = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
+      plan.execute(xn.data(), y.data());
+      const auto yn = nhwc_to_nchw(std::span<const float>(y), s.N, s.K, s.out_h(), s.out_w());
+      y = yn;
+    } else {
+      plan.execute(x.data(), y.data());
+    }
+    std::vector<double> ref = reference_conv2d(s, xd, wd, bd);
+    if (o.relu)
+      for (auto& v : ref) v = std::max(v, 0.0);
+    double num = 0.0, den = 0.0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+      num += (static_cast<double>(y[i]) - ref[i]) * (static_cast<double>(y[i]) - ref[i]);
+      den += ref[i] * ref[i];
+    }
+    err = std::sqrt(num / std::max(den, 1e-300));
+  }
+
+  const std::string tile = plan.tile() ? plan.tile()->to_string() : "";
+  if (format == OutputFormat::kJson) {
+    nlohmann::json j{{"shape", s.to_string()},
+                     {"N", s.N}, {"C", s.C}, {"H", s.H}, {"W", s.W}, {"K", s.K}, {"kernel", s.R},
+                     {"algorithm", conv::to_string(plan.algorithm())},
+                     {"tile", tile},
+                     {"transform", plan.transform_name()},
+                     {"generated", plan.generated_transform()},
+                     {"isa", conv::to_string(plan.isa())},
+                     {"threads", plan.threads()},
+                     {"layout", o.layout},
+                     {"dtype", o.dtype},
+                     {"reason", plan.reason()},
+                     {"plan_ms", plan_ms},
+                     {"repeats", reps},
+                     {"median_ms", median},
+                     {"min_ms", times.front()},
+                     {"median_cpu_ms", cpu[cpu.size() / 2]},
+                     {"gflops", gflops}};
+    if (err) j["rel_l2_error"] = *err;
+    emit(o.output, j.dump(2) + "\n");
+  } else {
+    std::string text =
+        fmt::format("{}\n  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; CPU {:.4f} ms per run\n",
+                    plan.describe(), median, times.front(), reps, gflops, cpu[cpu.size() / 2]);
+    if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
+    emit(o.output, text);
+  }
+}
+
+void setup(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmark the convolution engine");
+  bench->require_subcommand(1);
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* c = bench->add_subcommand("conv", "Time one convolution layer (median of repeated executes)");
+  c->add_option("--shape", o->shape, "N,C,H,W,K")->required();
+  c->add_option("--kernel", o->kernel, "Kernel size (square)")->default_val(3);
+  c->add_option("--pad", o->pad, "Zero padding (default kernel/2)");
+  c->add_option("--stride", o->stride, "Stride")->default_val(1);
+  c->add_option("--dilation", o->dilation, "Dilation")->default_val(1);
+  c->add_option("--groups", o->groups, "Groups")->default_val(1);
+  c->add_option("--tile", o->tile, "Winograd tile m,r with its default transform, e.g. 6,3");
+  c->add_option("--transform", o->transform_file, "Winograd transform JSON file (any verified transform)");
+  c->add_option("--algorithm", o->algorithm, "auto | winograd | direct")->default_val("auto");
+  c->add_option("--layout", o->layout, "nchw | nhwc")->default_val("nchw");
+  c->add_option("--dtype", o->dtype, "Data type (fp32)")->default_val("fp32");
+  c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
+  c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);
+  c->add_option("--repeat", o->repeat, "Timed executes (default: about 0.5 s worth)");
+  c->add_option("--tile-block", o->tile_block, "Winograd order: 0 auto, >0 fused blocks of that many tiles, <0 phased");
+  c->add_flag("--relu", o->relu, "Fuse ReLU");
+  c->add_flag("--generic", o->generic, "Use the generic run-time tile transforms, not the generated code");
+  c->add_flag("--check", o->check, "Also report the relative L2 error against the float64 reference");
+  c->add_option("--format", o->format, "text | json")->default_val("text");
+  c->add_option("-o,--output", o->output, "Write to this file instead of stdout");
+  c->callback([o] { run_bench(*o); });
+}
+
+CommandRegistration reg("bench", 60, setup);
+
+}  // namespace
+}  // namespace nova::cli

@@ -1,0 +1,90 @@
+#include "algorithm_choice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "tile_transforms_generated.hpp"
+#include "nova/conv/default_transforms.hpp"
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+// Per-thread rates, measured roughly on the development machine (Xeon, AVX-512): GEMM flops per ns,
+// 16-lane vector operations per ns in the transforms, bytes per ns from L3/memory.
+double gemm_rate(Isa isa) { return isa == Isa::kAvx512 ? 110.0 : isa == Isa::kAvx2 ? 50.0 : 8.0; }
+double vec_rate(Isa isa) { return isa == Isa::kAvx512 ? 2.0 : isa == Isa::kAvx2 ? 1.0 : 0.3; }
+constexpr double kStreamRate = 20.0;
+
+}  // namespace
+
+std::string winograd_ineligible(const ConvShape& s) {
+  if (s.stride != 1) return "stride " + std::to_string(s.stride) + " (Winograd needs stride 1)";
+  if (s.dilation != 1) return "dilation " + std::to_string(s.dilation) + " (Winograd needs dilation 1)";
+  if (s.groups != 1) return "groups " + std::to_string(s.groups) + " (Winograd needs groups 1)";
+  if (s.R != s.S) return "non-square kernel " + std::to_string(s.R) + "x" + std::to_string(s.S);
+  if (s.R < 2) return "1x1 kernel (a GEMM; nothing for Winograd to save)";
+  return "";
+}
+
+AlgorithmEstimate estimate_direct(const ConvShape& s, Layout layout, int threads, Isa isa) {
+  const double flops = s.direct_flops();
+  const double pixels = static_cast<double>(s.N * s.out_h() * s.out_w());
+  const double crs = static_cast<double>(s.C / s.groups * s.R * s.S);
+  double ns = flops / (gemm_rate(isa) * 0.9) + pixels * crs * static_cast<double>(s.groups) / 8.0 / vec_rate(isa);
+  if (layout == Layout::kNCHW) ns += static_cast<double>(s.input_size() + s.output_size()) / 2.0;
+  return {Algorithm::kDirect, std::nullopt, ns / threads / 1e6};
+}
+
+AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threads, Isa isa, TileSize tile) {
+  const double m = tile.m, n = tile.n();
+  const double ty = static_cast<double>(ceil_div(s.out_h(), tile.m)), tx = static_cast<double>(ceil_div(s.out_w(), tile.m));
+  const double T = static_cast<double>(s.N) * ty * tx;
+  const double Cb = static_cast<double>(ceil_div(s.C, kLanes)), Kb = static_cast<double>(ceil_div(s.K, kLanes));
+  double in_ops = 3.0 * n, out_ops = 3.0 * n;
+  for (const auto& g : generated::kGeneratedInfo)
+    if (g.m == tile.m && g.r == tile.r) {
+      in_ops = g.input_ops;
+      out_ops = g.output_ops;
+    }
+  const double gemm = 2.0 * n * n * T * Cb * 16 * Kb * 16 / gemm_rate(isa);
+  const double vin = T * Cb * (2 * n * n + 2 * n * in_ops);
+  const double vout = T * Kb * (n * n + (n + m) * out_ops + m * m * (layout == Layout::kNCHW ? 10.0 : 2.0));
+  const double pack = static_cast<double>(s.N) * Cb * (ty * m + n) * (tx * m + n) * (layout == Layout::kNCHW ? 3.0 : 1.0);
+  const double u_bytes = n * n * Cb * Kb * 256 * 4;
+  // Filter bytes: the fused order reads U once per block, the phased order about once.
+  const double per_tile = n * n * (Cb + Kb) * 16 * 4;
+  const double block = std::max(12.0, std::min(1.5e6 / per_tile, std::ceil(T / threads)));
+  const double blocks = std::ceil(T / block);
+  const double stream = std::min(blocks * u_bytes, u_bytes + 2 * per_tile * T);
+  const double ns = (gemm + (vin + vout) / vec_rate(isa) + pack / 4.0) / threads + stream / kStreamRate / std::min(threads, 2);
+  return {Algorithm::kWinograd, tile, ns / 1e6};
+}
+
+AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa, std::string* reason) {
+  AlgorithmEstimate best = estimate_direct(s, layout, threads, isa);
+  const std::string why_not = winograd_ineligible(s);
+  if (!why_not.empty()) {
+    *reason = "direct: " + why_not;
+    return best;
+  }
+  std::string detail;
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "direct %.3g ms", best.ms);
+  detail = buf;
+  for (const TileSize& t : default_tiles()) {
+    // F(8,3) only on request: in FP32 it costs about 100x the error of direct convolution (F(6,3) about
+    // 8x, docs/engine.md) for a few percent of speed at most.
+    if (t.r != s.R || t.n() > 8) continue;
+    const AlgorithmEstimate e = estimate_winograd(s, layout, threads, isa, t);
+    std::snprintf(buf, sizeof buf, ", %s %.3g ms", t.to_string().c_str(), e.ms);
+    detail += buf;
+    if (e.ms < best.ms) best = e;
+  }
+  *reason = "auto: fastest estimate (" + detail + ")";
+  return best;
+}
+
+}  // namespace nova::conv

@@ -1,0 +1,28 @@
+#include "nova/conv/default_transforms.hpp"
+
+#include "default_points_table.hpp"
+#include "nova/error.hpp"
+
+namespace nova::conv {
+
+const std::vector<TileSize>& default_tiles() {
+  static const std::vector<TileSize> tiles = [] {
+    std::vector<TileSize> t;
+    for (const auto& e : kDefaultPoints) t.push_back(TileSize{e.m, e.r});
+    return t;
+  }();
+  return tiles;
+}
+
+std::string default_points_text(TileSize tile) {
+  for (const auto& e : kDefaultPoints)
+    if (e.m == tile.m && e.r == tile.r) return e.points;
+  throw Error("no default transform for tile " + tile.to_string() +
+              " (defaults: F(2,3) F(4,3) F(6,3) F(8,3) F(2,5) F(4,5)); pass a transform");
+}
+
+PointList default_points(TileSize tile) { return parse_points(default_points_text(tile)); }
+
+Transform default_transform(TileSize tile) { return Transform::construct(tile, default_points(tile)); }
+
+}  // namespace nova::conv

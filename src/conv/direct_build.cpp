@@ -1,0 +1,45 @@
+// The direct half of Plan::create: packs the weights of every group as GEMM panels over the
+// reduction index (u, v, c) (the order of an NHWC im2col row), and sizes the pixel blocks.
+#include <algorithm>
+
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
+  const ConvShape& s = p.shape;
+  DirectPlan d;
+  d.Cg = s.C / s.groups;
+  d.Kg = s.K / s.groups;
+  d.Kgpad = round_up(d.Kg, kLanes);
+  d.crs = d.Cg * s.R * s.S;
+  d.panel = 16 * static_cast<int64_t>(p.kernels->gemm.nv);
+  const int64_t mr = p.kernels->gemm.mr;
+  d.pixel_block = std::clamp<int64_t>(131072 / d.crs / mr * mr, mr, 144);
+  d.W.resize(static_cast<std::size_t>(s.groups * d.crs * d.Kgpad));
+  std::fill(d.W.data(), d.W.data() + d.W.size(), 0.0f);
+  for (int64_t g = 0; g < s.groups; ++g) {
+    float* wg = d.W.data() + g * d.crs * d.Kgpad;
+    for (int64_t k = 0; k < d.Kg; ++k) {
+      const int64_t k0 = k / d.panel * d.panel;
+      const int64_t width = std::min(d.panel, d.Kgpad - k0);
+      for (int64_t c = 0; c < d.Cg; ++c)
+        for (int64_t u = 0; u < s.R; ++u)
+          for (int64_t v = 0; v < s.S; ++v) {
+            const int64_t idx = (u * s.S + v) * d.Cg + c;
+            wg[k0 * d.crs + idx * width + (k - k0)] = weights[(((g * d.Kg + k) * d.Cg + c) * s.R + u) * s.S + v];
+          }
+    }
+  }
+  d.bias.resize(static_cast<std::size_t>(s.groups * d.Kgpad));
+  for (int64_t g = 0; g < s.groups; ++g)
+    for (int64_t k = 0; k < d.Kgpad; ++k)
+      d.bias.data()[g * d.Kgpad + k] = (bias != nullptr && k < d.Kg) ? bias[g * d.Kg + k] : 0.0f;
+  p.direct = std::move(d);
+  const DirectPlan& dp = *p.direct;
+  if (p.layout == Layout::kNCHW) p.packed_input.resize(static_cast<std::size_t>(s.input_size()));
+  p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
+  for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(dp.pixel_block * (dp.crs + dp.Kgpad)));
+}
+
+}  // namespace nova::conv

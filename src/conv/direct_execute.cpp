@@ -1,0 +1,84 @@
+// Direct convolution (any stride, dilation, groups, kernel size): for a block of output pixels, an
+// im2col copy from NHWC (rows of (u, v, c)), the GEMM micro-kernels against the packed weights, and
+// the epilogue (+bias, ReLU, scatter into NCHW or NHWC).
+#include <algorithm>
+#include <cstring>
+
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+void execute_direct(Plan::Impl& p, const float* input, float* output) {
+  const ConvShape& s = p.shape;
+  const DirectPlan& d = *p.direct;
+  const float* src = input;
+  if (p.layout == Layout::kNCHW) {
+    pack_nchw_to_nhwc(p, input, p.packed_input.data());
+    src = p.packed_input.data();
+  }
+  const int64_t OH = s.out_h(), OW = s.out_w(), C = s.C, H = s.H, W = s.W, K = s.K;
+  const int64_t pixels = s.N * OH * OW;
+  const int64_t blocks = ceil_div(pixels, d.pixel_block);
+  const GemmTable& g = p.kernels->gemm;
+  const int64_t mr = g.mr;
+  const bool nhwc = p.layout == Layout::kNHWC;
+  p.pool->run(static_cast<std::size_t>(blocks * s.groups), [&](std::size_t task, int worker) {
+    const int64_t grp = static_cast<int64_t>(task) % s.groups;
+    const int64_t blk = static_cast<int64_t>(task) / s.groups;
+    const int64_t q0 = blk * d.pixel_block, q1 = std::min(pixels, q0 + d.pixel_block);
+    const int64_t rows = q1 - q0;
+    float* a = p.thread_scratch[static_cast<std::size_t>(worker)].data();
+    float* mo = a + d.pixel_block * d.crs;
+    // im2col
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t img = q / (OH * OW), oy = q / OW % OH, ox = q % OW;
+      float* row = a + (q - q0) * d.crs;
+      for (int64_t u = 0; u < s.R; ++u) {
+        const int64_t iy = oy * s.stride + u * s.dilation - s.pad_h;
+        for (int64_t v = 0; v < s.S; ++v) {
+          const int64_t ix = ox * s.stride + v * s.dilation - s.pad_w;
+          float* dst = row + (u * s.S + v) * d.Cg;
+          if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
+            std::memset(dst, 0, static_cast<std::size_t>(d.Cg) * sizeof(float));
+          } else {
+            std::memcpy(dst, src + ((img * H + iy) * W + ix) * C + grp * d.Cg,
+                        static_cast<std::size_t>(d.Cg) * sizeof(float));
+          }
+        }
+      }
+    }
+    // GEMM
+    const float* wg = d.W.data() + grp * d.crs * d.Kgpad;
+    for (int64_t k0 = 0; k0 < d.Kgpad; k0 += d.panel) {
+      const int64_t width = std::min(d.panel, d.Kgpad - k0);
+      const int nv = static_cast<int>(width / kLanes);
+      for (int64_t i0 = 0; i0 < rows; i0 += mr) {
+        const int mrows = static_cast<int>(std::min(mr, rows - i0));
+        g.fn[mrows - 1][nv - 1](static_cast<std::size_t>(d.crs), a + i0 * d.crs, static_cast<std::size_t>(d.crs),
+                                wg + k0 * d.crs, static_cast<std::size_t>(width), mo + i0 * d.Kgpad + k0,
+                                static_cast<std::size_t>(d.Kgpad));
+      }
+    }
+    // Epilogue
+    const float* bias = d.bias.data() + grp * d.Kgpad;
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t img = q / (OH * OW), pix = q % (OH * OW);
+      const float* mrow = mo + (q - q0) * d.Kgpad;
+      if (nhwc) {
+        float* o = output + q * K + grp * d.Kg;
+        for (int64_t k = 0; k < d.Kg; ++k) {
+          const float val = mrow[k] + bias[k];
+          o[k] = p.relu && val < 0.0f ? 0.0f : val;
+        }
+      } else {
+        float* o = output + (img * K + grp * d.Kg) * OH * OW + pix;
+        for (int64_t k = 0; k < d.Kg; ++k) {
+          const float val = mrow[k] + bias[k];
+          o[k * OH * OW] = p.relu && val < 0.0f ? 0.0f : val;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace nova::conv

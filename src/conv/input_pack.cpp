@@ -1,0 +1,68 @@
+// Input copies made at the start of execute: the channel-blocked zero-padded layout of the Winograd
+// path (every tile's n x n patch is then in bounds, whatever the padding and the edge tiles), and the
+// NHWC copy the direct path wants for NCHW input.
+#include <algorithm>
+#include <cstring>
+
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+void pack_blocked_input(Plan::Impl& p, const float* input, int64_t images, float* dst, int64_t Cb, int64_t Hp,
+                        int64_t Wp) {
+  const ConvShape& s = p.shape;
+  const int64_t C = s.C, H = s.H, W = s.W, ph = s.pad_h, pw = s.pad_w;
+  const bool nhwc = p.layout == Layout::kNHWC;
+  // One task per (image, channel block, band of rows).
+  const int64_t band = 8;
+  const int64_t bands = ceil_div(Hp, band);
+  p.pool->run(static_cast<std::size_t>(images * Cb * bands), [&](std::size_t task, int) {
+    const int64_t t = static_cast<int64_t>(task);
+    const int64_t img = t / (Cb * bands), cb = t / bands % Cb, bnd = t % bands;
+    const int64_t c0 = cb * kLanes;
+    const int64_t lanes = std::min<int64_t>(kLanes, C - c0);
+    for (int64_t yy = bnd * band; yy < std::min(Hp, (bnd + 1) * band); ++yy) {
+      float* row = dst + ((img * Cb + cb) * Hp + yy) * Wp * kLanes;
+      const int64_t y = yy - ph;
+      if (y < 0 || y >= H) {
+        std::memset(row, 0, static_cast<std::size_t>(Wp * kLanes) * sizeof(float));
+        continue;
+      }
+      std::memset(row, 0, static_cast<std::size_t>(pw * kLanes) * sizeof(float));
+      const int64_t right = Wp - pw - W;
+      std::memset(row + (pw + W) * kLanes, 0, static_cast<std::size_t>(right * kLanes) * sizeof(float));
+      float* r = row + pw * kLanes;
+      if (nhwc) {
+        const float* src = input + ((img * H + y) * W) * C + c0;
+        for (int64_t x = 0; x < W; ++x) {
+          std::memcpy(r + x * kLanes, src + x * C, static_cast<std::size_t>(lanes) * sizeof(float));
+          for (int64_t l = lanes; l < kLanes; ++l) r[x * kLanes + l] = 0.0f;
+        }
+      } else {
+        p.kernels->layout.pack_rows16(input + ((img * C + c0) * H + y) * W, H * W, static_cast<int>(lanes), W, r);
+      }
+    }
+  });
+}
+
+void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
+  const ConvShape& s = p.shape;
+  const int64_t C = s.C, H = s.H, W = s.W;
+  p.pool->run(static_cast<std::size_t>(s.N * H), [&](std::size_t task, int) {
+    const int64_t img = static_cast<int64_t>(task) / H, y = static_cast<int64_t>(task) % H;
+    float* o = dst + (img * H + y) * W * C;
+    for (int64_t c0 = 0; c0 < C; c0 += 16) {
+      const int64_t cs = std::min<int64_t>(16, C - c0);
+      for (int64_t x0 = 0; x0 < W; x0 += 16) {
+        const int64_t xs = std::min<int64_t>(16, W - x0);
+        float buf[16][16];
+        for (int64_t c = 0; c < cs; ++c)
+          for (int64_t x = 0; x < xs; ++x) buf[c][x] = input[((img * C + c0 + c) * H + y) * W + x0 + x];
+        for (int64_t x = 0; x < xs; ++x)
+          for (int64_t c = 0; c < cs; ++c) o[(x0 + x) * C + c0 + c] = buf[c][x];
+      }
+    }
+  });
+}
+
+}  // namespace nova::conv

@@ -1,0 +1,59 @@
+// The GEMM micro-kernel, written once over a 16-lane vector type V and instantiated by each ISA file
+// with its own V (include only from kernels/<isa>/ files, where V lives in an anonymous namespace, so
+// every instantiation has internal linkage and no ISA's code can leak into another's).
+//
+// C[mr x 16*NV] = A[mr x kc] * B[kc x 16*NV]: the accumulators stay in registers for the whole
+// reduction; each step loads NV vectors of B and broadcasts one A value per row. The reduction runs
+// in one fixed order (k = 0..kc-1, one fused multiply-add per step), so every element of C is computed
+// the same way whatever mr, NV or the thread that runs it: results do not depend on the blocking or
+// the thread count.
+#pragma once
+
+#include <cstddef>
+
+#include "kernel_table.hpp"
+
+namespace nova::conv::kernels_impl {
+
+template <class V, int MR, int NV>
+void gemm_ukernel(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                  std::size_t ldc) {
+  V acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  const float* arow[MR];
+  for (int i = 0; i < MR; ++i) arow[i] = a + static_cast<std::size_t>(i) * lda;
+  for (std::size_t k = 0; k < kc; ++k) {
+    V bv[NV];
+    for (int j = 0; j < NV; ++j) bv[j] = V::load(b + k * ldb + static_cast<std::size_t>(16 * j));
+    for (int i = 0; i < MR; ++i) {
+      const V ai = V::broadcast(arow[i][k]);
+      for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(ai, bv[j], acc[i][j]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) V::store(c + static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(16 * j), acc[i][j]);
+}
+
+template <class V, int MR, int NV>
+void fill_row(GemmTable& t) {
+  t.fn[MR - 1][NV - 1] = &gemm_ukernel<V, MR, NV>;
+  if constexpr (NV > 1) fill_row<V, MR, NV - 1>(t);
+}
+
+template <class V, int MR, int NV>
+void fill_gemm_table(GemmTable& t) {
+  fill_row<V, MR, NV>(t);
+  if constexpr (MR > 1) fill_gemm_table<V, MR - 1, NV>(t);
+}
+
+template <class V, int MR, int NV>
+GemmTable make_gemm_table() {
+  GemmTable t;
+  t.mr = MR;
+  t.nv = NV;
+  fill_gemm_table<V, MR, NV>(t);
+  return t;
+}
+
+}  // namespace nova::conv::kernels_impl

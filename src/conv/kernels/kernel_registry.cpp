@@ -1,0 +1,52 @@
+// One KernelTable per instruction-set path, built on first use; cpuid decides what may run.
+#include "nova/error.hpp"
+#include "kernel_table.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+KernelTable make(Isa isa) {
+  KernelTable t;
+  t.isa = isa;
+  switch (isa) {
+    case Isa::kPortable:
+      t.gemm = gemm_table_portable();
+      t.transforms = transform_table_portable();
+      t.layout = layout_table_portable();
+      break;
+    case Isa::kAvx2:
+      t.gemm = gemm_table_avx2();
+      t.transforms = transform_table_avx2();
+      t.layout = layout_table_portable();  // no AVX2-specific layout code yet
+      break;
+    case Isa::kAvx512:
+      t.gemm = gemm_table_avx512();
+      t.transforms = transform_table_avx512();
+      t.layout = layout_table_avx512();
+      break;
+  }
+  return t;
+}
+
+}  // namespace
+
+const KernelTable& kernels(Isa isa) {
+  if (!isa_supported(isa)) throw Error("this CPU cannot run the " + to_string(isa) + " kernels");
+  static const KernelTable portable = make(Isa::kPortable);
+  switch (isa) {
+    case Isa::kAvx2: {
+      static const KernelTable t = make(Isa::kAvx2);
+      return t;
+    }
+    case Isa::kAvx512: {
+      static const KernelTable t = make(Isa::kAvx512);
+      return t;
+    }
+    case Isa::kPortable:
+      break;
+  }
+  return portable;
+}
+
+}  // namespace nova::conv

@@ -1,0 +1,93 @@
+// What each instruction-set path provides: GEMM micro-kernels and tile transforms, as function
+// pointers, gathered per ISA by kernel_registry.cpp. The ISA files (kernels/<isa>/*_<isa>.cpp) are the
+// only ones compiled with ISA flags; everything else calls through these tables after a cpuid check.
+//
+// Data layouts shared by all paths (16 channels per block on every ISA, so the layouts do not depend
+// on the path):
+//   GEMM:  C[i][j] = sum_k A[i*lda + k] * B[k*ldb + j], i < mr, j < 16*nv; B is a packed panel, ldb=16*nv.
+//   Input tile: element (i, j) of channel block cb is 16 floats at src + cb*scb + i*sy + j*sx; position
+//          a = p*n + q of the transformed tile goes to dst + a*pos_stride + cb*16.
+//   Output tile: position a of 16 output channels at src + a*pos_stride; the m*m outputs (+bias, ReLU)
+//          go to dst[(i*dst_row + j)*16 + lane] (dst_row >= m).
+#pragma once
+
+#include <cstddef>
+
+#include "nova/conv/conv.hpp"
+
+namespace nova::conv {
+
+inline constexpr int kLanes = 16;   // channels per block
+inline constexpr int kMaxMR = 8;    // rows of the largest GEMM micro-kernel
+inline constexpr int kMaxNV = 4;    // 16-float vectors per row of the widest micro-kernel
+inline constexpr int kMaxGenericN = 16;  // largest n the generic tile path handles
+
+using GemmFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                        std::size_t ldc);
+using InputTileFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                             std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride);
+using OutputTileFn = void (*)(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
+                              bool relu, float* dst, std::size_t dst_row);
+
+struct TileFns {
+  InputTileFn input = nullptr;
+  OutputTileFn output = nullptr;
+};
+
+// The float coefficients of the generic (run-time matrix) tile path; ctx of its TileFns.
+struct GenericCoeffs {
+  int m = 0, n = 0;
+  float bt[kMaxGenericN * kMaxGenericN] = {};
+  float at[kMaxGenericN * kMaxGenericN] = {};
+  unsigned char bt_idx[kMaxGenericN][kMaxGenericN] = {};  // non-zero columns of each row
+  int bt_nnz[kMaxGenericN] = {};
+  unsigned char at_idx[kMaxGenericN][kMaxGenericN] = {};
+  int at_nnz[kMaxGenericN] = {};
+};
+
+struct GemmTable {
+  int mr = 0;  // largest rows
+  int nv = 0;  // widest panel, in 16-float vectors
+  GemmFn fn[kMaxMR][kMaxNV] = {};  // fn[rows-1][vectors-1]
+};
+
+struct TransformTable {
+  const TileFns* generated = nullptr;  // one per generated transform (generated::kGeneratedInfo order)
+  int generated_count = 0;
+  TileFns generic;
+};
+
+// Layout changes around the transforms (NCHW <-> 16-channel blocks).
+//   pack_rows16: dst[x*16 + l] = src[l*channel_stride + x] for x < count, l < lanes; lanes >= `lanes` are 0.
+//   store_band_nchw: band[(i*width_stride + x)*16 + l] -> out[l*plane + i*row + x] for i < rows, x < width,
+//                    l < lanes: a run of tiles of one tile row at once, in whole rows of 16 floats.
+using PackRows16Fn = void (*)(const float* src, std::ptrdiff_t channel_stride, int lanes, std::ptrdiff_t count,
+                              float* dst);
+using StoreBandNchwFn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
+                                 int lanes, float* out, std::ptrdiff_t plane, std::ptrdiff_t row);
+struct LayoutTable {
+  PackRows16Fn pack_rows16 = nullptr;
+  StoreBandNchwFn store_band_nchw = nullptr;
+};
+
+struct KernelTable {
+  Isa isa = Isa::kPortable;
+  GemmTable gemm;
+  TransformTable transforms;
+  LayoutTable layout;
+};
+
+// Provided by the ISA files.
+GemmTable gemm_table_portable();
+TransformTable transform_table_portable();
+GemmTable gemm_table_avx2();
+TransformTable transform_table_avx2();
+GemmTable gemm_table_avx512();
+TransformTable transform_table_avx512();
+LayoutTable layout_table_portable();
+LayoutTable layout_table_avx512();
+
+// The table of a path; throws nova::Error when this CPU cannot run it.
+const KernelTable& kernels(Isa isa);
+
+}  // namespace nova::conv

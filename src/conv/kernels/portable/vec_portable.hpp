@@ -1,0 +1,60 @@
+// 16 floats as a plain array: the portable path (any x86-64, or any other CPU), left to the compiler's
+// auto-vectorizer. Include only from kernels/portable/ files.
+#pragma once
+
+namespace {
+
+struct VecPortable {
+  float v[16];
+  static VecPortable zero() { return VecPortable{}; }
+  static VecPortable load(const float* p) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = p[i];
+    return r;
+  }
+  static void store(float* p, const VecPortable& x) {
+    for (int i = 0; i < 16; ++i) p[i] = x.v[i];
+  }
+  static VecPortable broadcast(float s) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = s;
+    return r;
+  }
+  static VecPortable add(const VecPortable& a, const VecPortable& b) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] + b.v[i];
+    return r;
+  }
+  static VecPortable sub(const VecPortable& a, const VecPortable& b) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] - b.v[i];
+    return r;
+  }
+  static VecPortable neg(const VecPortable& a) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = -a.v[i];
+    return r;
+  }
+  static VecPortable mulc(const VecPortable& a, float c) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] * c;
+    return r;
+  }
+  static VecPortable fmac(const VecPortable& a, float c, const VecPortable& b) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] * c + b.v[i];
+    return r;
+  }
+  static VecPortable fma(const VecPortable& a, const VecPortable& b, const VecPortable& c) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] * b.v[i] + c.v[i];
+    return r;
+  }
+  static VecPortable relu(const VecPortable& a) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] < 0.0f ? 0.0f : a.v[i];  // NaN propagates
+    return r;
+  }
+};
+
+}  // namespace

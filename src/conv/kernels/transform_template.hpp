@@ -1,0 +1,107 @@
+// The 2D tile transforms, written once over a 16-lane vector type V and a 1D operator Op (generated
+// straight-line code, or the generic run-time matrix), instantiated by each ISA file (see
+// gemm_template.hpp for why only there). Z = B^T D B is two passes of the 1D operator: over columns,
+// then over rows; Y = A^T M A likewise. Every lane is one channel.
+#pragma once
+
+#include <cstddef>
+
+#include "kernel_table.hpp"
+
+namespace nova::conv::kernels_impl {
+
+// Generic 1D operators over the coefficients of a GenericCoeffs (zeros skipped).
+template <class V>
+struct GenericOp {
+  const GenericCoeffs* c;
+  void bt(const V* x, int xs, V* y, int ys) const {
+    for (int p = 0; p < c->n; ++p) {
+      V acc = V::zero();
+      for (int t = 0; t < c->bt_nnz[p]; ++t) {
+        const int j = c->bt_idx[p][t];
+        acc = V::fmac(x[j * xs], c->bt[p * c->n + j], acc);
+      }
+      y[p * ys] = acc;
+    }
+  }
+  void at(const V* x, int xs, V* y, int ys) const {
+    for (int i = 0; i < c->m; ++i) {
+      V acc = V::zero();
+      for (int t = 0; t < c->at_nnz[i]; ++t) {
+        const int j = c->at_idx[i][t];
+        acc = V::fmac(x[j * xs], c->at[i * c->n + j], acc);
+      }
+      y[i * ys] = acc;
+    }
+  }
+};
+
+// Generated 1D operators: Gen is generated::TileK<V>.
+template <class V, class Gen>
+struct GeneratedOp {
+  static void bt(const V* x, int xs, V* y, int ys) { Gen::bt(x, xs, y, ys); }
+  static void at(const V* x, int xs, V* y, int ys) { Gen::at(x, xs, y, ys); }
+};
+
+template <class V, int N, class Op>
+inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                        std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
+  V d[N * N];
+  V t[N * N];
+  for (int cb = 0; cb < cbs; ++cb) {
+    const float* s = src + cb * scb;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) d[i * n + j] = V::load(s + i * sy + j * sx);
+    for (int j = 0; j < n; ++j) op.bt(d + j, n, t + j, n);   // columns: t = B^T d
+    for (int p = 0; p < n; ++p) op.bt(t + p * n, 1, d + p * n, 1);  // rows: z = t B
+    float* o = dst + static_cast<std::size_t>(cb) * 16;
+    for (int a = 0; a < n * n; ++a) V::store(o + static_cast<std::size_t>(a) * pos_stride, d[a]);
+  }
+}
+
+template <class V, int N, int M, class Op>
+inline void output_tile(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
+                        const float* bias16, bool relu, float* dst, std::size_t dst_row) {
+  V x[N * N];
+  V t[M * N];
+  V y[M * M];
+  for (int a = 0; a < n * n; ++a) x[a] = V::load(src + static_cast<std::size_t>(a) * pos_stride);
+  for (int j = 0; j < n; ++j) op.at(x + j, n, t + j, n);     // t (m x n) = A^T x
+  for (int i = 0; i < m; ++i) op.at(t + i * n, 1, y + i * m, 1);  // y (m x m) = t A
+  const V b = V::load(bias16);
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < m; ++j) {
+      V v = V::add(y[i * m + j], b);
+      if (relu) v = V::relu(v);
+      V::store(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
+    }
+}
+
+template <class V, class Gen>
+void generated_input(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                     int cbs, float* dst, std::size_t pos_stride) {
+  input_tiles<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
+}
+
+template <class V, class Gen>
+void generated_output(const void*, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
+                      float* dst, std::size_t dst_row) {
+  output_tile<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16, relu, dst, dst_row);
+}
+
+template <class V>
+void generic_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                   int cbs, float* dst, std::size_t pos_stride) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  input_tiles<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
+}
+
+template <class V>
+void generic_output(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
+                    float* dst, std::size_t dst_row) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  output_tile<V, kMaxGenericN, kMaxGenericN>(GenericOp<V>{c}, c->n, c->m, src, pos_stride, bias16, relu, dst,
+                                             dst_row);
+}
+
+}  // namespace nova::conv::kernels_impl

@@ -1,0 +1,166 @@
+// Plan::create (validation, algorithm and kernel-path choice) and Plan::execute (buffer checks).
+#include <cmath>
+#include <cstdint>
+#include <thread>
+
+#include "algorithm_choice.hpp"
+#include "nova/conv/conv.hpp"
+#include "nova/conv/default_transforms.hpp"
+#include "nova/error.hpp"
+#include "nova/exact/verify.hpp"
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+constexpr int kMaxThreads = 1024;
+
+void check_finite(const float* data, int64_t count, const char* what, const ConvShape& s) {
+  for (int64_t i = 0; i < count; ++i) {
+    if (std::isfinite(data[i])) continue;
+    std::string where;
+    if (std::string(what) == "weights") {
+      const int64_t cg = s.C / s.groups;
+      const int64_t k = i / (cg * s.R * s.S), c = i / (s.R * s.S) % cg, u = i / s.S % s.R, v = i % s.S;
+      where = " (k=" + std::to_string(k) + ", c=" + std::to_string(c) + ", r=" + std::to_string(u) +
+              ", s=" + std::to_string(v) + ")";
+    }
+    throw Error(std::string(what) + " contain " + (std::isnan(data[i]) ? "NaN" : "Inf") + " at index " +
+                std::to_string(i) + where);
+  }
+}
+
+int resolve_threads(int requested) {
+  if (requested < 0 || requested > kMaxThreads)
+    throw Error("thread count " + std::to_string(requested) + " is impossible (expected 0 for all cores, or 1.." +
+                std::to_string(kMaxThreads) + ")");
+  if (requested > 0) return requested;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+}  // namespace
+
+Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Plan::Plan(Plan&&) noexcept = default;
+Plan& Plan::operator=(Plan&&) noexcept = default;
+Plan::~Plan() = default;
+
+Plan Plan::create(const ConvShape& shape, const float* weights, const float* bias, const PlanOptions& options) {
+  shape.validate();
+  if (weights == nullptr) throw Error("weights pointer is null");
+  check_finite(weights, shape.weight_size(), "weights", shape);
+  if (bias != nullptr) check_finite(bias, shape.K, "bias", shape);
+
+  auto impl = std::make_unique<Impl>();
+  Impl& p = *impl;
+  p.shape = shape;
+  p.layout = options.layout;
+  p.relu = options.relu;
+  p.threads = resolve_threads(options.threads);
+  p.isa = options.isa.value_or(best_isa());
+  p.kernels = &kernels(p.isa);  // throws if the CPU cannot run a forced path
+
+  // Which algorithm, and which transform.
+  const std::string why_not = winograd_ineligible(shape);
+  std::optional<Transform> transform;
+  if (options.algorithm == AlgorithmChoice::kDirect) {
+    p.algorithm = Algorithm::kDirect;
+    p.reason = "direct: requested";
+  } else if (options.transform || options.tile) {
+    if (!why_not.empty()) {
+      if (options.algorithm == AlgorithmChoice::kWinograd) throw Error("cannot run Winograd: " + why_not);
+      p.algorithm = Algorithm::kDirect;
+      p.reason = "direct: " + why_not + "; the requested transform is not used";
+    } else {
+      if (options.transform) {
+        transform = *options.transform;
+        const Verification v = verify(*transform);
+        if (!v) throw Error("the transform fails exact verification: " + v.reason);
+        p.reason = "winograd: transform given";
+      } else {
+        transform = default_transform(*options.tile);
+        p.reason = "winograd: tile requested";
+      }
+      if (transform->r() != shape.R)
+        throw Error("transform " + transform->tile().to_string() + " is for " + std::to_string(transform->r()) + "x" +
+                    std::to_string(transform->r()) + " kernels but the kernel is " + std::to_string(shape.R) + "x" +
+                    std::to_string(shape.S));
+      p.algorithm = Algorithm::kWinograd;
+    }
+  } else if (options.algorithm == AlgorithmChoice::kWinograd) {
+    if (!why_not.empty()) throw Error("cannot run Winograd: " + why_not);
+    std::string reason;
+    AlgorithmEstimate best;
+    for (const TileSize& t : default_tiles()) {
+      if (t.r != shape.R || t.n() > 8) continue;  // as the automatic choice: F(8,3) only on request
+      const AlgorithmEstimate e = estimate_winograd(shape, p.layout, p.threads, p.isa, t);
+      if (!best.tile || e.ms < best.ms) best = e;
+    }
+    if (!best.tile) throw Error("no default Winograd tile for " + std::to_string(shape.R) + "x" +
+                                std::to_string(shape.S) + " kernels; pass a transform");
+    transform = default_transform(*best.tile);
+    p.algorithm = Algorithm::kWinograd;
+    p.reason = "winograd: requested; fastest default tile " + best.tile->to_string();
+  } else {
+    const AlgorithmEstimate best = choose_algorithm(shape, p.layout, p.threads, p.isa, &p.reason);
+    p.algorithm = best.algorithm;
+    if (best.tile) transform = default_transform(*best.tile);
+  }
+
+  p.pool = std::make_unique<ThreadPool>(p.threads);
+  if (p.algorithm == Algorithm::kWinograd) {
+    build_winograd(p, weights, bias, *transform, options.allow_generated, options.tile_block);
+  } else {
+    build_direct(p, weights, bias);
+  }
+  return Plan(std::move(impl));
+}
+
+void Plan::execute(const float* input, float* output) const {
+  if (input == nullptr) throw Error("input pointer is null");
+  if (output == nullptr) throw Error("output pointer is null");
+  if (reinterpret_cast<std::uintptr_t>(input) % alignof(float) != 0 ||
+      reinterpret_cast<std::uintptr_t>(output) % alignof(float) != 0)
+    throw Error("input and output must be aligned to 4 bytes");
+  const ConvShape& s = impl_->shape;
+  const auto in0 = reinterpret_cast<std::uintptr_t>(input), out0 = reinterpret_cast<std::uintptr_t>(output);
+  const auto in1 = in0 + static_cast<std::uintptr_t>(s.input_size()) * sizeof(float);
+  const auto out1 = out0 + static_cast<std::uintptr_t>(s.output_size()) * sizeof(float);
+  if (in0 < out1 && out0 < in1) throw Error("input and output buffers overlap");
+  std::lock_guard<std::mutex> lock(impl_->exec_mutex);
+  if (impl_->algorithm == Algorithm::kWinograd) {
+    execute_winograd(*impl_, input, output);
+  } else {
+    execute_direct(*impl_, input, output);
+  }
+}
+
+const ConvShape& Plan::shape() const { return impl_->shape; }
+Algorithm Plan::algorithm() const { return impl_->algorithm; }
+std::optional<TileSize> Plan::tile() const {
+  if (!impl_->wino) return std::nullopt;
+  return impl_->wino->transform.tile();
+}
+std::string Plan::reason() const { return impl_->reason; }
+Isa Plan::isa() const { return impl_->isa; }
+int Plan::threads() const { return impl_->threads; }
+bool Plan::generated_transform() const { return impl_->wino && impl_->wino->generated; }
+std::string Plan::transform_name() const {
+  if (!impl_->wino) return "";
+  return impl_->wino->transform.points().empty() ? "(points unknown)" : to_string(impl_->wino->transform.points());
+}
+
+std::string Plan::describe() const {
+  std::string d = shape().to_string() + ": " + to_string(algorithm());
+  if (impl_->wino) {
+    d += " " + impl_->wino->transform.tile().to_string() + " {" + transform_name() + "} " +
+         (impl_->wino->generated ? "generated" : "generic") + (impl_->wino->phased ? " phased" : " fused");
+  }
+  d += ", " + to_string(isa()) + ", " + std::to_string(threads()) + " thread(s), " + to_string(impl_->layout) +
+       "; " + reason();
+  return d;
+}
+
+}  // namespace nova::conv

@@ -1,0 +1,45 @@
+// The engine's own thread pool: threads-1 workers plus the calling thread. run(tasks, fn) calls
+// fn(task, worker) once for every task in [0, tasks) and returns when all are done; worker is in
+// [0, size()) and indexes per-thread scratch. Tasks are handed out dynamically, so the kernels must
+// give the same result whichever thread runs a task (they do: no reduction is split across tasks).
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace nova::conv {
+
+class ThreadPool {
+ public:
+  explicit ThreadPool(int threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return threads_; }
+  void run(std::size_t tasks, const std::function<void(std::size_t task, int worker)>& fn);
+
+ private:
+  void worker_loop(int worker);
+  void drain(int worker);
+
+  int threads_;
+  std::vector<std::thread> workers_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::condition_variable done_;
+  const std::function<void(std::size_t, int)>* job_ = nullptr;
+  std::size_t tasks_ = 0;
+  std::atomic<std::size_t> next_{0};
+  int active_ = 0;           // workers still inside the current job
+  unsigned long generation_ = 0;
+  std::atomic<unsigned long> published_{0};  // generation_, readable without the lock
+  bool stop_ = false;
+};
+
+}  // namespace nova::conv

@@ -1,0 +1,178 @@
+// The Winograd half of Plan::create: picks the tile code (generated or generic), transforms and packs
+// the filters once (U = G g G^T in float64, rounded once to float), and chooses the execution blocking.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "tile_transforms_generated.hpp"
+#include "nova/error.hpp"
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+// Index of the generated code whose exact matrices equal the transform's, or -1.
+int find_generated(const Transform& t) {
+  for (int i = 0; i < generated::kGeneratedCount; ++i) {
+    const auto& info = generated::kGeneratedInfo[i];
+    if (info.m != t.m() || info.r != t.r()) continue;
+    bool same = true;
+    const int n = t.n();
+    for (int a = 0; a < t.m() && same; ++a)
+      for (int b = 0; b < n && same; ++b) same = nova::to_string(t.AT()(a, b)) == info.at[a * n + b];
+    for (int a = 0; a < n && same; ++a)
+      for (int b = 0; b < t.r() && same; ++b) same = nova::to_string(t.G()(a, b)) == info.g[a * t.r() + b];
+    for (int a = 0; a < n && same; ++a)
+      for (int b = 0; b < n && same; ++b) same = nova::to_string(t.BT()(a, b)) == info.bt[a * n + b];
+    if (same) return i;
+  }
+  return -1;
+}
+
+void fill_generic(const TransformF64& f, GenericCoeffs& c) {
+  c.m = f.m;
+  c.n = f.n;
+  for (int p = 0; p < f.n; ++p) {
+    c.bt_nnz[p] = 0;
+    for (int j = 0; j < f.n; ++j) {
+      c.bt[p * f.n + j] = static_cast<float>(f.bt(p, j));
+      if (f.bt(p, j) != 0.0) c.bt_idx[p][c.bt_nnz[p]++] = static_cast<unsigned char>(j);
+    }
+  }
+  for (int i = 0; i < f.m; ++i) {
+    c.at_nnz[i] = 0;
+    for (int j = 0; j < f.n; ++j) {
+      c.at[i * f.n + j] = static_cast<float>(f.at(i, j));
+      if (f.at(i, j) != 0.0) c.at_idx[i][c.at_nnz[i]++] = static_cast<unsigned char>(j);
+    }
+  }
+}
+
+}  // namespace
+
+void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t, bool allow_generated,
+                    int64_t block_option) {
+  const ConvShape& s = p.shape;
+  WinogradPlan w;
+  w.transform = t;
+  w.m = t.m();
+  w.r = t.r();
+  w.n = t.n();
+  if (w.n > kMaxGenericN) throw Error("Winograd tiles with more than 16 points are not supported by the engine");
+  const int gi = allow_generated ? find_generated(t) : -1;
+  const TransformTable& tt = p.kernels->transforms;
+  const TransformF64 f = t.to_f64();
+  if (gi >= 0) {
+    w.generated = true;
+    w.fns = tt.generated[gi];
+  } else {
+    w.generated = false;
+    w.fns = tt.generic;
+  }
+  fill_generic(f, w.coeffs);
+
+  const int64_t OH = s.out_h(), OW = s.out_w();
+  w.tiles_y = ceil_div(OH, w.m);
+  w.tiles_x = ceil_div(OW, w.m);
+  w.tiles = s.N * w.tiles_y * w.tiles_x;
+  w.Cb = ceil_div(s.C, kLanes);
+  w.Kb = ceil_div(s.K, kLanes);
+  w.Cpad = w.Cb * kLanes;
+  w.Kpad = w.Kb * kLanes;
+  w.Hp = w.tiles_y * w.m + w.r - 1;
+  w.Wp = w.tiles_x * w.m + w.r - 1;
+  w.panel = 16 * static_cast<int64_t>(p.kernels->gemm.nv);
+
+  // U[a] = (G g G^T)[a] for every (k, c), packed as panels of `panel` output channels: panel q holds
+  // columns [q*panel, q*panel + width) as Cpad rows of `width` floats.
+  const int n = w.n, r = w.r;
+  const int64_t nn = static_cast<int64_t>(n) * n;
+  w.U.resize(static_cast<std::size_t>(nn * w.Cpad * w.Kpad));
+  std::fill(w.U.data(), w.U.data() + w.U.size(), 0.0f);
+  float* U = w.U.data();
+  const int64_t Cpad = w.Cpad, Kpad = w.Kpad, panel = w.panel;
+  p.pool->run(static_cast<std::size_t>(s.K), [&](std::size_t task, int) {
+    const int64_t k = static_cast<int64_t>(task);
+    const int64_t k0 = k / panel * panel;
+    const int64_t width = std::min(panel, Kpad - k0);
+    std::vector<double> tmp(static_cast<std::size_t>(n * r)), u(static_cast<std::size_t>(nn));
+    for (int64_t c = 0; c < s.C; ++c) {
+      const float* g = weights + (k * s.C + c) * r * r;
+      for (int a = 0; a < n; ++a)  // tmp = G g   (n x r)
+        for (int j = 0; j < r; ++j) {
+          double acc = 0.0;
+          for (int i = 0; i < r; ++i) acc += f.g(a, i) * static_cast<double>(g[i * r + j]);
+          tmp[static_cast<std::size_t>(a * r + j)] = acc;
+        }
+      for (int a = 0; a < n; ++a)  // u = tmp G^T (n x n)
+        for (int b = 0; b < n; ++b) {
+          double acc = 0.0;
+          for (int j = 0; j < r; ++j) acc += tmp[static_cast<std::size_t>(a * r + j)] * f.g(b, j);
+          u[static_cast<std::size_t>(a * n + b)] = acc;
+        }
+      for (int64_t a = 0; a < nn; ++a)
+        U[a * Cpad * Kpad + k0 * Cpad + c * width + (k - k0)] = static_cast<float>(u[static_cast<std::size_t>(a)]);
+    }
+  });
+  w.bias.resize(static_cast<std::size_t>(w.Kpad));
+  for (int64_t k = 0; k < w.Kpad; ++k) w.bias.data()[k] = (bias != nullptr && k < s.K) ? bias[k] : 0.0f;
+
+  // Blocking (measured on the layer set, docs/engine.md). Fused blocks run input transform, GEMMs and
+  // output transform of `block` tiles while V (n^2 x block x Cpad) and M (n^2 x block x Kpad) are in L2.
+  // When U fits in L2 beside a small block, small blocks win (U is re-read from L2); otherwise blocks of
+  // about 1.25 MB amortize streaming U from L3. The phased order (each stage over all tiles, GEMMs split
+  // by position and panel) reads U once but streams V and M through L3: it wins when U is large and
+  // there are few tiles.
+  const int64_t mr = p.kernels->gemm.mr;
+  const int64_t per_tile = nn * (w.Cpad + w.Kpad) * 4;
+  const int64_t u_bytes = nn * w.Cpad * w.Kpad * 4;
+  constexpr int64_t kL2 = int64_t{3} << 19;  // 1.5 MiB of the 2 MiB L2
+  int64_t block = 0;
+  if (u_bytes + 2 * mr * per_tile <= kL2) {
+    block = std::clamp<int64_t>((kL2 - u_bytes) / per_tile / mr * mr, mr, 4 * mr);
+  } else {
+    block = std::clamp<int64_t>((int64_t{5} << 18) / per_tile / mr * mr, 2 * mr, 8 * mr);
+  }
+  block = std::min(block, round_up(ceil_div(w.tiles, p.threads), mr));
+  block = std::max<int64_t>(1, std::min(block, w.tiles));
+  const int64_t blocks = ceil_div(w.tiles, block);
+  const double fused_bytes = u_bytes + 2 * mr * per_tile <= kL2 ? 0.0 : static_cast<double>(blocks) * static_cast<double>(u_bytes);
+  // V and M go out to L3 and come back (written, then read): count them twice over.
+  const double phased_bytes = static_cast<double>(u_bytes) + 4.0 * static_cast<double>(per_tile * w.tiles);
+  w.phased = phased_bytes < fused_bytes || blocks < p.threads;
+  // The phased order holds V and M of every tile: keep that under 256 MiB (large images with many
+  // channels go fused, in bigger blocks).
+  constexpr double kMaxPhasedBytes = 256.0 * 1024 * 1024;
+  if (w.phased && static_cast<double>(per_tile) * static_cast<double>(w.tiles) > kMaxPhasedBytes) {
+    w.phased = false;
+    block = std::min(std::max(block, 8 * mr), w.tiles);
+  }
+  w.block = block;
+  if (block_option > 0) {
+    w.phased = false;
+    w.block = std::min(block_option, w.tiles);
+  } else if (block_option < 0) {
+    w.phased = true;
+  }
+  if (w.phased) w.block = w.tiles;
+  const int64_t per_image = w.tiles_y * w.tiles_x;
+  w.image_group = w.phased ? s.N : std::min(s.N, std::max<int64_t>(1, ceil_div(4 * p.threads * w.block, per_image)));
+  p.wino = std::move(w);
+
+  // Scratch.
+  const WinogradPlan& wp = *p.wino;
+  p.packed_input.resize(static_cast<std::size_t>(wp.image_group * wp.Cb * wp.Hp * wp.Wp * kLanes));
+  const std::size_t tile_tmp = static_cast<std::size_t>(wp.m * kBandTiles * wp.m * kLanes);  // output band
+  p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
+  for (auto& b : p.thread_scratch)
+    b.resize(wp.phased ? tile_tmp
+                       : static_cast<std::size_t>(nn) * (position_stride(wp.block, wp.Cpad) + position_stride(wp.block, wp.Kpad)) +
+                             tile_tmp);
+  if (wp.phased) {
+    p.shared_v.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Cpad));
+    p.shared_m.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Kpad));
+  }
+}
+
+}  // namespace nova::conv

@@ -1,0 +1,161 @@
+// Winograd execution: blocked input copy, then for every block of tiles the input transform, the n^2
+// GEMMs [tiles x C] x [C x K] and the output transform (+bias, ReLU) with the scatter into the output.
+#include <algorithm>
+#include <cstring>
+
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+struct TileCoord {
+  int64_t img, ty, tx;
+};
+
+TileCoord coord(const WinogradPlan& w, int64_t t) {
+  const int64_t per_img = w.tiles_y * w.tiles_x;
+  const int64_t img = t / per_img, rem = t % per_img;
+  return {img, rem / w.tiles_x, rem % w.tiles_x};
+}
+
+// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad); xb holds the blocked
+// copy of images from img0 on.
+void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1, float* v,
+                 std::size_t pos_v) {
+  const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
+  const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
+  for (int64_t t = t0; t < t1; ++t) {
+    const TileCoord c = coord(w, t);
+    const float* src = xb + (c.img - img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx;
+    w.fns.input(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + (t - t0) * w.Cpad, pos_v);
+  }
+}
+
+// GEMMs of positions [a0, a1) and panels [q0, q1) for `rows` tiles.
+void gemm_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, int64_t a0, int64_t a1, int64_t q0,
+                int64_t q1, const float* v, std::size_t pos_v, float* mo, std::size_t pos_m) {
+  const GemmTable& g = p.kernels->gemm;
+  const int64_t mr = g.mr;
+  for (int64_t a = a0; a < a1; ++a) {
+    const float* ua = w.U.data() + a * w.Cpad * w.Kpad;
+    const float* va = v + static_cast<std::size_t>(a) * pos_v;
+    float* ma = mo + static_cast<std::size_t>(a) * pos_m;
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t k0 = q * w.panel;
+      const int64_t width = std::min(w.panel, w.Kpad - k0);
+      const int nv = static_cast<int>(width / kLanes);
+      const float* b = ua + k0 * w.Cpad;
+      for (int64_t i0 = 0; i0 < rows; i0 += mr) {
+        const int mrows = static_cast<int>(std::min(mr, rows - i0));
+        g.fn[mrows - 1][nv - 1](static_cast<std::size_t>(w.Cpad), va + i0 * w.Cpad, static_cast<std::size_t>(w.Cpad),
+                                b, static_cast<std::size_t>(width), ma + i0 * w.Kpad + k0,
+                                static_cast<std::size_t>(w.Kpad));
+      }
+    }
+  }
+}
+
+// Output transform of tiles [t0, t1) from M, scattered into the output. Channel blocks outside, tiles
+// inside, so that consecutive tiles fill the same output lines. NCHW: runs of up to kBandTiles tiles of
+// one tile row are transformed into a band [m rows][run*m columns][16 channels] and stored as whole
+// channel rows of 16 floats (full cache lines instead of m-float pieces).
+void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_t t1, const float* mo,
+                  std::size_t pos_m, float* tmp, float* out) {
+  const ConvShape& s = p.shape;
+  const int64_t OH = s.out_h(), OW = s.out_w(), K = s.K;
+  const int m = w.m;
+  const bool band = p.layout == Layout::kNCHW;
+  const std::size_t band_row = static_cast<std::size_t>(kBandTiles * m);
+  for (int64_t kb = 0; kb < w.Kb; ++kb) {
+    const int64_t k0 = kb * kLanes;
+    const int64_t lanes = std::min<int64_t>(kLanes, K - k0);
+    const float* bias = w.bias.data() + kb * kLanes;
+    if (band) {
+      for (int64_t t = t0; t < t1;) {
+        const TileCoord c = coord(w, t);
+        int64_t run = 1;
+        while (t + run < t1 && run < kBandTiles && c.tx + run < w.tiles_x) ++run;
+        for (int64_t q = 0; q < run; ++q)
+          w.fns.output(&w.coeffs, mo + (t + q - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp + q * m * kLanes, band_row);
+        const int64_t y0 = c.ty * m, x0 = c.tx * m;
+        const int64_t rows = std::min<int64_t>(m, OH - y0), width = std::min<int64_t>(run * m, OW - x0);
+        p.kernels->layout.store_band_nchw(tmp, static_cast<std::ptrdiff_t>(band_row), static_cast<int>(rows), width,
+                                          static_cast<int>(lanes), out + ((c.img * K + k0) * OH + y0) * OW + x0,
+                                          OH * OW, OW);
+        t += run;
+      }
+      continue;
+    }
+    for (int64_t t = t0; t < t1; ++t) {
+      const TileCoord c = coord(w, t);
+      const int64_t y0 = c.ty * m, x0 = c.tx * m;
+      const int64_t rows = std::min<int64_t>(m, OH - y0), cols = std::min<int64_t>(m, OW - x0);
+      w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp, static_cast<std::size_t>(m));
+      for (int64_t i = 0; i < rows; ++i) {
+        float* o = out + ((c.img * OH + y0 + i) * OW + x0) * K + k0;
+        for (int64_t j = 0; j < cols; ++j)
+          std::memcpy(o + j * K, tmp + (i * m + j) * kLanes, static_cast<std::size_t>(lanes) * sizeof(float));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void execute_winograd(Plan::Impl& p, const float* input, float* output) {
+  const WinogradPlan& w = *p.wino;
+  const ConvShape& s = p.shape;
+  float* xb = p.packed_input.data();
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n;
+  const int64_t panels = ceil_div(w.Kpad, w.panel);
+  const int64_t per_image = w.tiles_y * w.tiles_x;
+
+  if (w.phased) {
+    pack_blocked_input(p, input, s.N, xb, w.Cb, w.Hp, w.Wp);
+    const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
+    const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
+    float* v = p.shared_v.data();
+    float* mo = p.shared_m.data();
+    const int64_t chunk = 4;
+    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int) {
+      const int64_t t0 = static_cast<int64_t>(task) * chunk;
+      const int64_t t1 = std::min(w.tiles, t0 + chunk);
+      input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
+    });
+    p.pool->run(static_cast<std::size_t>(nn * panels), [&](std::size_t task, int) {
+      const int64_t a = static_cast<int64_t>(task) / panels, q = static_cast<int64_t>(task) % panels;
+      gemm_stage(p, w, w.tiles, a, a + 1, q, q + 1, v, pos_v, mo, pos_m);
+    });
+    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
+      const int64_t t0 = static_cast<int64_t>(task) * chunk;
+      const int64_t t1 = std::min(w.tiles, t0 + chunk);
+      output_stage(p, w, t0, t1, mo + t0 * w.Kpad, pos_m, p.thread_scratch[static_cast<std::size_t>(worker)].data(),
+                   output);
+    });
+    return;
+  }
+
+  // Fused: a group of images at a time, so that their blocked copy is still in cache when their tiles
+  // are transformed.
+  const std::size_t pos_v = position_stride(w.block, w.Cpad);
+  const std::size_t pos_m = position_stride(w.block, w.Kpad);
+  for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
+    const int64_t images = std::min(w.image_group, s.N - img0);
+    pack_blocked_input(p, input + img0 * s.C * s.H * s.W, images, xb, w.Cb, w.Hp, w.Wp);
+    const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
+    const int64_t blocks = ceil_div(last - first, w.block);
+    p.pool->run(static_cast<std::size_t>(blocks), [&](std::size_t task, int worker) {
+      float* v = p.thread_scratch[static_cast<std::size_t>(worker)].data();
+      float* mo = v + static_cast<std::size_t>(nn) * pos_v;
+      float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
+      const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
+      const int64_t t1 = std::min(last, t0 + w.block);
+      input_stage(w, xb, img0, t0, t1, v, pos_v);
+      gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
+      output_stage(p, w, t0, t1, mo, pos_m, tmp, output);
+    });
+  }
+}
+
+}  // namespace nova::conv

@@ -1,0 +1,99 @@
+// The direct path against the float64 reference: shapes Winograd cannot run (stride, dilation,
+// groups, non-square and 1x1 kernels) fall back to it, and the plan says why; forced direct on
+// Winograd shapes; every kernel path; NCHW and NHWC.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "conv_test_util.hpp"
+
+namespace nova::conv {
+namespace {
+
+struct DirectCase {
+  const char* name;
+  ConvShape shape;
+  const char* reason_mentions;
+};
+
+ConvShape make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t pad,
+               int64_t stride, int64_t dilation, int64_t groups) {
+  ConvShape s;
+  s.N = N;
+  s.C = C;
+  s.H = H;
+  s.W = W;
+  s.K = K;
+  s.R = R;
+  s.S = S;
+  s.pad_h = s.pad_w = pad;
+  s.stride = stride;
+  s.dilation = dilation;
+  s.groups = groups;
+  return s;
+}
+
+TEST(DirectFallback, UnsupportedShapesRunDirectAndSayWhy) {
+  const DirectCase cases[] = {
+      {"stride2", make(2, 7, 15, 13, 9, 3, 3, 1, 2, 1, 1), "stride"},
+      {"dilation2", make(1, 5, 13, 11, 6, 3, 3, 2, 1, 2, 1), "dilation"},
+      {"groups3", make(2, 9, 11, 9, 12, 3, 3, 1, 1, 1, 3), "groups"},
+      {"depthwise", make(1, 8, 9, 9, 8, 3, 3, 1, 1, 1, 8), "groups"},
+      {"nonsquare", make(1, 5, 10, 9, 7, 3, 5, 2, 1, 1, 1), "non-square"},
+      {"onebyone", make(3, 21, 7, 5, 19, 1, 1, 0, 1, 1, 1), "1x1"},
+      {"stride3_5x5", make(1, 4, 17, 19, 5, 5, 5, 2, 3, 1, 1), "stride"},
+  };
+  for (const DirectCase& c : cases) {
+    for (Isa isa : testing::runnable_isas()) {
+      for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+        const testing::Problem p = testing::random_problem(c.shape, 42);
+        PlanOptions o;
+        o.layout = layout;
+        o.isa = isa;
+        o.relu = layout == Layout::kNHWC;
+        o.threads = 2;
+        std::optional<Plan> plan;
+        const std::vector<float> got = testing::run(p, o, &plan);
+        EXPECT_EQ(plan->algorithm(), Algorithm::kDirect) << c.name;
+        EXPECT_NE(plan->reason().find(c.reason_mentions), std::string::npos) << c.name << ": " << plan->reason();
+        EXPECT_LT(testing::rel_l2(got, testing::reference(p, layout, o.relu)), 1e-6) << c.name << " " << to_string(isa);
+      }
+    }
+  }
+}
+
+TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 6; ++trial) {
+    auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    const ConvShape s = make(pick(1, 3), pick(1, 37), 2 * pick(2, 8) + 1, 2 * pick(2, 8) + 1, pick(1, 37), 3, 3,
+                             pick(0, 2), 1, 1, 1);
+    for (Isa isa : testing::runnable_isas()) {
+      const testing::Problem p = testing::random_problem(s, rng());
+      PlanOptions o;
+      o.algorithm = AlgorithmChoice::kDirect;
+      o.isa = isa;
+      o.layout = trial % 2 ? Layout::kNHWC : Layout::kNCHW;
+      std::optional<Plan> plan;
+      const std::vector<float> got = testing::run(p, o, &plan);
+      EXPECT_EQ(plan->algorithm(), Algorithm::kDirect);
+      EXPECT_LT(testing::rel_l2(got, testing::reference(p, o.layout, false)), 1e-6) << s.to_string();
+    }
+  }
+}
+
+// The automatic choice picks something and it is correct (whatever it picks).
+TEST(AutoChoice, AutoPlanIsCorrectAndExplained) {
+  const ConvShape shapes[] = {make(1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1), make(1, 32, 7, 7, 48, 3, 3, 1, 1, 1, 1),
+                              make(1, 8, 20, 20, 8, 5, 5, 2, 1, 1, 1)};
+  for (const ConvShape& s : shapes) {
+    const testing::Problem p = testing::random_problem(s, 3);
+    std::optional<Plan> plan;
+    const std::vector<float> got = testing::run(p, PlanOptions{}, &plan);
+    EXPECT_FALSE(plan->reason().empty());
+    EXPECT_LT(testing::rel_l2(got, testing::reference(p, Layout::kNCHW, false)), 1e-5) << plan->describe();
+  }
+}
+
+}  // namespace
+}  // namespace nova::conv

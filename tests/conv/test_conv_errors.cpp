@@ -1,0 +1,126 @@
+// Bad input gets a one-line nova::Error, never a crash.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "conv_test_util.hpp"
+#include "nova/error.hpp"
+
+namespace nova::conv {
+namespace {
+
+ConvShape small() {
+  ConvShape s;
+  s.C = 3;
+  s.K = 4;
+  s.H = s.W = 8;
+  return s;
+}
+
+// Runs f, expects nova::Error whose one-line message mentions `needle`.
+template <class F>
+void expect_error(F f, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+}
+
+TEST(BadInput, ZeroSizedAndImpossibleShapes) {
+  const testing::Problem p = testing::random_problem(small(), 1);
+  for (int field = 0; field < 4; ++field) {
+    ConvShape s = small();
+    (field == 0 ? s.N : field == 1 ? s.C : field == 2 ? s.H : s.K) = 0;
+    EXPECT_THROW(Plan::create(s, p.weights.data(), nullptr), Error);
+  }
+  ConvShape s = small();
+  s.pad_h = -1;
+  EXPECT_THROW(Plan::create(s, p.weights.data(), nullptr), Error);
+  s = small();
+  s.groups = 2;  // C = 3 not divisible
+  EXPECT_THROW(Plan::create(s, p.weights.data(), nullptr), Error);
+  s = small();
+  s.H = 1;
+  s.pad_h = 0;  // kernel taller than the padded input
+  EXPECT_THROW(Plan::create(s, p.weights.data(), nullptr), Error);
+}
+
+TEST(BadInput, NullBuffers) {
+  const testing::Problem p = testing::random_problem(small(), 2);
+  expect_error([&] { Plan::create(small(), nullptr, nullptr); }, "weights");
+  Plan plan = Plan::create(small(), p.weights.data(), nullptr);
+  std::vector<float> out(static_cast<std::size_t>(small().output_size()));
+  expect_error([&] { plan.execute(nullptr, out.data()); }, "input");
+  expect_error([&] { plan.execute(p.input.data(), nullptr); }, "output");
+}
+
+TEST(BadInput, MisalignedAndOverlappingBuffers) {
+  const testing::Problem p = testing::random_problem(small(), 3);
+  Plan plan = Plan::create(small(), p.weights.data(), nullptr);
+  std::vector<float> out(static_cast<std::size_t>(small().output_size()) + 1);
+  const float* misaligned = reinterpret_cast<const float*>(reinterpret_cast<const char*>(p.input.data()) + 1);
+  expect_error([&] { plan.execute(misaligned, out.data()); }, "aligned");
+  std::vector<float> both(static_cast<std::size_t>(small().input_size()));
+  expect_error([&] { plan.execute(both.data(), both.data()); }, "overlap");
+}
+
+TEST(BadInput, NonFiniteWeightsAndBiasAreReported) {
+  testing::Problem p = testing::random_problem(small(), 4);
+  p.weights[13] = std::numeric_limits<float>::quiet_NaN();
+  expect_error([&] { Plan::create(small(), p.weights.data(), p.bias.data()); }, "NaN at index 13");
+  p.weights[13] = std::numeric_limits<float>::infinity();
+  expect_error([&] { Plan::create(small(), p.weights.data(), p.bias.data()); }, "Inf");
+  p.weights[13] = 0.5f;
+  p.bias[2] = -std::numeric_limits<float>::infinity();
+  expect_error([&] { Plan::create(small(), p.weights.data(), p.bias.data()); }, "bias");
+}
+
+TEST(BadInput, ImpossibleThreadCounts) {
+  const testing::Problem p = testing::random_problem(small(), 5);
+  for (int t : {-1, -100, 1025, 1 << 30}) {
+    PlanOptions o;
+    o.threads = t;
+    expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "thread");
+  }
+}
+
+TEST(BadInput, WrongTransformOrTile) {
+  const testing::Problem p = testing::random_problem(small(), 6);
+  PlanOptions o;
+  o.tile = TileSize{4, 5};  // 5x5 tile, 3x3 kernel
+  expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "kernel");
+  o.tile = TileSize{3, 3};  // no default transform
+  expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "default");
+  // A transform whose matrices are wrong fails verification.
+  const Transform good = Transform::construct(TileSize{2, 3}, parse_points("0, 1, -1, inf"));
+  RationalMatrix bt = good.BT();
+  bt(0, 0) = Rational(3);
+  o.tile.reset();
+  o.transform = Transform::from_matrices(good.tile(), good.points(), good.scaling(), good.AT(), good.G(), bt);
+  expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "verification");
+  // Winograd forced on a strided shape.
+  ConvShape s = small();
+  s.stride = 2;
+  PlanOptions w;
+  w.algorithm = AlgorithmChoice::kWinograd;
+  expect_error([&] { Plan::create(s, p.weights.data(), nullptr, w); }, "stride");
+}
+
+TEST(BadInput, UnavailableKernelPath) {
+  const testing::Problem p = testing::random_problem(small(), 7);
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (isa_supported(isa)) continue;
+    PlanOptions o;
+    o.isa = isa;
+    expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "cannot run");
+  }
+  EXPECT_THROW(parse_isa("sse9"), Error);
+  EXPECT_THROW(parse_layout("chwn"), Error);
+}
+
+}  // namespace
+}  // namespace nova::conv

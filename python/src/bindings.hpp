@@ -6,5 +6,6 @@
 namespace nova::python {
 
 void bind_exact(nanobind::module_& m);
+void bind_conv(nanobind::module_& m);
 
 }  // namespace nova::python

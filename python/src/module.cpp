@@ -13,4 +13,5 @@ NB_MODULE(_nova, m) {
     }
   });
   nova::python::bind_exact(m);
+  nova::python::bind_conv(m);
 }

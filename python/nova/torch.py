@@ -1,0 +1,233 @@
+"""PyTorch drop-in: Winograd convolution through nova's engine.
+
+    import nova.torch as nt
+    report = nt.replace_conv2d(model, tile="6,3")   # every eligible Conv2d, in place
+    print(report)                                    # what was replaced, what was not, and why
+
+Eligible layers: 3x3 or 5x5 kernels, stride 1, dilation 1, groups 1, zero padding. Others are left as
+they are and listed in the report with the reason. The forward pass runs on CPU float32 tensors through
+nova's engine (registered as the custom operator ``nova::winograd_conv2d`` so that
+``torch.compile(fullgraph=True)`` traces through it); the backward pass uses PyTorch's own convolution
+gradients. Filters are transformed once per plan and again whenever the weights change (tracked through
+the tensors' version counters). ``WinogradConv2d`` keeps ``weight`` and ``bias`` as parameters with the
+same names, so state_dicts move freely between the original and the converted model.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+from collections import OrderedDict
+from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from . import _nova
+
+__all__ = ["WinogradConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d"]
+
+_PLAN_CACHE_SIZE = 64
+_plans: "OrderedDict[tuple, object]" = OrderedDict()
+atexit.register(_plans.clear)  # release the engine's plans before the extension module goes away
+
+
+def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding, tile: str,
+              transform_json: str, threads: int):
+    """A cached engine plan; the key includes the weights' identity and version, so an in-place update
+    of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters."""
+    key = (tuple(x.shape), weight.data_ptr(), weight._version, tuple(weight.shape),
+           None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads)
+    plan = _plans.get(key)
+    if plan is not None:
+        _plans.move_to_end(key)
+        return plan
+    n, c, h, w = x.shape
+    k, _, r, s = weight.shape
+    transform = _nova.Transform.from_json(transform_json) if transform_json else None
+    w32 = weight.detach().contiguous()
+    b32 = None if bias is None else bias.detach().contiguous()
+    plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), weights=w32, bias=b32,
+                          threads=threads, tile=tile, transform=transform)
+    _plans[key] = plan
+    if len(_plans) > _PLAN_CACHE_SIZE:
+        _plans.popitem(last=False)
+    return plan
+
+
+def _check_input(x: torch.Tensor, weight: torch.Tensor):
+    if x.device.type != "cpu" or weight.device.type != "cpu":
+        raise ValueError(f"nova's engine runs on CPU tensors; got input on {x.device}, weight on {weight.device}")
+    if x.dtype != torch.float32 or weight.dtype != torch.float32:
+        raise ValueError(f"nova's engine takes float32 tensors; got input {x.dtype}, weight {weight.dtype}")
+    if x.dim() != 4:
+        raise ValueError(f"expected a 4D NCHW input, got shape {tuple(x.shape)}")
+    if x.shape[1] != weight.shape[1]:
+        raise ValueError(f"input has {x.shape[1]} channels, the layer expects {weight.shape[1]}")
+
+
+@torch.library.custom_op("nova::winograd_conv2d", mutates_args=())
+def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding: list[int],
+                    tile: str, transform_json: str, threads: int) -> torch.Tensor:
+    """Stride-1, dilation-1 conv2d (cross-correlation, NCHW, float32, CPU) through nova's Winograd engine."""
+    _check_input(x, weight)
+    plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads)
+    out = torch.empty(plan.output_shape, dtype=torch.float32)
+    plan.execute(x.detach().contiguous(), out)
+    return out
+
+
+@winograd_conv2d.register_fake
+def _(x, weight, bias, padding, tile, transform_json, threads):
+    n, _, h, w = x.shape
+    k, _, r, s = weight.shape
+    return x.new_empty((n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1))
+
+
+def _setup_context(ctx, inputs, output):
+    x, weight, bias, padding, *_ = inputs
+    ctx.save_for_backward(x, weight)
+    ctx.padding = tuple(padding)
+    ctx.has_bias = bias is not None
+
+
+def _backward(ctx, grad):
+    x, weight = ctx.saved_tensors
+    grad_x = grad_w = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad, padding=ctx.padding)
+    if ctx.needs_input_grad[1]:
+        grad_w = torch.nn.grad.conv2d_weight(x, weight.shape, grad, padding=ctx.padding)
+    if ctx.has_bias and ctx.needs_input_grad[2]:
+        grad_b = grad.sum(dim=(0, 2, 3))
+    return grad_x, grad_w, grad_b, None, None, None, None
+
+
+winograd_conv2d.register_autograd(_backward, setup_context=_setup_context)
+
+
+def _default_tile(kernel: int) -> str:
+    return "6,3" if kernel == 3 else "4,5"
+
+
+class WinogradConv2d(nn.Module):
+    """A Conv2d (stride 1, dilation 1, groups 1, zero padding) computed by nova's Winograd engine.
+
+    ``tile`` is "m,r" (default F(6,3) for 3x3 kernels, F(4,5) for 5x5); ``transform`` an explicit
+    ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means every core.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int = 3, padding=1, bias: bool = True,
+                 tile: Optional[str] = None, transform: Optional["_nova.Transform"] = None, threads: int = 0,
+                 precision: str = "fp32"):
+        super().__init__()
+        if precision != "fp32":
+            raise ValueError(f"precision '{precision}' is not implemented by the engine yet (only fp32)")
+        if kernel_size not in (3, 5):
+            raise ValueError(f"WinogradConv2d supports 3x3 and 5x5 kernels, not {kernel_size}x{kernel_size}")
+        self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
+        self.padding = (padding, padding) if isinstance(padding, int) else tuple(padding)
+        self.weight = nn.Parameter(torch.empty(out_channels, in_channels, kernel_size, kernel_size))
+        self.bias = nn.Parameter(torch.empty(out_channels)) if bias else None
+        nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)
+        if self.bias is not None:
+            nn.init.zeros_(self.bias)
+        if transform is not None:
+            if transform.r != kernel_size:
+                raise ValueError(f"transform {transform.tile} is for {transform.r}-tap filters, the kernel is {kernel_size}")
+            self.tile, self._transform_json = transform.tile, transform.to_json()
+        else:
+            self.tile = tile or _default_tile(kernel_size)
+            r = int(self.tile.replace("F(", "").replace(")", "").split(",")[1])
+            if r != kernel_size:
+                raise ValueError(f"tile {self.tile} is for {r}-tap filters, the kernel is {kernel_size}")
+            self._transform_json = ""
+        self.threads = threads
+        self.precision = precision
+
+    @classmethod
+    def from_conv2d(cls, conv: nn.Conv2d, tile: Optional[str] = None, transform=None, precision: str = "fp32",
+                    threads: int = 0) -> "WinogradConv2d":
+        """A WinogradConv2d sharing ``conv``'s parameters (same tensors, so the state_dict is unchanged)."""
+        reason = ineligibility(conv)
+        if reason:
+            raise ValueError(f"cannot convert this Conv2d: {reason}")
+        padding = conv.padding
+        if isinstance(padding, str):  # 'same' at stride 1 with an odd kernel: (k - 1) / 2 on each side
+            padding = ((conv.kernel_size[0] - 1) // 2,) * 2
+        module = cls(conv.in_channels, conv.out_channels, conv.kernel_size[0], padding=padding,
+                     bias=conv.bias is not None, tile=tile, transform=transform, threads=threads, precision=precision)
+        module.weight = conv.weight
+        module.bias = conv.bias
+        return module
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return winograd_conv2d(x, self.weight, self.bias, list(self.padding), self.tile if not self._transform_json else "",
+                               self._transform_json, self.threads)
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, padding={self.padding}, "
+                f"tile={self.tile}, precision={self.precision}")
+
+
+def ineligibility(conv: nn.Module) -> str:
+    """Why ``conv`` cannot run through nova's Winograd engine, or "" when it can."""
+    if not isinstance(conv, nn.Conv2d):
+        return f"{type(conv).__name__} is not a Conv2d"
+    kh, kw = conv.kernel_size
+    if kh != kw or kh not in (3, 5):
+        return f"kernel {kh}x{kw} (Winograd here takes 3x3 or 5x5)"
+    if conv.stride != (1, 1):
+        return f"stride {conv.stride}"
+    if conv.dilation != (1, 1):
+        return f"dilation {conv.dilation}"
+    if conv.groups != 1:
+        return f"groups={conv.groups}"
+    if conv.padding_mode != "zeros":
+        return f"padding_mode '{conv.padding_mode}'"
+    if isinstance(conv.padding, str) and conv.padding != "same":
+        return f"padding '{conv.padding}'"
+    if conv.weight.dtype != torch.float32:
+        return f"weights are {conv.weight.dtype}, not float32"
+    if conv.weight.device.type != "cpu":
+        return f"weights on {conv.weight.device}"
+    return ""
+
+
+@dataclasses.dataclass
+class ReplacementReport:
+    replaced: list = dataclasses.field(default_factory=list)      # (name, description)
+    skipped: list = dataclasses.field(default_factory=list)       # (name, reason)
+
+    def __str__(self) -> str:
+        lines = [f"replaced {len(self.replaced)} Conv2d layer(s), skipped {len(self.skipped)}"]
+        lines += [f"  replaced {name}: {what}" for name, what in self.replaced]
+        lines += [f"  skipped  {name}: {why}" for name, why in self.skipped]
+        return "\n".join(lines)
+
+
+def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None, precision: str = "fp32",
+                   threads: int = 0) -> ReplacementReport:
+    """Replace every eligible nn.Conv2d in ``model`` (in place) by a WinogradConv2d sharing its parameters.
+
+    ``tile`` applies to layers whose kernel matches its r (others get the default tile for their kernel);
+    ``transform`` likewise. Returns a report of what was replaced and what was skipped, and why."""
+    report = ReplacementReport()
+    for parent_name, parent in list(model.named_modules()):
+        for child_name, child in list(parent.named_children()):
+            if not isinstance(child, nn.Conv2d):
+                continue
+            name = f"{parent_name}.{child_name}" if parent_name else child_name
+            reason = ineligibility(child)
+            if reason:
+                report.skipped.append((name, reason))
+                continue
+            k = child.kernel_size[0]
+            use_transform = transform if transform is not None and transform.r == k else None
+            use_tile = tile if (tile and int(tile.replace("F(", "").replace(")", "").split(",")[1]) == k) else None
+            new = WinogradConv2d.from_conv2d(child, tile=use_tile, transform=use_transform, precision=precision,
+                                             threads=threads)
+            setattr(parent, child_name, new)
+            report.replaced.append((name, f"{k}x{k} -> Winograd {new.tile}"))
+    return report

@@ -1,0 +1,132 @@
+"""nova.torch against PyTorch's own conv2d (the float64 direct reference is PyTorch's conv in float64)."""
+import pytest
+
+torch = pytest.importorskip("torch")
+nova_torch = pytest.importorskip("nova.torch")
+import nova  # noqa: E402
+
+nn = torch.nn
+
+
+def rel_l2(a, b):
+    return float((a.double() - b.double()).norm() / b.double().norm())
+
+
+def reference(conv, x):
+    """The same convolution in float64: the ground truth both FP32 paths are measured against."""
+    return torch.nn.functional.conv2d(x.double(), conv.weight.double(),
+                                      None if conv.bias is None else conv.bias.double(), padding=conv.padding)
+
+
+@pytest.mark.parametrize("tile, k, shape, pad", [
+    ("2,3", 3, (1, 3, 7, 9), 1), ("4,3", 3, (2, 5, 13, 11), 1), ("6,3", 3, (3, 17, 15, 21), 1),
+    ("6,3", 3, (1, 8, 10, 10), 0), ("8,3", 3, (1, 4, 19, 17), 2), ("4,5", 5, (2, 6, 11, 13), 2),
+    ("2,5", 5, (1, 3, 9, 9), 1),
+])
+def test_from_conv2d_matches_conv2d(tile, k, shape, pad):
+    torch.manual_seed(0)
+    conv = nn.Conv2d(shape[1], 7, k, padding=pad)
+    x = torch.randn(shape)
+    wino = nova_torch.WinogradConv2d.from_conv2d(conv, tile=tile)
+    with torch.no_grad():
+        y, y_direct, y64 = wino(x), conv(x), reference(conv, x)
+    assert y.shape == y_direct.shape
+    # Winograd costs accuracy even in FP32 (more for larger tiles); it must stay at FP32 scale.
+    assert rel_l2(y, y64) < 2e-5
+    assert rel_l2(y_direct, y64) < 1e-6
+
+
+def test_gradients_equal_pytorch():
+    torch.manual_seed(1)
+    conv = nn.Conv2d(4, 5, 3, padding=1)
+    wino = nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(4, 5, 3, padding=1), tile="4,3")
+    with torch.no_grad():
+        wino.weight.copy_(conv.weight)
+        wino.bias.copy_(conv.bias)
+    x1 = torch.randn(2, 4, 9, 9, requires_grad=True)
+    x2 = x1.detach().clone().requires_grad_(True)
+    g = torch.randn(2, 5, 9, 9)
+    (conv(x1) * g).sum().backward()
+    (wino(x2) * g).sum().backward()
+    torch.testing.assert_close(x2.grad, x1.grad, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(wino.weight.grad, conv.weight.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(wino.bias.grad, conv.bias.grad, rtol=1e-4, atol=1e-4)
+
+
+class Small(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.c2 = nn.Conv2d(8, 8, 3, padding="same")
+        self.down = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.grouped = nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.point = nn.Conv2d(8, 8, 1)
+        self.block = nn.Sequential(nn.Conv2d(8, 4, 5, padding=2), nn.ReLU())
+
+    def forward(self, x):
+        x = torch.relu(self.c1(x))
+        x = torch.relu(self.c2(x))
+        x = self.grouped(self.down(x))
+        return self.block(self.point(x))
+
+
+def test_replace_conv2d_reports_and_preserves_outputs_and_state_dict():
+    torch.manual_seed(2)
+    model = Small().eval()
+    x = torch.randn(2, 3, 17, 17)
+    with torch.no_grad():
+        before = model(x)
+    keys = list(model.state_dict().keys())
+    report = nova_torch.replace_conv2d(model, tile="4,3")
+    replaced = dict(report.replaced)
+    skipped = dict(report.skipped)
+    assert set(replaced) == {"c1", "c2", "block.0"}
+    assert "stride" in skipped["down"] and "groups" in skipped["grouped"] and "1x1" in skipped["point"]
+    assert "F(4,5)" in replaced["block.0"] or "4,5" in replaced["block.0"]
+    assert "replaced 3" in str(report)
+    with torch.no_grad():
+        after = model(x)
+    assert rel_l2(after, before) < 2e-5
+    assert list(model.state_dict().keys()) == keys
+    model.load_state_dict(Small().state_dict())  # loads into the converted model
+
+
+def test_weight_updates_are_seen():
+    torch.manual_seed(3)
+    conv = nn.Conv2d(3, 4, 3, padding=1)
+    wino = nova_torch.WinogradConv2d.from_conv2d(conv, tile="6,3")
+    x = torch.randn(1, 3, 12, 12)
+    with torch.no_grad():
+        wino(x)
+        conv.weight.mul_(-2.0)  # shared parameter, changed in place
+        assert rel_l2(wino(x), reference(conv, x)) < 2e-5
+
+
+def test_torch_compile_fullgraph():
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.ReLU(), nn.Conv2d(6, 2, 3, padding=1)).eval()
+    x = torch.randn(1, 3, 11, 11)
+    with torch.no_grad():
+        expected = model(x)
+    nova_torch.replace_conv2d(model)
+    compiled = torch.compile(model, fullgraph=True, backend="eager")
+    with torch.no_grad():
+        got = compiled(x)
+    assert rel_l2(got, expected) < 2e-5
+
+
+def test_explicit_transform_and_bad_input():
+    t = nova.Transform("4,3", "0,±1,±2,inf")
+    conv = nn.Conv2d(2, 3, 3, padding=1)
+    wino = nova_torch.WinogradConv2d.from_conv2d(conv, transform=t)
+    x = torch.randn(1, 2, 8, 8)
+    with torch.no_grad():
+        assert rel_l2(wino(x), reference(conv, x)) < 2e-5
+        with pytest.raises(ValueError, match="float32"):
+            wino(x.double())
+        with pytest.raises(ValueError, match="channels"):
+            wino(torch.randn(1, 5, 8, 8))
+    with pytest.raises(ValueError, match="5x5|5-tap|3-tap"):
+        nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(2, 3, 5, padding=2), transform=t)
+    with pytest.raises(ValueError, match="stride"):
+        nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(2, 3, 3, stride=2))

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The Python side of the test command: a venv with PyTorch (scripts/install-python-deps.sh), the nova
+# package built and installed with `pip install .`, then pytest over python/tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-python-deps.sh
+py=.venv/bin/python
+"$py" -m pip install -q --disable-pip-version-check nanobind scikit-build-core
+"$py" -m pip install -q --disable-pip-version-check --no-build-isolation .
+# Run from outside the checkout so that `import nova` finds the installed package, not python/nova.
+repo=$PWD
+cd /tmp
+"$py" -m pytest -q -p no:cacheprovider "$repo/python/tests"

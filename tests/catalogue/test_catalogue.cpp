@@ -1,0 +1,168 @@
+// The shipped catalogue: every entry verified exactly, its error re-measured, no worse than the
+// published point sets under the same model and data; bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#include "common/cli_runner.hpp"
+#include "nova/catalogue/catalogue.hpp"
+#include "nova/catalogue/generate.hpp"
+#include "nova/catalogue/reference_points.hpp"
+#include "nova/error.hpp"
+#include "nova/exact/io.hpp"
+#include "nova/exact/verify.hpp"
+
+namespace nova {
+namespace {
+
+const std::string kShipped = std::string(NOVA_SOURCE_DIR) + "/data/catalogue.json";
+
+const Catalogue& shipped() {
+  static const Catalogue c = load_catalogue(kShipped);
+  return c;
+}
+
+TEST(Catalogue, CoversEveryTileAndPreset) {
+  for (const auto& t : catalogue_tiles())
+    for (const auto& p : catalogue_presets()) EXPECT_NE(shipped().find(t, p), nullptr) << t.to_string() << " " << p;
+}
+
+TEST(Catalogue, EveryEntryVerifiesExactlyAndMatchesItsPointsAndScaling) {
+  for (const auto& e : shipped().entries) {
+    const Verification v = verify(e.transform);
+    EXPECT_TRUE(v.ok) << e.tile.to_string() << " " << e.preset << ": " << v.reason;
+    // The matrices are the construction from the recorded points with the recorded scaling choice.
+    const Transform rebuilt =
+        Transform::construct(e.tile, e.transform.points(), exact_scaling(e.transform.points(), e.scaling_choice));
+    EXPECT_TRUE(rebuilt.AT() == e.transform.AT() && rebuilt.G() == e.transform.G() && rebuilt.BT() == e.transform.BT())
+        << e.tile.to_string() << " " << e.preset;
+  }
+}
+
+TEST(Catalogue, VerificationCatchesATamperedEntry) {
+  const auto& e = shipped().entries.front();
+  nlohmann::json j = to_json(e.transform);
+  j["G"][0][0] = "12345/7";
+  const Transform bad = transform_from_json(j);
+  EXPECT_FALSE(verify(bad).ok);
+}
+
+TEST(Catalogue, StoredHeldOutErrorsAreReproduced) {
+  const HeldOutSpec gaussian = shipped().held_out.front();
+  for (const auto& e : shipped().entries) {
+    const auto* stored = e.error(gaussian.name);
+    ASSERT_NE(stored, nullptr);
+    const auto again = held_out_errors(e.transform.to_f64(), precision_preset(e.preset), {gaussian}).front();
+    if (!std::isfinite(stored->rel_l2)) {
+      EXPECT_FALSE(std::isfinite(again.rel_l2));
+      continue;
+    }
+    EXPECT_NEAR(again.rel_l2 / stored->rel_l2, 1.0, 1e-6) << e.tile.to_string() << " " << e.preset;
+  }
+}
+
+TEST(Catalogue, NoWorseThanThePublishedPointSetsOnTheSameModelAndData) {
+  // Independent data (seed 777, not a held-out set) so the check is not the generator's own numbers.
+  for (const auto& e : shipped().entries) {
+    const PrecisionModel model = precision_preset(e.preset);
+    const int64_t tiles = 32768 / (int64_t{e.tile.m} * e.tile.m);  // 32768 outputs whatever the tile
+    const ErrorEvaluator ev(make_tile_dataset(e.tile, DataKind::kGaussian, tiles, 8, 777), model);
+    const double nova_err = ev.score(e.transform.to_f64());
+    double best_published = HUGE_VAL;
+    for (const auto& s : reference_sets(e.tile)) best_published = std::min(best_published, ev.score(reference_transform(s)));
+    EXPECT_TRUE(std::isfinite(nova_err)) << e.tile.to_string() << " " << e.preset;
+    EXPECT_LE(nova_err, best_published * 1.05) << e.tile.to_string() << " " << e.preset;
+  }
+}
+
+TEST(Catalogue, LooksUpByTileAndPreset) {
+  const auto& e = shipped().best({6, 3}, "fp16-storage");
+  EXPECT_EQ(e.tile, (TileSize{6, 3}));
+  EXPECT_EQ(e.preset, "fp16-storage");
+  EXPECT_THROW(shipped().best({6, 3}, "fp17"), Error);
+  EXPECT_THROW(shipped().best({5, 3}, "fp16-storage"), Error);
+}
+
+TEST(Catalogue, PathComesFromTheEnvironment) {
+  ASSERT_EQ(setenv("NOVA_CATALOGUE", "/nonexistent/catalogue.json", 1), 0);
+  EXPECT_EQ(default_catalogue_path(), "/nonexistent/catalogue.json");
+  EXPECT_THROW(load_catalogue(), Error);
+  unsetenv("NOVA_CATALOGUE");
+  EXPECT_NE(default_catalogue_path(), "/nonexistent/catalogue.json");
+}
+
+TEST(Catalogue, MalformedFilesAreErrors) {
+  const std::string dir = testing::temp_dir();
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+    return dir + "/" + name;
+  };
+  EXPECT_THROW(load_catalogue(write("a.json", "{not json")), Error);
+  EXPECT_THROW(load_catalogue(write("b.json", "[]")), Error);
+  EXPECT_THROW(load_catalogue(write("c.json", R"({"format": "nova-transform", "version": 1})")), Error);
+  nlohmann::json j = to_json(shipped());
+  j["entries"][0].erase("transform");
+  EXPECT_THROW(load_catalogue(write("d.json", j.dump())), Error);
+  j = to_json(shipped());
+  j["entries"][0]["tile"] = "F(0,3)";
+  EXPECT_THROW(load_catalogue(write("e.json", j.dump())), Error);
+  j = to_json(shipped());
+  j["entries"].push_back(j["entries"][0]);
+  EXPECT_THROW(load_catalogue(write("f.json", j.dump())), Error);
+  // A round trip keeps every entry.
+  const Catalogue back = catalogue_from_json(to_json(shipped()));
+  EXPECT_EQ(back.entries.size(), shipped().entries.size());
+}
+
+TEST(CatalogueCli, ListShowExportAndErrors) {
+  const std::string cat = "--catalogue " + kShipped;
+  auto r = testing::run_cli("catalogue list " + cat);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("F(8,3)"), std::string::npos);
+  r = testing::run_cli("catalogue show --tile 4,3 --precision fp16-storage --format json " + cat);
+  EXPECT_EQ(r.status, 0) << r.output;
+  const nlohmann::json shown = nlohmann::json::parse(r.output);
+  EXPECT_EQ(shown.at("preset"), "fp16-storage");
+  r = testing::run_cli("catalogue export --tile 6,3 --precision int8-tap --format json " + cat);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(verify(transform_from_json(nlohmann::json::parse(r.output))).ok);
+  r = testing::run_cli("catalogue show --tile 4,3 --precision fp17 " + cat);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("no preset 'fp17'"), std::string::npos) << r.output;
+  r = testing::run_cli("catalogue show --tile 3,3 --precision fp32 " + cat);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("no tile F(3,3)"), std::string::npos) << r.output;
+  const std::string dir = testing::temp_dir();
+  std::ofstream(dir + "/bad.json") << "{\"format\": ";
+  r = testing::run_cli("catalogue list --catalogue " + dir + "/bad.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace nova
+
+namespace nova {
+namespace {
+
+TEST(CatalogueCli, ReportGivesTheThreeTilesAsJson) {
+  const auto r = testing::run_cli("catalogue report --format json --presets fp16-storage --catalogue " + kShipped);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j.at("tables").size(), 3u);
+  for (const auto& t : j["tables"]) {
+    // Every table has the published rows and nova's row, and nova's error is a number.
+    const auto& rows = t.at("rows");
+    ASSERT_GE(rows.size(), 3u);
+    EXPECT_EQ(rows.back().at("set"), "nova");
+    EXPECT_TRUE(rows.back().at("errors").at("fp16-storage").is_number());
+  }
+  EXPECT_TRUE(j.contains("seed_tables"));
+  const auto bad = testing::run_cli("catalogue report --presets fp17 --catalogue " + kShipped);
+  EXPECT_EQ(bad.status, 2);
+}
+
+}  // namespace
+}  // namespace nova

@@ -4,6 +4,7 @@
 
 #include "cli_common.hpp"
 #include "command_registry.hpp"
+#include "nova/catalogue/error_tables.hpp"
 #include "nova/discover/report.hpp"
 #include "nova/error.hpp"
 
@@ -14,6 +15,7 @@ struct ReportCliOptions {
   std::string output;
   int threads = 0;
   uint64_t seed = 0;
+  bool errors = true;
 };
 
 void run_report(const ReportCliOptions& o) {
@@ -22,7 +24,12 @@ void run_report(const ReportCliOptions& o) {
   r.threads = o.threads;
   r.seed = o.seed;
   if (stderr_is_terminal()) r.progress = [](const std::string& s) { std::cerr << "\r\033[Kreport: " << s << std::flush; };
-  const std::string text = seed_report(r);
+  std::string text = seed_report(r);
+  if (o.errors) {
+    // Measured errors under each precision model (issue 4): published point sets vs nova's catalogue.
+    if (r.progress) r.progress("error tables");
+    text += "\n" + error_tables().markdown;
+  }
   if (r.progress) std::cerr << "\r\033[K" << std::flush;
   emit(o.output, text);
 }
@@ -34,6 +41,7 @@ const CommandRegistration registration("report", 5, [](CLI::App& app) {
   sub->add_option("--output,-o", o->output, "Write the Markdown report to this file instead of stdout");
   sub->add_option("--threads", o->threads, "Discovery threads (default: all cores; runtimes use one)");
   sub->add_option("--seed", o->seed, "Seed of the discovery runs")->capture_default_str();
+  sub->add_flag("!--no-errors", o->errors, "Leave out the measured-error tables (nova catalogue report)");
   sub->callback([o] { run_report(*o); });
 });
 

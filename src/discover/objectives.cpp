@@ -9,6 +9,7 @@
 #include "nova/analysis/small_svd.hpp"
 #include "nova/analysis/vandermonde.hpp"
 #include "nova/discover/float_cook_toom.hpp"
+#include "nova/numerics/first_order.hpp"
 
 namespace nova {
 
@@ -103,15 +104,7 @@ double NormProduct::evaluate(TileSize tile, std::span<const double> finite) cons
 double ErrorProxy::evaluate(TileSize tile, std::span<const double> finite) const {
   TransformF64 t;
   if (!build(tile, finite, t)) return kInf;
-  double p = 0;
-  for (int a = 0; a < t.n; ++a) {
-    double na = 0, ng = 0, nb = 0;
-    for (int i = 0; i < t.m; ++i) na += t.at(i, a) * t.at(i, a);
-    for (int k = 0; k < t.r; ++k) ng += t.g(a, k) * t.g(a, k);
-    for (int j = 0; j < t.n; ++j) nb += t.bt(a, j) * t.bt(a, j);
-    p += na * ng * nb;
-  }
-  return p;
+  return winograd_p(t);  // the first-order error model's P (numerics)
 }
 
 double SeedFitness::evaluate(TileSize tile, std::span<const double> finite) const {

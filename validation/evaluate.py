@@ -37,6 +37,7 @@ import torch.nn as nn
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import fashion_mnist  # noqa: E402
+import machine  # noqa: E402
 import models  # noqa: E402
 import winograd_ref as wr  # noqa: E402
 
@@ -252,7 +253,7 @@ def main(argv=None):
         out.parent.mkdir(parents=True, exist_ok=True)
     rows = []
     t_all = time.perf_counter()
-    meta = dict(machine=platform.machine(), cpu=_cpu(), threads=args.threads, torch=torch.__version__,
+    meta = dict(machine=platform.machine(), cpu=machine.cpu_name(), threads=args.threads, torch=torch.__version__,
                 loadavg_start=os.getloadavg()[0])
     for arch in args.arch.split(","):
         model, info = load_model(arch, args.weights)
@@ -309,16 +310,6 @@ def main(argv=None):
         args.markdown.write_text(table + f"\n\nwall time {total:.0f} s, {meta['cpu']}, {args.threads} threads, "
                                  f"load average at start {meta['loadavg_start']:.2f}, torch {torch.__version__}\n")
     return rows
-
-
-def _cpu():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":

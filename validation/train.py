@@ -29,6 +29,7 @@ import torch.nn.functional as F
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import fashion_mnist  # noqa: E402
+import machine  # noqa: E402
 import models  # noqa: E402
 
 SEED = 20261122
@@ -129,7 +130,7 @@ def main(argv=None):
         test_acc_fp32_direct=acc, test_acc_before_fold=acc_train_model,
         test_images=len(yte), norm_mean=mean, norm_std=std,
         torch=torch.__version__, python=platform.python_version(), machine=platform.machine(),
-        cpu=_cpu_name(), nproc=os.cpu_count(), bn_folded=args.arch == "resnet", log=log,
+        cpu=machine.cpu_name(), nproc=os.cpu_count(), bn_folded=args.arch == "resnet", log=log,
     )
     args.out.mkdir(parents=True, exist_ok=True)
     if not args.limit:
@@ -140,16 +141,6 @@ def main(argv=None):
     print(f"{args.arch}: trained {epochs} epochs in {train_s:.1f} s; FP32 direct test accuracy {acc * 100:.2f}% "
           f"(before folding {acc_train_model * 100:.2f}%); load {load0[0]:.2f} -> {load1[0]:.2f}")
     return info
-
-
-def _cpu_name():
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
 
 
 if __name__ == "__main__":

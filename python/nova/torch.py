@@ -107,6 +107,14 @@ def _backward(ctx, grad):
 winograd_conv2d.register_autograd(_backward, setup_context=_setup_context)
 
 
+def _tile_r(tile: str) -> int:
+    """The filter size r of a tile written "m,r" or "F(m,r)" (the engine validates the rest)."""
+    try:
+        return int(tile.replace("F(", "").replace(")", "").split(",")[1])
+    except (IndexError, ValueError):
+        raise ValueError(f"cannot parse tile '{tile}' (expected m,r or F(m,r), e.g. 6,3)") from None
+
+
 def _default_tile(kernel: int) -> str:
     return "6,3" if kernel == 3 else "4,5"
 
@@ -139,7 +147,7 @@ class WinogradConv2d(nn.Module):
             self.tile, self._transform_json = transform.tile, transform.to_json()
         else:
             self.tile = tile or _default_tile(kernel_size)
-            r = int(self.tile.replace("F(", "").replace(")", "").split(",")[1])
+            r = _tile_r(self.tile)
             if r != kernel_size:
                 raise ValueError(f"tile {self.tile} is for {r}-tap filters, the kernel is {kernel_size}")
             self._transform_json = ""
@@ -225,7 +233,7 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
                 continue
             k = child.kernel_size[0]
             use_transform = transform if transform is not None and transform.r == k else None
-            use_tile = tile if (tile and int(tile.replace("F(", "").replace(")", "").split(",")[1]) == k) else None
+            use_tile = tile if (tile and _tile_r(tile) == k) else None
             new = WinogradConv2d.from_conv2d(child, tile=use_tile, transform=use_transform, precision=precision,
                                              threads=threads)
             setattr(parent, child_name, new)

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-python-deps.sh
-py=.venv/bin/python
+py="${NOVA_VENV:-$PWD/.venv}/bin/python"  # absolute: pytest runs from /tmp
 "$py" -m pip install -q --disable-pip-version-check nanobind scikit-build-core
 "$py" -m pip install -q --disable-pip-version-check --no-build-isolation .
 # Run from outside the checkout so that `import nova` finds the installed package, not python/nova.

@@ -94,7 +94,7 @@ class EmulatedWinogradConv2d(nn.Module):
 
     path = "emulation"
 
-    def __init__(self, conv: nn.Conv2d, transform: wr.Transform, preset: str):
+    def __init__(self, conv: nn.Conv2d, transform: wr.Transform, preset: str, v_scale: str = "image"):
         super().__init__()
         if conv.kernel_size[0] != transform.r:
             raise ValueError(f"kernel {conv.kernel_size} does not match F({transform.m},{transform.r})")
@@ -103,12 +103,13 @@ class EmulatedWinogradConv2d(nn.Module):
         self.padding = conv.padding[0]
         self.t = transform
         self.preset = preset
+        self.v_scale = v_scale
         self.U = wr.filter_transform(transform, self.weight, preset)  # filter transformed once
         self.stats = wr.Stats()
 
     def forward(self, x):
         y = wr.winograd_conv2d(x, self.weight, self.bias, self.padding, self.t, self.preset, U=self.U,
-                               stats=self.stats)
+                               stats=self.stats, v_scale=self.v_scale)
         return y.to(x.dtype)
 
 
@@ -118,7 +119,8 @@ def nova_factory():
     The returned make(conv, transform, preset) gives a module, or None for what the engine does not
     implement (then the emulation runs): today nova.torch implements only the fp32 preset, and the
     '+bal' scalings are not passed on (nova's 'wincnn' scaling equals winograd_ref's construction up
-    to the signs of rows, which change nothing)."""
+    to the signs of rows, which change nothing). A catalogue transform goes to nova as its JSON, with its
+    exact matrices and scaling (nova.Transform.from_json)."""
     try:
         import nova  # type: ignore
         import nova.torch as nt  # type: ignore
@@ -128,7 +130,10 @@ def nova_factory():
     def make(conv, transform, preset):
         if preset != "fp32" or transform.name.endswith("+bal"):
             return None
-        t = nova.Transform(f"{transform.m},{transform.r}", transform.points_str(), "wincnn")
+        if transform.origin.get("json"):
+            t = nova.Transform.from_json(transform.origin["json"])
+        else:
+            t = nova.Transform(f"{transform.m},{transform.r}", transform.points_str(), "wincnn")
         return nt.WinogradConv2d.from_conv2d(conv, transform=t, precision=preset, threads=torch.get_num_threads())
     return make
 
@@ -177,7 +182,8 @@ def metrics(logits, y, ref_pred, ref64):
                 rel_l2=rel, logit_nan=int(torch.isnan(logits).sum()), logit_inf=int(torch.isinf(logits).sum()))
 
 
-def evaluate_config(model, x, y, ref_pred, ref64, transform, preset, backend="emulation", batch=500):
+def evaluate_config(model, x, y, ref_pred, ref64, transform, preset, backend="emulation", batch=500,
+                    v_scale="image"):
     import copy
     nova_make = nova_factory() if backend in ("nova", "auto") else None
     if backend == "nova" and nova_make is None:
@@ -191,7 +197,7 @@ def evaluate_config(model, x, y, ref_pred, ref64, transform, preset, backend="em
             if backend == "nova":
                 raise RuntimeError(f"--backend nova: nova's engine does not implement preset {preset!r} / "
                                    f"transform {transform.name!r} yet; use --backend auto or emulation")
-            mod = EmulatedWinogradConv2d(conv, transform, preset)
+            mod = EmulatedWinogradConv2d(conv, transform, preset, v_scale)
             paths.add("emulation")
         else:
             paths.add("nova")
@@ -224,8 +230,11 @@ def main(argv=None):
     ap.add_argument("--arch", default="vgg,resnet")
     ap.add_argument("--tiles", default="4,6,8", help="output tile sizes m of F(m,3)")
     ap.add_argument("--points", default="all",
-                    help="point-set names (see winograd_ref.POINT_SETS; '+bal' suffix = power-of-two balanced), "
-                         "or 'all' (each set as published and balanced), or 'published'")
+                    help="point-set names (see winograd_ref.POINT_SETS; '+bal' suffix = power-of-two balanced; "
+                         "'catalogue' = nova's catalogue entry for the tile and preset; 'practitioners' = the "
+                         "shipped set of each tile, winograd_ref.PRACTITIONERS), or 'all' (each published set "
+                         "as published and balanced, then the catalogue), 'published', or 'grid' (standard, "
+                         "practitioners, seed nova, catalogue: the issue's grid)")
     ap.add_argument("--presets", default=",".join(wr.EVAL_PRESETS))
     ap.add_argument("--limit", type=int, default=0, help="first N test images (0 = all 10 000)")
     ap.add_argument("--batch", type=int, default=500)
@@ -234,6 +243,11 @@ def main(argv=None):
     ap.add_argument("--weights", type=Path, default=WEIGHTS, help="folder with vgg.pt / resnet.pt")
     ap.add_argument("--out", type=Path, default=None, help="JSON-lines results file (appended per config)")
     ap.add_argument("--markdown", type=Path, default=None, help="write the table here too")
+    ap.add_argument("--resume", action="store_true",
+                    help="skip configurations already in --out (same net, images, tile, points, preset, V scale)")
+    ap.add_argument("--int8-v-scale", choices=list(wr.V_SCALES), default="image",
+                    help="int8 presets: V's scale per image (default; batch-size independent) or per tensor "
+                         "over the batch (nova's C++ definition)")
     args = ap.parse_args(argv)
 
     torch.set_num_threads(args.threads)
@@ -251,10 +265,34 @@ def main(argv=None):
     out = args.out
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
+    if args.resume and not out:
+        ap.error("--resume needs --out")
+
+    def key(row):
+        vs = row.get("int8_v_scale", "image") if str(row["preset"]).startswith("int8") else "-"
+        return (row["arch"], row["images"], row["tile"], row["points"], row["preset"], vs)
+
+    def done_keys():
+        if not (args.resume and out and out.is_file()):
+            return set()
+        keys = set()
+        for line in out.read_text().splitlines():
+            try:
+                keys.add(key(json.loads(line)))
+            except (ValueError, KeyError):
+                continue  # a line cut short by a killed run: the configuration runs again
+        return keys
+
+    def append(row):
+        if out:
+            with open(out, "a") as f:  # one complete line per write
+                f.write(json.dumps(row) + "\n")
+
     rows = []
     t_all = time.perf_counter()
     meta = dict(machine=platform.machine(), cpu=machine.cpu_name(), threads=args.threads, torch=torch.__version__,
                 loadavg_start=os.getloadavg()[0])
+    skipped_done = 0
     for arch in args.arch.split(","):
         model, info = load_model(arch, args.weights)
         x, y = load_test(info, args.limit)
@@ -273,38 +311,52 @@ def main(argv=None):
         for r in report:
             print(f"#   {r['layer']:28s} {str(r['shape']):18s} "
                   f"{'eligible' if r['replaced'] else 'skipped: ' + r['reason']}", flush=True)
-        if out:
-            with open(out, "a") as f:
-                f.write(json.dumps(dict(direct, meta=meta, layers=report)) + "\n")
+        if key(direct) not in done_keys():
+            append(dict(direct, meta=meta, layers=report))
         for tile in tiles:
             mm, rr = TILES[tile]
             names = list(wr.POINT_SETS[(mm, rr)])
             if args.points == "all":
-                sel = [v for nme in names for v in (nme, nme + "+bal")]
+                sel = [v for nme in names for v in (nme, nme + "+bal")] + ["catalogue"]
             elif args.points == "published":
                 sel = names
+            elif args.points == "grid":
+                sel = wr.GRID_POINTS[(mm, rr)]
             else:
-                sel = [p.strip() for p in args.points.split(",") if p.strip()
-                       and (p.strip().removesuffix("+bal") in names)]
+                sel = []
+                for p in (p.strip() for p in args.points.split(",")):
+                    p = wr.PRACTITIONERS[(mm, rr)] if p == "practitioners" and (mm, rr) != (6, 3) else p
+                    if p and (p.removesuffix("+bal") in names or p == "catalogue" or p.startswith("catalogue:")):
+                        sel.append(p)
             for pname in sel:
-                t = wr.point_set(mm, rr, pname)
                 for preset in presets:
-                    res, _ = evaluate_config(model, x, y, ref_pred, ref64, t, preset, args.backend, args.batch)
-                    row = dict(base, tile=f"F({mm},{rr})", points=pname, preset=preset, **res)
+                    vs = args.int8_v_scale if preset.startswith("int8") else None
+                    probe = dict(base, tile=f"F({mm},{rr})", points=pname, preset=preset)
+                    if vs:
+                        probe["int8_v_scale"] = vs
+                    if key(probe) in done_keys():
+                        skipped_done += 1
+                        continue
+                    t = wr.point_set(mm, rr, pname, preset)
+                    res, _ = evaluate_config(model, x, y, ref_pred, ref64, t, preset, args.backend, args.batch,
+                                             v_scale=vs or "image")
+                    row = dict(probe, **res)
                     rows.append(row)
                     print(f"{arch:6s} F({mm},{rr}) {pname:20s} {preset:13s} top1 {100 * res['top1']:6.2f} "
                           f"agree {100 * res['agree']:6.2f} relL2 {res['rel_l2']:.2e} "
                           f"nan/inf {res['layer_nan']}/{res['layer_inf']} [{res['path']}, {res['seconds']:.1f}s]",
                           flush=True)
-                    if out:
-                        with open(out, "a") as f:
-                            f.write(json.dumps(dict(row, points_exact=t.points_str())) + "\n")
+                    extra = dict(points_exact=t.points_str())
+                    if t.origin:
+                        extra.update(catalogue_id=t.origin["id"], catalogue_preset=t.origin["preset"])
+                    append(dict(row, **extra))
     total = time.perf_counter() - t_all
     table = fmt_table(rows)
     print()
     print(table)
     print(f"\nwall time {total:.0f} s on {meta['cpu']} ({args.threads} threads, load average at start "
-          f"{meta['loadavg_start']:.2f}); torch {torch.__version__}")
+          f"{meta['loadavg_start']:.2f}, at end {os.getloadavg()[0]:.2f}); torch {torch.__version__}"
+          + (f"; {skipped_done} configurations already in {out} skipped" if skipped_done else ""))
     if args.markdown:
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(table + f"\n\nwall time {total:.0f} s, {meta['cpu']}, {args.threads} threads, "

@@ -1,7 +1,11 @@
 """Render evaluate.py's JSON-lines results as a markdown table (works on partial runs too).
 
     .venv/bin/python validation/table.py validation/results/slice_vgg.jsonl [more.jsonl ...]
-    .venv/bin/python validation/table.py --pivot validation/results/slice_*.jsonl   # top-1 per preset
+    .venv/bin/python validation/table.py --pivot top1 validation/results/slice_*.jsonl   # top-1 per preset
+    .venv/bin/python validation/table.py --pivot top1 --grid validation/results/full_*.jsonl  # the issue's grid
+
+Rows of int8 presets carry the V-scale definition (int8_v_scale; absent = 'image'); only one definition
+is shown (--int8-v-scale, default image). A configuration present more than once shows its last row.
 """
 import argparse
 import json
@@ -19,6 +23,26 @@ def load(paths):
             if line.strip():
                 rows.append(json.loads(line))
     return rows
+
+
+def select(rows, grid=False, v_scale="image"):
+    """Rows of one int8 V-scale definition; with grid, only the issue's grid (standard, the tile's
+    practitioners' set, seed nova, catalogue) and the direct rows, in that order per tile."""
+    rows = [r for r in rows if not str(r.get("preset", "")).startswith("int8")
+            or r.get("int8_v_scale", "image") == v_scale]
+    if not grid:
+        return rows
+    order = {}
+    for (m, r_), names in evaluate.wr.GRID_POINTS.items():
+        for i, nme in enumerate(names):
+            order[(f"F({m},{r_})", nme)] = (m, i)
+    keep = [r for r in rows if r["tile"] == "direct" or (r["tile"], r["points"]) in order]
+    nets = []
+    for r in keep:
+        if (r["arch"], r["images"]) not in nets:
+            nets.append((r["arch"], r["images"]))
+    return sorted(keep, key=lambda r: (nets.index((r["arch"], r["images"])),
+                                       (-1, -1) if r["tile"] == "direct" else order[(r["tile"], r["points"])]))
 
 
 def pivot(rows, key="top1"):
@@ -41,6 +65,8 @@ def pivot(rows, key="top1"):
             v = f"{100 * r[key]:.2f}" if key in ("top1", "agree") else f"{r[key]:.1e}"
             if r.get("layer_nan", 0) or r.get("layer_inf", 0):
                 v += "*"
+            if r.get("path") == "nova":  # nova's C++ engine through nova.torch rather than the emulation
+                v += "†"
             cells.append(v)
         if k[2] == "direct":
             cells = [f"{100 * hit_direct[key]:.2f}" if key in ("top1", "agree") else f"{hit_direct[key]:.1e}"
@@ -54,9 +80,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("files", nargs="+")
     ap.add_argument("--pivot", choices=["top1", "agree", "rel_l2"], default=None,
-                    help="one row per (net, tile, points), one column per preset; * = NaN/Inf in some layer")
+                    help="one row per (net, tile, points), one column per preset; * = NaN/Inf in some layer, "
+                         "† = nova's engine (path nova) rather than the emulation")
+    ap.add_argument("--grid", action="store_true", help="only the issue's grid of point sets, in its order")
+    ap.add_argument("--int8-v-scale", choices=list(evaluate.wr.V_SCALES), default="image")
     args = ap.parse_args()
-    rows = load(args.files)
+    rows = select(load(args.files), args.grid, args.int8_v_scale)
     print(pivot(rows, args.pivot) if args.pivot else evaluate.fmt_table(rows))
 
 

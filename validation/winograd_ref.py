@@ -11,9 +11,12 @@ then and says which path produced each number. Nothing here is nova's C++ code.
 """
 from __future__ import annotations
 
+import json
 import math
+import os
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -72,6 +75,7 @@ class Transform:
     G: list  # n x r
     BT: list  # n x n
     name: str = ""
+    origin: dict = field(default_factory=dict, repr=False)  # catalogue entry: tile, preset, id, json
     _cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -198,16 +202,150 @@ POINT_SETS = {
 }
 
 
-def point_set(m: int, r: int, name: str) -> Transform:
-    """A named point set of POINT_SETS; a name ending in '+bal' gets balance_pow2 scaling."""
+# What practitioners ship, per tile (the grid's "practitioners' set"): F(4,3)'s Lavin/NNPACK set is the
+# seed's "standard" itself, so the distinct shipped F(4,3) set is oneDNN's former {0,+-5/8,+-3/2}.
+PRACTITIONERS = {(4, 3): "onednn-old", (6, 3): "practitioners", (8, 3): "tvm"}
+# The evaluation grid of the issue: standard, the practitioners' set, the seed's NOVA points, nova's catalogue.
+GRID_POINTS = {k: ["standard", PRACTITIONERS[k], "nova", "catalogue"] for k in PRACTITIONERS}
+
+
+def point_set(m: int, r: int, name: str, preset: str | None = None) -> Transform:
+    """A named point set of POINT_SETS; a name ending in '+bal' gets balance_pow2 scaling.
+
+    'catalogue' is nova's catalogue entry (data/catalogue.json) for F(m, r) and `preset` (the entry's
+    exact points and exact scaling; 'fp64' takes the fp32 entry); 'catalogue:<preset>' a fixed entry."""
+    if name == "catalogue" or name.startswith("catalogue:"):
+        which = name.partition(":")[2] or preset
+        if not which:
+            raise ValueError("point set 'catalogue' needs a preset (the catalogue has one entry per preset)")
+        return catalogue_transform(m, r, "fp32" if which == "fp64" else which)
     if name.endswith("+bal"):
+        if name.startswith("catalogue"):
+            raise ValueError("'catalogue+bal': catalogue entries carry their own exact scaling")
         return balance_pow2(point_set(m, r, name[:-4]))
     try:
         pts, _ = POINT_SETS[(m, r)][name]
     except KeyError:
         raise ValueError(f"no point set {name!r} for F({m},{r}); known: "
-                         f"{sorted(POINT_SETS.get((m, r), {}))}") from None
+                         f"{sorted(POINT_SETS.get((m, r), {})) + ['catalogue']}") from None
     return cook_toom(m, r, pts, name=name)
+
+
+# ---------------------------------------------------------------------------------------------
+# nova's catalogue (data/catalogue.json, format in docs/catalogue.md), parsed here with json + fractions
+# ---------------------------------------------------------------------------------------------
+REPO = Path(__file__).resolve().parents[1]
+
+
+def catalogue_path(path=None) -> Path:
+    """The argument, else $NOVA_CATALOGUE, else the source tree's data/catalogue.json (as nova does)."""
+    p = Path(path or os.environ.get("NOVA_CATALOGUE") or REPO / "data" / "catalogue.json")
+    if not p.is_file():
+        raise FileNotFoundError(f"nova catalogue {p} not found (regenerate it with tools/regenerate_catalogue.sh "
+                                f"or point NOVA_CATALOGUE at it)")
+    return p
+
+
+_CATALOGUES: dict = {}
+
+
+def load_catalogue(path=None) -> dict:
+    """The parsed catalogue file (cached per path)."""
+    p = catalogue_path(path)
+    key = (str(p), p.stat().st_mtime_ns)
+    if key not in _CATALOGUES:
+        doc = json.loads(p.read_text())
+        if doc.get("format") != "nova-catalogue" or "entries" not in doc:
+            raise ValueError(f"{p}: not a nova catalogue (format {doc.get('format')!r})")
+        _CATALOGUES[key] = doc
+    return _CATALOGUES[key]
+
+
+def catalogue_entry(m: int, r: int, preset: str, path=None) -> dict:
+    tile = f"F({m},{r})"
+    doc = load_catalogue(path)
+    hits = [e for e in doc["entries"] if e.get("tile") == tile and e.get("preset") == preset]
+    if len(hits) != 1:
+        have = sorted({(e.get("tile"), e.get("preset")) for e in doc["entries"]})
+        raise ValueError(f"catalogue {catalogue_path(path)}: {len(hits)} entries for {tile} {preset}; has {have}")
+    return hits[0]
+
+
+def _fracs(rows, shape, what) -> list:
+    if len(rows) != shape[0] or any(len(row) != shape[1] for row in rows):
+        raise ValueError(f"{what}: expected {shape[0]}x{shape[1]} entries")
+    return [[Fraction(str(x)) for x in row] for row in rows]
+
+
+def transform_from_json(obj: dict, name: str = "") -> Transform:
+    """A Transform from nova's transform JSON (format 'nova-transform'): the exact matrices AT, G, BT as
+    rational strings, taken as they are (not re-derived from the points) and verified exactly; then
+    checked to be the Cook-Toom transform of its points up to the diagonal scaling it records
+    (scaling_factors, check_recorded_scaling)."""
+    if obj.get("format") != "nova-transform":
+        raise ValueError(f"not a nova transform (format {obj.get('format')!r})")
+    m, r = int(obj["m"]), int(obj["r"])
+    n = m + r - 1
+    pts = parse_points(obj["points"])
+    if len(pts) != n:
+        raise ValueError(f"F({m},{r}) needs {n} points, the JSON has {len(pts)}")
+    t = Transform(m, r, pts, _fracs(obj["AT"], (m, n), "AT"), _fracs(obj["G"], (n, r), "G"),
+                  _fracs(obj["BT"], (n, n), "BT"), name=name or obj.get("id", ""))
+    verify(t)
+    check_recorded_scaling(t, obj.get("scaling"))
+    return t
+
+
+def catalogue_transform(m: int, r: int, preset: str, path=None) -> Transform:
+    """nova's catalogue entry for F(m, r) and `preset` as an exactly verified Transform named 'catalogue'."""
+    e = catalogue_entry(m, r, preset, path)
+    t = transform_from_json(e["transform"], name="catalogue")
+    if [str(p) for p in t.points] != [str(p) for p in parse_points(e["points"])]:
+        raise ValueError(f"catalogue F({m},{r}) {preset}: entry points {e['points']} != transform points")
+    t.origin = dict(tile=e["tile"], preset=preset, id=e["transform"].get("id", ""),
+                    json=json.dumps(e["transform"]))
+    return t
+
+
+def scaling_factors(t: Transform) -> tuple[list, list]:
+    """Exact per-position factors (c, g) with AT[:, a] = c_a AT_ct[:, a], G[a] = g_a G_ct[a] and
+    BT[a] = BT_ct[a] / (c_a g_a), where *_ct is cook_toom(t.points) (the wincnn construction).
+    Raises ValueError when t is not the Cook-Toom transform of its points up to such a scaling."""
+    ct = cook_toom(t.m, t.r, t.points)
+
+    def ratio(new, old, what, a):
+        q = {x / y for x, y in zip(new, old) if y != 0}
+        if len(q) != 1 or any((y == 0) != (x == 0) for x, y in zip(new, old)):
+            raise ValueError(f"{what} at position {a} (point {t.points[a]}) is not a multiple of Cook-Toom's")
+        return q.pop()
+
+    c, g = [], []
+    for a in range(t.n):
+        ca = ratio([t.AT[i][a] for i in range(t.m)], [ct.AT[i][a] for i in range(t.m)], "AT column", a)
+        ga = ratio(t.G[a], ct.G[a], "G row", a)
+        ba = ratio(t.BT[a], ct.BT[a], "BT row", a)
+        if ca * ga * ba != 1:
+            raise ValueError(f"position {a}: scalings of AT, G, BT do not cancel ({ca} * {ga} * {ba})")
+        c.append(ca)
+        g.append(ga)
+    return c, g
+
+
+def check_recorded_scaling(t: Transform, scaling: dict | None) -> None:
+    """The JSON's recorded D1 (AT columns) and D2 (G rows), relative to the 'lagrange' construction
+    (G rows [1, f, f^2, ..] without the normalizer), must equal the matrices' actual scaling, exactly."""
+    c, g = scaling_factors(t)
+    if not scaling:
+        return
+    if scaling.get("relative_to", "lagrange") != "lagrange":
+        raise ValueError(f"scaling relative to {scaling.get('relative_to')!r} not understood")
+    finite = [p for p in t.points if p != INF]
+    for a, f in enumerate(t.points):
+        Nf = Fraction(1) if f == INF else math.prod((f - q for q in finite if q != f), start=Fraction(1))
+        d1, d2 = Fraction(str(scaling["D1"][a])), Fraction(str(scaling["D2"][a]))
+        if d1 != c[a] or d2 != g[a] / Nf:
+            raise ValueError(f"recorded scaling at position {a} (D1 {d1}, D2 {d2}) does not match the matrices "
+                             f"(D1 {c[a]}, D2 {g[a] / Nf})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,10 +361,16 @@ PRESETS = {
                 "fp32 accumulation, M rounded to fp16; output Y in fp16 (the seed's MI300X kernel)",
     "bf16-storage": "as fp16-storage with bfloat16 (RNE) instead of fp16",
     "int8-tensor": "U, V computed in fp32 then quantized symmetric int8 (RNE, clamp +-127); one scale for U "
-                   "per layer, one for V per image; int32-exact products and sums; dequantize; output fp32",
-    "int8-channel": "as int8-tensor with U scaled per output channel (V per image)",
-    "int8-tap": "as int8-tensor with U scaled per Winograd position xi and V per (image, xi)",
+                   "per layer, one for V per image (v_scale='batch': per tensor over the batch, as nova's C++ "
+                   "presets); int32-exact products and sums; dequantize; output fp32",
+    "int8-channel": "as int8-tensor with U scaled per output channel (V per image, or per tensor)",
+    "int8-tap": "as int8-tensor with U scaled per Winograd position xi and V per (image, xi) "
+                "(v_scale='batch': per xi over the batch)",
 }
+# Where the int8 presets take V's scale from. 'image' (the network default): each image's own amax, so a
+# network's predictions do not depend on the batch size. 'batch': the whole input tensor of the layer call
+# (all images of the batch), nova's C++ definition (`nova error`); the two agree at batch size 1.
+V_SCALES = ("image", "batch")
 EVAL_PRESETS = ["fp32", "fp16-storage", "fp16-all", "bf16-storage", "int8-tensor", "int8-channel", "int8-tap"]
 
 
@@ -298,11 +442,17 @@ def filter_transform(t: Transform, weight: torch.Tensor, preset: str) -> torch.T
 
 def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, padding: int,
                     t: Transform, preset: str = "fp32", U: torch.Tensor | None = None,
-                    stats: Stats | None = None) -> torch.Tensor:
+                    stats: Stats | None = None, v_scale: str = "image") -> torch.Tensor:
     """2D correlation (PyTorch Conv2d semantics: stride 1, dilation 1, groups 1, zero padding)
-    by F(m x m, r x r) Winograd with the preset's rounding. Returns float32 (float64 for 'fp64')."""
+    by F(m x m, r x r) Winograd with the preset's rounding. Returns float32 (float64 for 'fp64').
+
+    v_scale (int8 presets only): 'image' = V's scale per image (per (image, xi) for int8-tap), the
+    network default, independent of the batch size; 'batch' = per tensor over the whole batch (per xi
+    over the batch for int8-tap), nova's C++ presets."""
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; known: {', '.join(PRESETS)}")
+    if v_scale not in V_SCALES:
+        raise ValueError(f"unknown v_scale {v_scale!r}; known: {', '.join(V_SCALES)}")
     if x.dim() != 4 or weight.dim() != 4:
         raise ValueError(f"expected x (N,C,H,W) and weight (K,C,r,r), got {tuple(x.shape)}, {tuple(weight.shape)}")
     N, C, H, W = x.shape
@@ -343,15 +493,18 @@ def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | 
         Vb = V.reshape(n * n, C, N, T)
         if preset == "int8-tensor":
             au = Uf.abs().amax().view(1, 1, 1)
-            av = Vb.abs().amax(dim=(0, 1, 3)).view(1, 1, N, 1)
         elif preset == "int8-channel":
             au = Uf.abs().amax(dim=(0, 2)).view(1, K, 1)
-            av = Vb.abs().amax(dim=(0, 1, 3)).view(1, 1, N, 1)
         elif preset == "int8-tap":
             au = Uf.abs().amax(dim=(1, 2)).view(n * n, 1, 1)
-            av = Vb.abs().amax(dim=(1, 3)).view(n * n, 1, N, 1)
         else:
             raise ValueError(preset)
+        if preset == "int8-tap":  # V per position xi: per (image, xi) or per xi over the batch
+            av = (Vb.abs().amax(dim=(1, 3)).view(n * n, 1, N, 1) if v_scale == "image"
+                  else Vb.abs().amax(dim=(1, 2, 3)).view(n * n, 1, 1, 1))
+        else:  # V per tensor: per image or over the batch
+            av = (Vb.abs().amax(dim=(0, 1, 3)).view(1, 1, N, 1) if v_scale == "image"
+                  else Vb.abs().amax().view(1, 1, 1, 1))
         qu, su = _quant(Uf, au)
         qv, sv = _quant(Vb, av)
         # integer products and sums are exact: in float32 while |sum| <= Q*Q*C <= 2^24, else float64

@@ -8,10 +8,68 @@ Quick start::
     t.AT, t.G, t.BT                # float64 numpy arrays, each entry the nearest double to the exact one
     t.exact("G")                   # exact entries as "p/q" strings
 
-Errors in the input (bad points, tiles, files) raise ValueError with a one-line message.
+Analysis, error harness, discovery and the catalogue::
+
+    nova.analyze(t)["V"]["one_d"]["kappa2"]         # conditioning, norms, representability (a dict)
+    nova.error(t, "fp16-storage", tiles=10000)       # vs a float64 direct convolution: rel_l2, NaN/Inf ...
+    nova.error_layer(t, x, w, "int8-tap")            # on real activations x [N,C,H,W], weights w [K,C,r,r]
+    t2, info = nova.discover("6,3", seed=1)          # points minimizing kappa_2(V), verified exactly
+    nova.catalogue_transform("6,3", "fp16-storage")  # the best transform nova found for a preset
+
+Errors in the input (bad points, tiles, files, presets) raise ValueError with a one-line message.
 """
 
-from ._nova import Transform, load_transform, max_points
+import os as _os
 
-__all__ = ["Transform", "load_transform", "max_points"]
+from . import _nova
+from ._nova import (
+    Transform,
+    analyze,
+    discover,
+    error,
+    error_layer,
+    load_transform,
+    max_points,
+    precision_model,
+    precision_presets,
+)
+
+# The catalogue shipped inside the installed package (python/CMakeLists.txt installs it); when nova
+# runs from a source tree instead, the C++ default (NOVA_CATALOGUE, else the tree's data/) applies.
+_PACKAGED_CATALOGUE = _os.path.join(_os.path.dirname(__file__), "data", "catalogue.json")
+
+
+def _catalogue_path(path: str) -> str:
+    if path:
+        return path
+    if _os.environ.get("NOVA_CATALOGUE"):
+        return ""
+    return _PACKAGED_CATALOGUE if _os.path.exists(_PACKAGED_CATALOGUE) else ""
+
+
+def catalogue_entries(path: str = "") -> list:
+    """Every entry of the catalogue (default: the one shipped with nova) as dicts: tile, preset, exact
+    transform, points, scaling choice, kappa_v, training and held-out errors, and how it was found."""
+    return _nova.catalogue_entries(_catalogue_path(path))
+
+
+def catalogue_transform(tile: str, preset: str, path: str = "") -> Transform:
+    """The catalogue's verified transform for `tile` ("6,3") and precision preset ("fp16-storage");
+    ValueError naming what the catalogue has otherwise."""
+    return _nova.catalogue_transform(tile, preset, _catalogue_path(path))
+
+
+__all__ = [
+    "Transform",
+    "analyze",
+    "catalogue_entries",
+    "catalogue_transform",
+    "discover",
+    "error",
+    "error_layer",
+    "load_transform",
+    "max_points",
+    "precision_model",
+    "precision_presets",
+]
 __version__ = "0.1.0"

@@ -2,10 +2,27 @@
 #pragma once
 
 #include <nanobind/nanobind.h>
+#include <nlohmann/json.hpp>
 
 namespace nova::python {
 
 void bind_exact(nanobind::module_& m);
+void bind_analysis(nanobind::module_& m);
+void bind_numerics(nanobind::module_& m);
+void bind_discover(nanobind::module_& m);
+void bind_catalogue(nanobind::module_& m);
 void bind_conv(nanobind::module_& m);
+
+// nova's JSON results as plain Python objects (dict, list, str, float, int, bool, None), through the
+// json module: one well-tested conversion instead of a hand-written one per result type. Non-finite
+// numbers (JSON null in nova's output) arrive as None.
+inline nanobind::object to_python(const nlohmann::json& j) {
+  return nanobind::module_::import_("json").attr("loads")(j.dump());
+}
+// A Python object (dict, list, ...) as JSON, through the json module.
+inline nlohmann::json from_python(const nanobind::handle& o) {
+  const nanobind::object text = nanobind::module_::import_("json").attr("dumps")(o);
+  return nlohmann::json::parse(nanobind::cast<std::string>(text));
+}
 
 }  // namespace nova::python

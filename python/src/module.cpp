@@ -13,5 +13,9 @@ NB_MODULE(_nova, m) {
     }
   });
   nova::python::bind_exact(m);
+  nova::python::bind_analysis(m);
+  nova::python::bind_numerics(m);
+  nova::python::bind_discover(m);
+  nova::python::bind_catalogue(m);
   nova::python::bind_conv(m);
 }

@@ -1,12 +1,17 @@
 // nova discover: find well-conditioned rational points for a tile (the seed's pipeline, section B.8).
 #include <fmt/format.h>
 
+#include <cmath>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
 #include "command_registry.hpp"
+#include "nova/catalogue/catalogue.hpp"
+#include "nova/catalogue/generate.hpp"
 #include "nova/discover/discover.hpp"
 #include "nova/error.hpp"
+#include "nova/exact/io.hpp"
 
 namespace nova::cli {
 namespace {
@@ -25,12 +30,88 @@ struct DiscoverCliOptions {
   int max_denominator = 10;
   int max_ratio = 5;
   int population = 50, generations = 100, restarts = 3;
+  bool population_given = false, generations_given = false, restarts_given = false, sigma0_given = false;
   double sigma0 = 0.5;
+  int64_t train_tiles = 256, train_channels = 16;
+  int top_k = 4, refine_window = 1;
   bool no_symmetric = false, no_es = false, no_polish = false, no_analysis = false;
 };
 
+std::string fmt_err(double v) { return std::isfinite(v) ? fmt::format("{:.3e}", v) : "inf"; }
+
+// measured-error:<model>, proxy:<model> (or stage-proxy:<model>): the catalogue generator's search for
+// one tile and model, points and power-of-two scalings together; the winner is verified exactly and
+// scored on the held-out sets. Returns false when `spec` is not such an objective.
+bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
+  const auto colon = o.objective.find(':');
+  const std::string family = o.objective.substr(0, colon);
+  if (family != "measured-error" && family != "proxy" && family != "stage-proxy") return false;
+  if (colon == std::string::npos || colon + 1 >= o.objective.size())
+    throw Error("objective '" + o.objective + "' needs a precision model: " + family + ":<preset or model.json>");
+  const PrecisionModel model = load_precision_model(o.objective.substr(colon + 1));
+  const SelectBy select = family == "measured-error" ? SelectBy::kMeasured : SelectBy::kProxy;
+  if (o.threads < 0) throw Error("--threads must be at least 1 (default: all cores)");
+  if (o.budget_given) throw Error("--budget applies to the kappa-style objectives only (error objectives are deterministic)");
+  if (o.train_tiles < 1 || o.train_channels < 1) throw Error("--train-tiles and --train-channels must be positive");
+  if (o.top_k < 1) throw Error("--top-k must be at least 1");
+  if (o.refine_window < 0) throw Error("--refine-window must be 0 or more");
+  const TileSize tile = parse_tile(o.tile);
+  GenerateOptions g;
+  g.seed = o.seed;
+  g.objective.training.tiles = o.train_tiles;
+  g.objective.training.channels = o.train_channels;
+  g.top_k = o.top_k;
+  g.refine_window = o.refine_window;
+  if (o.population_given) g.es.population = o.population;
+  if (o.generations_given) g.es.generations = o.generations;
+  if (o.restarts_given) g.es.restarts = o.restarts;
+  if (o.sigma0_given) g.es.sigma0 = o.sigma0;
+  g.progress = [](const std::string& line) { std::cerr << line << '\n' << std::flush; };
+  const CatalogueEntry e = search_entry(tile, model, g, select);
+  // The shipped catalogue's entry for the same tile and preset, for comparison (same held-out sets).
+  const CatalogueEntry* shipped = nullptr;
+  try {
+    shipped = shipped_catalogue().find(tile, model.name);
+  } catch (const Error&) {
+    shipped = nullptr;  // no readable catalogue: nothing to compare with
+  }
+  const auto& tr = g.objective.training;
+  const std::string training = fmt::format("{} tiles x {} channels, {} data, seed {}", tr.tiles_for(tile), tr.channels,
+                                           to_string(tr.kind), tr.seed);
+  if (format == OutputFormat::kJson) {
+    nlohmann::json j = to_json(e);
+    j["objective"] = o.objective;
+    j["training"] = {{"tiles", tr.tiles_for(tile)}, {"channels", tr.channels}, {"kind", std::string(to_string(tr.kind))},
+                     {"seed", tr.seed}};
+    j["verified"] = true;
+    if (!std::isfinite(e.train_error)) j["train_error"] = nullptr;
+    if (shipped) {
+      nlohmann::json c = to_json(*shipped);
+      c.erase("transform");
+      j["catalogue_entry"] = c;
+    }
+    emit(o.output, j.dump(2) + "\n");
+    return true;
+  }
+  std::string t = fmt::format("{} {}: points {{{}}}, kappa_2(V) = {:.4g}, verified exactly\n", tile.to_string(),
+                              o.objective, to_string(e.transform.points()), e.kappa_v);
+  t += fmt::format("training error {} ({}), proxy {}\n", fmt_err(e.train_error), training, fmt_err(e.proxy));
+  for (const auto& h : e.held_out) {
+    const HeldOutError* c = shipped ? shipped->error(h.data) : nullptr;
+    t += fmt::format("held-out {:<9} rel L2 {}  max abs {:.3e}  non-finite {}{}\n", h.data, fmt_err(h.rel_l2),
+                     h.max_abs, h.nonfinite, c ? "   (catalogue entry: " + fmt_err(c->rel_l2) + ")" : "");
+  }
+  if (shipped)
+    t += fmt::format("catalogue entry {} {}: points {{{}}}, training error {}\n", tile.to_string(), model.name,
+                     to_string(shipped->transform.points()), fmt_err(shipped->train_error));
+  t += "found: " + e.found.dump() + "\n\n" + to_text(e.transform);
+  emit(o.output, t);
+  return true;
+}
+
 void run_discover(const DiscoverCliOptions& o) {
   const OutputFormat format = parse_format(o.format, /*allow_cpp=*/false);
+  if (run_error_discover(o, format)) return;
   DiscoverOptions d;
   d.tile = parse_tile(o.tile);
   d.lattice.dtype = parse_point_dtype(o.dtype);
@@ -68,17 +149,40 @@ const CommandRegistration registration("discover", 30, [](CLI::App& app) {
   sub->add_option("--tile,-t", o->tile, "Tile F(m,r), written 8,3 or F(8,3)")->required();
   sub->add_option("--dtype", o->dtype, "Allowed point values: any, fp16, bf16 (dyadic), int8 (integers)")
       ->capture_default_str();
-  sub->add_option("--objective", o->objective, objective_help())->capture_default_str();
+  sub->add_option("--objective", o->objective,
+                  objective_help() +
+                      "; or measured-error:<precision> (points and power-of-two scalings searched together, the "
+                      "winner chosen on its measured error on a fixed Gaussian training set, verified exactly and "
+                      "scored on held-out data) or proxy:<precision> (the same, chosen on the analytic stage proxy); "
+                      "<precision> is a preset or a model JSON file")
+      ->capture_default_str();
   sub->add_option("--seed", o->seed, "Random seed (the result is the same for any --threads)")->capture_default_str();
   sub->add_option("--threads", o->threads, "Worker threads (default: all cores)");
   sub->add_option("--budget", o->budget, "Stop the search stages after this many seconds (the result then depends on machine speed)")
       ->each([o](const std::string&) { o->budget_given = true; });
   sub->add_option("--max-denominator", o->max_denominator, "Snap denominators b <= this (d_max)")->capture_default_str();
   sub->add_option("--max-ratio", o->max_ratio, "Snap numerators |a| <= this * b")->capture_default_str();
-  sub->add_option("--population", o->population, "ES population")->capture_default_str();
-  sub->add_option("--generations", o->generations, "ES generations per restart")->capture_default_str();
-  sub->add_option("--restarts", o->restarts, "ES restarts")->capture_default_str();
-  sub->add_option("--sigma0", o->sigma0, "ES initial step size")->capture_default_str();
+  sub->add_option("--population", o->population, "ES population (error objectives: 30 unless given)")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->population_given = true; });
+  sub->add_option("--generations", o->generations, "ES generations per restart (error objectives: 60 unless given)")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->generations_given = true; });
+  sub->add_option("--restarts", o->restarts, "ES restarts (error objectives: 2 unless given)")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->restarts_given = true; });
+  sub->add_option("--sigma0", o->sigma0, "ES initial step size")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->sigma0_given = true; });
+  sub->add_option("--train-tiles", o->train_tiles,
+                  "Error objectives: training tiles (at least 16384/m^2 are used)")
+      ->capture_default_str();
+  sub->add_option("--train-channels", o->train_channels, "Error objectives: training channels")->capture_default_str();
+  sub->add_option("--top-k", o->top_k, "measured-error: discovered candidates measured on the training set")
+      ->capture_default_str();
+  sub->add_option("--refine-window", o->refine_window,
+                  "measured-error: powers of two tried around the proxy's scaling, on the measured error")
+      ->capture_default_str();
   sub->add_flag("--no-symmetric", o->no_symmetric, "Skip the symmetric stage");
   sub->add_flag("--no-es", o->no_es, "Skip the ES stage over R^(n-1)");
   sub->add_flag("--no-polish", o->no_polish, "Snap only (the seed's pipeline), no lattice descent afterwards");

@@ -80,8 +80,13 @@ bool same_points(const PointList& a, const PointList& b) { return a == b; }
 }  // namespace
 
 CatalogueEntry search_entry(TileSize tile, const std::string& preset, const GenerateOptions& o) {
+  return search_entry(tile, precision_preset(preset), o, SelectBy::kMeasured);
+}
+
+CatalogueEntry search_entry(TileSize tile, const PrecisionModel& model, const GenerateOptions& o, SelectBy select) {
   const auto t0 = std::chrono::steady_clock::now();
-  const PrecisionModel model = precision_preset(preset);
+  validate_tile(tile);
+  const std::string& preset = model.name;
   ErrorObjectiveOptions oo = o.objective;
   const StageProxyObjective proxy(model, oo);
   ErrorObjectiveOptions flat_o = oo;
@@ -187,9 +192,11 @@ CatalogueEntry search_entry(TileSize tile, const std::string& preset, const Gene
     std::stable_sort(pool.begin(), pool.end(), by_proxy);
   }
 
-  // 3. Measure: the top_k by proxy, and every published set rescaled and as published.
+  // 3. Measure: the top_k by proxy, and every published set rescaled and as published (selection by
+  // the proxy: its best candidate only).
   std::vector<Candidate> finalists;
-  for (std::size_t i = 0; i < pool.size(); ++i) {
+  if (select == SelectBy::kProxy && !pool.empty()) finalists.push_back(pool.front());
+  for (std::size_t i = 0; i < pool.size() && select == SelectBy::kMeasured; ++i) {
     const bool published = pool[i].source.rfind("published: ", 0) == 0;
     if (static_cast<int>(i) < o.top_k || published) finalists.push_back(pool[i]);
     if (published) {
@@ -202,6 +209,7 @@ CatalogueEntry search_entry(TileSize tile, const std::string& preset, const Gene
       finalists.push_back(std::move(c));
     }
   }
+  if (finalists.empty()) throw Error("no candidate transform found for " + tile.to_string());
   for (auto& c : finalists) c.measured = c.scaled.ok ? measured.measure(c.scaled.transform) : HUGE_VAL;
   std::size_t best = 0;
   for (std::size_t i = 1; i < finalists.size(); ++i)
@@ -213,7 +221,7 @@ CatalogueEntry search_entry(TileSize tile, const std::string& preset, const Gene
   ScalingChoice choice = win.scaled.scaling;
   double train = win.measured;
   long measured_evals = static_cast<long>(finalists.size());
-  if (o.refine_window > 0 && std::isfinite(train)) {
+  if (o.refine_window > 0 && std::isfinite(train) && select == SelectBy::kMeasured) {
     ScalingSearchOptions so = oo.scaling;
     so.window = o.refine_window;
     so.passes = 2;
@@ -242,7 +250,9 @@ CatalogueEntry search_entry(TileSize tile, const std::string& preset, const Gene
   e.held_out = held_out_errors(f64, model, o.held_out);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   e.found = {{"candidate", win.source},
-             {"objective", "measured-error:" + preset + " (scaling: stage-proxy:" + preset + ", then measured polish)"},
+             {"objective", select == SelectBy::kMeasured
+                               ? "measured-error:" + preset + " (scaling: stage-proxy:" + preset + ", then measured polish)"
+                               : "stage-proxy:" + preset + " (points and scaling chosen on the proxy alone)"},
              {"seed", o.seed},
              {"candidates", pool.size()},
              {"measured_candidates", finalists.size()},

@@ -47,6 +47,15 @@ std::vector<HeldOutError> held_out_errors(const TransformF64& t, const Precision
                                           const std::vector<HeldOutSpec>& sets);
 
 CatalogueEntry search_entry(TileSize tile, const std::string& preset, const GenerateOptions& options);
+
+// How an error-driven search picks its winner: by the measured training error (the catalogue's way),
+// or by the analytic stage proxy alone (no measurement chooses; the winner is still measured and
+// scored on the held-out sets).
+enum class SelectBy { kMeasured, kProxy };
+// The same search under any precision model (a preset or a user's model); the entry's `preset` is
+// the model's name.
+CatalogueEntry search_entry(TileSize tile, const PrecisionModel& model, const GenerateOptions& options,
+                            SelectBy select = SelectBy::kMeasured);
 Catalogue generate_catalogue(const GenerateOptions& options);
 
 // The generator settings as recorded in the catalogue.

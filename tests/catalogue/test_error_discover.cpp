@@ -1,0 +1,126 @@
+// Error-driven discovery under any precision model (search_entry with a model; `nova discover
+// --objective measured-error:<preset> | proxy:<preset>`), with a small search budget.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "common/cli_runner.hpp"
+#include "nova/analysis/vandermonde.hpp"
+#include "nova/catalogue/error_objectives.hpp"
+#include "nova/catalogue/generate.hpp"
+#include "nova/catalogue/reference_points.hpp"
+#include "nova/error.hpp"
+#include "nova/exact/io.hpp"
+#include "nova/exact/verify.hpp"
+
+namespace nova {
+namespace {
+
+GenerateOptions small_options() {
+  GenerateOptions g;
+  g.es.population = 8;
+  g.es.generations = 6;
+  g.es.restarts = 1;
+  g.objective.training.channels = 4;
+  g.objective.training.min_outputs = 4096;
+  g.top_k = 2;
+  g.polish = 1;
+  return g;
+}
+
+TEST(ErrorDiscovery, MeasuredWinnerIsExactAndNoWorseThanEveryPublishedSet) {
+  const TileSize tile{4, 3};
+  const PrecisionModel model = precision_preset("fp16-storage");
+  const GenerateOptions g = small_options();
+  const CatalogueEntry e = search_entry(tile, model, g, SelectBy::kMeasured);
+  // Exact: the rational identity holds, and the recorded scaling reproduces the matrices.
+  ASSERT_TRUE(verify(e.transform));
+  EXPECT_EQ(Transform::construct(tile, e.transform.points(), exact_scaling(e.transform.points(), e.scaling_choice)).BT(),
+            e.transform.BT());
+  // The training error is the harness's error on the fixed training set (float64 direct reference).
+  const auto& tr = g.objective.training;
+  const ErrorEvaluator train(make_tile_dataset(tile, tr.kind, tr.tiles_for(tile), tr.channels, tr.seed), model);
+  EXPECT_EQ(e.train_error, train.score(e.transform.to_f64()));
+  // Every published set is a finalist, as published: the winner is at least as good on the training set
+  // (up to the float64 rounding of the matrices, which the selection saw built in floating point).
+  for (const auto& r : reference_sets(tile)) {
+    if (!r.points) continue;
+    EXPECT_LE(e.train_error, 1.001 * train.score(reference_transform(r))) << r.label;
+  }
+  // Held-out errors are on the held-out sets, not the training set.
+  ASSERT_EQ(e.held_out.size(), g.held_out.size());
+  for (std::size_t i = 0; i < e.held_out.size(); ++i) {
+    const ErrorEvaluator ev(make_held_out(tile, g.held_out[i]), model);
+    EXPECT_EQ(e.held_out[i].rel_l2, ev.evaluate(e.transform.to_f64()).rel_l2);
+  }
+  EXPECT_NE(g.held_out.front().seed, tr.seed);
+  // fp16-storage F(4,3): well below Lavin's {0, +-1, +-2} (3.1e-3 on these sets).
+  EXPECT_LT(e.held_out.front().rel_l2, 2.5e-3);
+  // Deterministic.
+  const CatalogueEntry again = search_entry(tile, model, g, SelectBy::kMeasured);
+  EXPECT_EQ(again.transform.points(), e.transform.points());
+  EXPECT_EQ(again.scaling_choice, e.scaling_choice);
+  EXPECT_EQ(again.train_error, e.train_error);
+}
+
+TEST(ErrorDiscovery, ProxySelectionPicksTheProxyBest) {
+  const TileSize tile{2, 3};
+  const PrecisionModel model = precision_preset("int8-tensor");
+  const GenerateOptions g = small_options();
+  const CatalogueEntry e = search_entry(tile, model, g, SelectBy::kProxy);
+  ASSERT_TRUE(verify(e.transform));
+  EXPECT_EQ(e.found["objective"].get<std::string>().rfind("stage-proxy:int8-tensor", 0), 0u);
+  const StageProxyObjective proxy(model, g.objective);
+  const auto mine = proxy.scaled(tile, finite_doubles(e.transform.points()));
+  for (const auto& r : reference_sets(tile)) {
+    if (!r.points) continue;
+    EXPECT_LE(mine.proxy, proxy.evaluate(tile, finite_doubles(*r.points)) * (1 + 1e-12)) << r.label;
+  }
+  EXPECT_TRUE(std::isfinite(e.train_error));
+}
+
+TEST(ErrorDiscovery, UserModelName) {
+  // A model that is not a preset: its name labels the entry.
+  PrecisionModel model = precision_preset("bf16-storage");
+  model.name = "my-bf16";
+  const CatalogueEntry e = search_entry({2, 3}, model, small_options(), SelectBy::kProxy);
+  EXPECT_EQ(e.preset, "my-bf16");
+  EXPECT_TRUE(verify(e.transform));
+}
+
+TEST(ErrorDiscoveryCli, MeasuredErrorJson) {
+  const std::string dir = testing::temp_dir();
+  const auto r = testing::run_cli(
+      "discover --tile 2,3 --objective measured-error:fp16-storage --population 8 --generations 4 --restarts 1 "
+      "--train-channels 4 --top-k 1 --format json -o " +
+      dir + "/out.json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(read_text_file(dir + "/out.json"));
+  EXPECT_TRUE(verify(transform_from_json(j.at("transform"))));  // re-verified exactly from the file
+  EXPECT_GT(j.at("train_error").get<double>(), 0);
+  EXPECT_GT(j.at("held_out").at("gaussian").at("rel_l2").get<double>(), 0);
+  EXPECT_EQ(j.at("training").at("channels").get<int>(), 4);
+  EXPECT_TRUE(j.contains("catalogue_entry"));  // the shipped entry for comparison
+  EXPECT_NE(r.output.find("F(2,3) fp16-storage"), std::string::npos) << r.output;  // progress on stderr
+}
+
+TEST(ErrorDiscoveryCli, TextAndBadInput) {
+  const auto ok = testing::run_cli(
+      "discover --tile 2,3 --objective proxy:int8-tap --population 8 --generations 4 --restarts 1 --train-channels 4");
+  ASSERT_EQ(ok.status, 0) << ok.output;
+  EXPECT_NE(ok.output.find("training error"), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("held-out gaussian"), std::string::npos) << ok.output;
+  EXPECT_NE(ok.output.find("verified exactly"), std::string::npos) << ok.output;
+
+  const auto bad = testing::run_cli("discover --tile 4,3 --objective measured-error:fp17");
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("fp17"), std::string::npos) << bad.output;
+  EXPECT_EQ(testing::run_cli("discover --tile 4,3 --objective proxy:").status, 2);
+  EXPECT_EQ(testing::run_cli("discover --tile 4,3 --objective measured-error:fp16-storage --budget 1").status, 2);
+  EXPECT_EQ(testing::run_cli("discover --tile 4,3 --objective measured-error:fp16-storage --train-channels 0").status, 2);
+  EXPECT_EQ(testing::run_cli("discover --tile 0,3 --objective measured-error:fp16-storage").status, 2);
+}
+
+}  // namespace
+}  // namespace nova

@@ -15,6 +15,7 @@
 #include "nova/catalogue/generate.hpp"
 #include "nova/catalogue/rank_correlation.hpp"
 #include "nova/analysis/vandermonde.hpp"
+#include "nova/conv/default_transforms.hpp"
 #include "nova/discover/discover.hpp"
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"
@@ -40,6 +41,7 @@ struct CatalogueOptions {
   // correlation
   int count = 40;
   double spread = 2.5;
+  std::string around;
 };
 
 std::string fmt_err(double v) { return std::isfinite(v) ? fmt::format("{:.3e}", v) : "inf"; }
@@ -183,6 +185,39 @@ void run_report(const CatalogueOptions& o) {
   emit(o.output, format == OutputFormat::kJson ? t.json.dump(2) + "\n" : t.markdown);
 }
 
+// src/conv/default_points_table.hpp: the catalogue's fp32 entry (points, exact scaling relative to
+// lagrange) for each tile the engine has a default for.
+void run_engine_defaults(const CatalogueOptions& o) {
+  const Catalogue c = load_catalogue(o.catalogue);
+  std::string rows;
+  for (const TileSize& tile : conv::default_tiles()) {
+    const Transform& t = c.best(tile, "fp32").transform;
+    std::vector<Rational> d1 = t.scaling().d1, d2 = t.scaling().d2;
+    if (d1.size() != static_cast<std::size_t>(tile.n()) || d2.size() != d1.size())
+      throw Error("catalogue entry " + tile.to_string() + " fp32 has no explicit scaling (D1, D2 relative to lagrange)");
+    auto join = [](const std::vector<Rational>& v) {
+      std::string s;
+      for (const auto& x : v) s += (s.empty() ? "" : ",") + nova::to_string(x);
+      return s;
+    };
+    std::string points;
+    for (const auto& p : to_strings(t.points())) points += (points.empty() ? "" : ", ") + p;
+    rows += fmt::format("    {{{}, {}, \"{}\",\n     \"d1={};d2={}\"}},\n", tile.m, tile.r, points, join(d1), join(d2));
+  }
+  const std::string text =
+      "// The engine's default transforms: the catalogue's fp32 entry for each tile (data/catalogue.json,\n"
+      "// preset fp32), points and exact diagonal scaling (D1, D2 relative to the lagrange triple, as\n"
+      "// ScalingSpec::parse reads them). Shared by the library and the build-time generator\n"
+      "// (codegen/gen_tile_transforms.cpp), so the generated code and the run-time defaults cannot drift apart.\n"
+      "//\n"
+      "// GENERATED from data/catalogue.json by `nova catalogue engine-defaults` (tools/regenerate_catalogue.sh\n"
+      "// rewrites this file); tests/catalogue checks that every entry equals the catalogue's exactly.\n"
+      "#pragma once\n\nnamespace nova::conv {\n\nstruct DefaultPointsEntry {\n  int m;\n  int r;\n"
+      "  const char* points;\n  const char* scaling;\n};\n\ninline constexpr DefaultPointsEntry kDefaultPoints[] = {\n" +
+      rows + "};\n\n}  // namespace nova::conv\n";
+  emit(o.output, text);
+}
+
 void run_correlation(const CatalogueOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
   const TileSize tile = parse_tile(o.tile.empty() ? "6,3" : o.tile);
@@ -191,14 +226,17 @@ void run_correlation(const CatalogueOptions& o) {
   TrainingData tr;
   tr.tiles = o.train_tiles;
   tr.channels = o.train_channels;
+  std::vector<double> around;
+  if (!o.around.empty()) around = finite_doubles(parse_points(o.around));
   json a = json::array();
   std::string text = fmt::format("Spearman rank correlation with the measured error, {} random point sets for {} "
                                  "(wincnn scaling; {} Gaussian tiles x {} channels, seed {}; overflow ranks last; 'scaled': each set with the proxy's power-of-two scaling)\n",
                                  o.count, tile.to_string(), tr.tiles_for(tile), tr.channels, tr.seed);
+  if (!around.empty()) text += fmt::format("points within +-{} of {{{}}}\n", o.spread, o.around);
   text += fmt::format("{:<14} {:>11} {:>11} {:>11} {:>7} | {:>13} {:>7}\n", "preset", "stage proxy", "P", "kappa_2(V)",
                       "usable", "proxy, scaled", "usable");
   for (const auto& p : presets) {
-    const auto s = proxy_correlation(tile, p, o.count, o.seed, tr, o.spread);
+    const auto s = proxy_correlation(tile, p, o.count, o.seed, tr, o.spread, true, around);
     text += fmt::format("{:<14} {:>11.3f} {:>11.3f} {:>11.3f} {:>7} | {:>13.3f} {:>7}\n", p, s.rho_proxy, s.rho_p,
                         s.rho_kappa, s.usable, s.rho_proxy_scaled, s.usable_scaled);
     a.push_back(to_json(s));
@@ -261,6 +299,12 @@ const CommandRegistration registration("catalogue", 50, [](CLI::App& app) {
   rep->add_option("--presets", o->presets, "Presets separated by ','");
   rep->callback([o] { run_report(*o); });
 
+  CLI::App* eng = cat->add_subcommand("engine-defaults", "The convolution engine's default-transform table (the "
+                                                         "catalogue's fp32 entries), as src/conv/default_points_table.hpp");
+  eng->add_option("--catalogue", o->catalogue, "Catalogue file (default: $NOVA_CATALOGUE, else the shipped one)");
+  eng->add_option("--output,-o", o->output, "Write to this file instead of stdout");
+  eng->callback([o] { run_engine_defaults(*o); });
+
   CLI::App* cor = cat->add_subcommand("correlation", "Spearman rank correlation of the stage proxy (and of P and "
                                                      "kappa_2(V)) with the measured error on random point sets");
   cor->add_option("--tile,-t", o->tile, "Tile (default 6,3)");
@@ -268,7 +312,9 @@ const CommandRegistration registration("catalogue", 50, [](CLI::App& app) {
   cor->add_option("--presets", o->presets, "Several presets separated by ','");
   cor->add_option("--count", o->count, "Random point sets")->capture_default_str();
   cor->add_option("--seed", o->seed, "Random seed")->capture_default_str();
-  cor->add_option("--spread", o->spread, "Points uniform in [-spread, spread]")->capture_default_str();
+  cor->add_option("--spread", o->spread, "Points uniform in [-spread, spread] (with --around: within spread of each)")
+      ->capture_default_str();
+  cor->add_option("--around", o->around, "Random sets near these points (n-1 finite ones, e.g. a catalogue entry's)");
   cor->add_option("--train-tiles", o->train_tiles, "Tiles of the measurement")->capture_default_str();
   cor->add_option("--train-channels", o->train_channels, "Channels of the measurement")->capture_default_str();
   cor->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();

@@ -12,4 +12,6 @@ trap 'rm -f "$tmp"' EXIT
 "$nova" catalogue generate --seed 0 --output "$tmp"
 mv "$tmp" "$root/data/catalogue.json"
 trap - EXIT
+# The engine's default transforms are the catalogue's fp32 entries (rebuild afterwards).
+"$nova" catalogue engine-defaults --catalogue "$root/data/catalogue.json" -o "$root/src/conv/default_points_table.hpp"
 "$nova" catalogue report --catalogue "$root/data/catalogue.json"

@@ -23,6 +23,11 @@ std::string default_points_text(TileSize tile) {
 
 PointList default_points(TileSize tile) { return parse_points(default_points_text(tile)); }
 
-Transform default_transform(TileSize tile) { return Transform::construct(tile, default_points(tile)); }
+// The catalogue's fp32 entry: its points with its exact scaling.
+Transform default_transform(TileSize tile) {
+  for (const auto& e : kDefaultPoints)
+    if (e.m == tile.m && e.r == tile.r) return Transform::construct(tile, parse_points(e.points), ScalingSpec::parse(e.scaling));
+  return Transform::construct(tile, default_points(tile));  // throws: no default for the tile
+}
 
 }  // namespace nova::conv

@@ -1,6 +1,8 @@
 // Build-time generator of the engine's tile transforms (run by src/conv/CMakeLists.txt).
 //
-// For every default transform it constructs the exact matrices (nova_exact) and writes straight-line
+// For every default transform (the catalogue's fp32 entries, default_points_table.hpp: points and exact
+// scaling), and for the same points in the wincnn scaling where that differs (what a user gets from
+// Transform::construct(tile, default_points(tile))), it constructs the exact matrices (nova_exact) and writes straight-line
 // code for the 1D products y = B^T x (input) and y = A^T x (output), the way NNPACK and ncnn hand-write
 // theirs:
 //   - zero entries are skipped; +-1 become additions and subtractions; other constants (powers of two
@@ -228,9 +230,29 @@ int main(int argc, char** argv) {
            "  const char* const* g;\n  const char* const* bt;\n  int input_ops, output_ops;\n};\n\n";
     std::ostringstream infos;
     int index = 0;
+    // The wincnn variants first, the defaults last: a tile's last entry is its default (the cost model
+    // reads the op counts of the last entry of a tile).
+    struct Generated {
+      nova::conv::DefaultPointsEntry e;
+      nova::Transform t;
+      const char* what;
+    };
+    std::vector<Generated> transforms;
     for (const auto& e : nova::conv::kDefaultPoints) {
       const nova::TileSize tile{e.m, e.r};
-      const nova::Transform t = nova::Transform::construct(tile, nova::parse_points(e.points));
+      const auto points = nova::parse_points(e.points);
+      const nova::Transform d = nova::Transform::construct(tile, points, nova::ScalingSpec::parse(e.scaling));
+      const nova::Transform w = nova::Transform::construct(tile, points);
+      if (!(d.AT() == w.AT() && d.G() == w.G() && d.BT() == w.BT())) transforms.push_back({e, w, "wincnn scaling"});
+    }
+    for (const auto& e : nova::conv::kDefaultPoints) {
+      const nova::TileSize tile{e.m, e.r};
+      transforms.push_back(
+          {e, nova::Transform::construct(tile, nova::parse_points(e.points), nova::ScalingSpec::parse(e.scaling)),
+           "the default: catalogue fp32 scaling"});
+    }
+    for (const auto& [e, t, what] : transforms) {
+      const nova::TileSize tile{e.m, e.r};
       const nova::Verification v = nova::verify(t);
       if (!v) {
         std::cerr << "default transform " << tile.to_string() << " fails verification: " << v.reason << "\n";
@@ -239,7 +261,7 @@ int main(int argc, char** argv) {
       int in_ops = 0, out_ops = 0;
       const std::string bt = emit_product(t.BT(), "bt", &in_ops);
       const std::string at = emit_product(t.AT(), "at", &out_ops);
-      out << "// " << tile.to_string() << " points {" << e.points << "}: B^T x in " << in_ops
+      out << "// " << tile.to_string() << " points {" << e.points << "}, " << what << ": B^T x in " << in_ops
           << " add/fma, A^T x in " << out_ops << "\n";
       out << "inline constexpr const char* kAT" << index << "[] = " << string_array(t.AT()) << ";\n";
       out << "inline constexpr const char* kG" << index << "[] = " << string_array(t.G()) << ";\n";

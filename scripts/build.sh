@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kind=${1:-release}
+export CCACHE_BASEDIR="$PWD"  # relative paths in ccache's hashes: build trees share cached objects
 jobs=$(nproc 2>/dev/null || echo 2)
 case "$kind" in
   release)  dir=build;      flags=(-DCMAKE_BUILD_TYPE=Release) ;;

@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages nova builds with. Idempotent and quick when all are present.
 set -euo pipefail
 packages=(
-  cmake ninja-build g++ pkg-config
+  cmake ninja-build g++ pkg-config ccache
   libgmp-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev            # oneDNN: a peer in the convolution benchmark

@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-python-deps.sh
+# The same compiler and ccache base as scripts/build.sh, so that the package's library objects are
+# ccache hits from the release tree (scikit-build-core would otherwise pick g++ by another name).
+export CXX="${CXX:-c++}" CCACHE_BASEDIR="$PWD"
 py="${NOVA_VENV:-$PWD/.venv}/bin/python"  # absolute: pytest runs from /tmp
 "$py" -m pip install -q --disable-pip-version-check nanobind scikit-build-core
 "$py" -m pip install -q --disable-pip-version-check --no-build-isolation .

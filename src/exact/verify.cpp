@@ -38,12 +38,8 @@ std::vector<Rational> tensor_1d(const RationalMatrix& AT, const RationalMatrix& 
   return t;
 }
 
-}  // namespace
-
-Verification verify_1d(const RationalMatrix& AT, const RationalMatrix& G, const RationalMatrix& BT) {
-  if (auto s = check_shapes(AT, G, BT); !s) return s;
-  const std::size_t m = AT.rows(), r = G.cols(), n = BT.rows();
-  const std::vector<Rational> t = tensor_1d(AT, G, BT);
+// The 1D identity on the tensor of tensor_1d: T[i][k][j] = [j == i + k].
+Verification check_identity_1d(const std::vector<Rational>& t, std::size_t m, std::size_t r, std::size_t n) {
   for (std::size_t i = 0; i < m; ++i)
     for (std::size_t k = 0; k < r; ++k)
       for (std::size_t j = 0; j < n; ++j) {
@@ -57,43 +53,54 @@ Verification verify_1d(const RationalMatrix& AT, const RationalMatrix& G, const 
   return {true, {}};
 }
 
+// Failure message of the 2D identity at output I, tap K, input J (flattened 2D indices).
+Verification report_2d(std::size_t m, std::size_t r, std::size_t n, std::size_t I, std::size_t K, std::size_t J,
+                       const Rational& got, int expected) {
+  return fail("2D identity fails at output (" + std::to_string(I / m) + "," + std::to_string(I % m) + "), tap (" +
+              std::to_string(K / r) + "," + std::to_string(K % r) + "), input (" + std::to_string(J / n) + "," +
+              std::to_string(J % n) + "): sum = " + to_string(got) + ", expected " + std::to_string(expected));
+}
+
+// The 2D identity from the 1D tensor t: each 2D sum over (p, q) factors as t[a] * t[b] with a = (i, k, j)
+// and b = (i', k', j') (distributivity). A product is non-zero only when both factors are, so it suffices
+// to check every pair of non-zero factors, and that the pairs expected to give 1 have non-zero factors.
+Verification check_separable_2d(const std::vector<Rational>& t, std::size_t m, std::size_t r, std::size_t n) {
+  auto on_diagonal = [&](std::size_t e) { return e % n == (e / (r * n)) + (e / n) % r; };  // j == i + k
+  auto pair_report = [&](std::size_t a, std::size_t b, const Rational& got, int expected) {
+    const std::size_t i = a / (r * n), k = (a / n) % r, j = a % n;
+    const std::size_t i2 = b / (r * n), k2 = (b / n) % r, j2 = b % n;
+    return report_2d(m, r, n, i * m + i2, k * r + k2, j * n + j2, got, expected);
+  };
+  std::vector<std::size_t> nonzero;
+  for (std::size_t e = 0; e < t.size(); ++e)
+    if (t[e] != 0) nonzero.push_back(e);
+  Rational product;
+  for (std::size_t a : nonzero)
+    for (std::size_t b : nonzero) {
+      const int expected = on_diagonal(a) && on_diagonal(b) ? 1 : 0;
+      product = t[a] * t[b];
+      if (product != expected) return pair_report(a, b, product, expected);
+    }
+  std::vector<std::size_t> diagonal;
+  for (std::size_t e = 0; e < t.size(); ++e)
+    if (on_diagonal(e)) diagonal.push_back(e);
+  for (std::size_t a : diagonal)
+    for (std::size_t b : diagonal)
+      if (t[a] == 0 || t[b] == 0) return pair_report(a, b, Rational(0), 1);
+  return {true, {}};
+}
+
+}  // namespace
+
+Verification verify_1d(const RationalMatrix& AT, const RationalMatrix& G, const RationalMatrix& BT) {
+  if (auto s = check_shapes(AT, G, BT); !s) return s;
+  return check_identity_1d(tensor_1d(AT, G, BT), AT.rows(), G.cols(), BT.rows());
+}
+
 Verification verify_2d(const RationalMatrix& AT, const RationalMatrix& G, const RationalMatrix& BT, bool separable) {
   if (auto s = check_shapes(AT, G, BT); !s) return s;
   const std::size_t m = AT.rows(), r = G.cols(), n = BT.rows();
-  auto report = [&](std::size_t I, std::size_t K, std::size_t J, const Rational& got, int expected) {
-    return fail("2D identity fails at output (" + std::to_string(I / m) + "," + std::to_string(I % m) + "), tap (" +
-                std::to_string(K / r) + "," + std::to_string(K % r) + "), input (" + std::to_string(J / n) + "," +
-                std::to_string(J % n) + "): sum = " + to_string(got) + ", expected " + std::to_string(expected));
-  };
-  if (separable) {
-    // Each 2D sum over (p, q) factors as t[a] * t[b] with t the 1D sums (distributivity), a = (i, k, j)
-    // and b = (i', k', j'). A product is non-zero only when both factors are, so it suffices to check
-    // every pair of non-zero factors, and that the pairs expected to give 1 have non-zero factors.
-    const std::vector<Rational> t = tensor_1d(AT, G, BT);
-    auto on_diagonal = [&](std::size_t e) { return e % n == (e / (r * n)) + (e / n) % r; };  // j == i + k
-    auto pair_report = [&](std::size_t a, std::size_t b, const Rational& got, int expected) {
-      const std::size_t i = a / (r * n), k = (a / n) % r, j = a % n;
-      const std::size_t i2 = b / (r * n), k2 = (b / n) % r, j2 = b % n;
-      return report(i * m + i2, k * r + k2, j * n + j2, got, expected);
-    };
-    std::vector<std::size_t> nonzero;
-    for (std::size_t e = 0; e < t.size(); ++e)
-      if (t[e] != 0) nonzero.push_back(e);
-    Rational product;
-    for (std::size_t a : nonzero)
-      for (std::size_t b : nonzero) {
-        const int expected = on_diagonal(a) && on_diagonal(b) ? 1 : 0;
-        product = t[a] * t[b];
-        if (product != expected) return pair_report(a, b, product, expected);
-      }
-    std::vector<std::size_t> diagonal;
-    for (std::size_t e = 0; e < t.size(); ++e)
-      if (on_diagonal(e)) diagonal.push_back(e);
-    for (std::size_t a : diagonal)
-      for (std::size_t b : diagonal)
-        if (t[a] == 0 || t[b] == 0) return pair_report(a, b, Rational(0), 1);
-    return {true, {}};
-  }
+  if (separable) return check_separable_2d(tensor_1d(AT, G, BT), m, r, n);
   // Direct: the Kronecker matrices and every product of the n^2-term sums.
   const RationalMatrix AT2 = kron(AT, AT), G2 = kron(G, G), BT2 = kron(BT, BT);
   const std::size_t N = n * n;
@@ -111,15 +118,18 @@ Verification verify_2d(const RationalMatrix& AT, const RationalMatrix& G, const 
       const std::size_t i = I / m, i2 = I % m, k = K / r, k2 = K % r;
       for (std::size_t J = 0; J < N; ++J) {
         const int expected = (J / n == i + k && J % n == i2 + k2) ? 1 : 0;
-        if (row[J] != expected) return report(I, K, J, row[J], expected);
+        if (row[J] != expected) return report_2d(m, r, n, I, K, J, row[J], expected);
       }
     }
   return {true, {}};
 }
 
 Verification verify(const Transform& t) {
-  if (auto v = verify_1d(t.AT(), t.G(), t.BT()); !v) return v;
-  return verify_2d(t.AT(), t.G(), t.BT(), /*separable=*/true);
+  if (auto s = check_shapes(t.AT(), t.G(), t.BT()); !s) return s;
+  const std::size_t m = t.AT().rows(), r = t.G().cols(), n = t.BT().rows();
+  const std::vector<Rational> tensor = tensor_1d(t.AT(), t.G(), t.BT());  // once, for both identities
+  if (auto v = check_identity_1d(tensor, m, r, n); !v) return v;
+  return check_separable_2d(tensor, m, r, n);
 }
 
 Verification equal_up_to_scaling(const RationalMatrix& AT1, const RationalMatrix& G1, const RationalMatrix& BT1,

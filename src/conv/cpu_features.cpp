@@ -45,6 +45,49 @@ Isa parse_isa(const std::string& text) {
   throw Error("unknown kernel path '" + text + "' (expected portable, avx2 or avx512)");
 }
 
+bool lowp_simd_supported(Precision precision) {
+#if defined(__x86_64__) || defined(__i386__)
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  switch (precision) {
+    case Precision::kFp32: return true;
+    case Precision::kBf16: return avx512 && __builtin_cpu_supports("avx512bf16");
+    case Precision::kInt8: return avx512 && __builtin_cpu_supports("avx512vnni");
+    case Precision::kFp16: return avx512;  // vcvtph2ps on zmm is AVX-512F
+  }
+  return false;
+#else
+  return precision == Precision::kFp32;
+#endif
+}
+
+std::string lowp_simd_name(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32: return to_string(best_isa());
+    case Precision::kBf16: return "avx512-bf16";
+    case Precision::kInt8: return "avx512-vnni";
+    case Precision::kFp16: return "avx512-f16c";
+  }
+  return "?";
+}
+
+std::string to_string(Precision precision) {
+  switch (precision) {
+    case Precision::kFp32: return "fp32";
+    case Precision::kBf16: return "bf16";
+    case Precision::kInt8: return "int8";
+    case Precision::kFp16: return "fp16";
+  }
+  return "?";
+}
+
+Precision parse_precision(const std::string& text) {
+  if (text == "fp32") return Precision::kFp32;
+  if (text == "bf16") return Precision::kBf16;
+  if (text == "int8") return Precision::kInt8;
+  if (text == "fp16") return Precision::kFp16;
+  throw Error("unknown precision '" + text + "' (expected fp32, bf16, int8 or fp16)");
+}
+
 std::string to_string(Layout layout) { return layout == Layout::kNCHW ? "nchw" : "nhwc"; }
 
 Layout parse_layout(const std::string& text) {

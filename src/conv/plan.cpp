@@ -1,6 +1,7 @@
 // Plan::create (validation, algorithm and kernel-path choice) and Plan::execute (buffer checks).
 #include <cmath>
 #include <cstdint>
+#include <mutex>
 #include <thread>
 
 #include "algorithm_choice.hpp"
@@ -61,6 +62,10 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   p.threads = resolve_threads(options.threads);
   p.isa = options.isa.value_or(best_isa());
   p.kernels = &kernels(p.isa);  // throws if the CPU cannot run a forced path
+  p.precision = options.precision;
+  p.lowp_kernel = options.lowp_kernel;
+  p.gemm_path = to_string(p.isa);
+  p.gemm_path_detail = "fp32 GEMM: " + to_string(p.isa);
 
   // Which algorithm, and which transform.
   const std::string why_not = winograd_ineligible(shape);
@@ -113,6 +118,10 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   if (p.algorithm == Algorithm::kWinograd) {
     build_winograd(p, weights, bias, *transform, options.allow_generated, options.tile_block);
   } else {
+    if (p.precision != Precision::kFp32) {
+      p.reason += "; " + to_string(p.precision) + " requested but the direct path runs in fp32";
+      p.precision = Precision::kFp32;
+    }
     build_direct(p, weights, bias);
   }
   return Plan(std::move(impl));
@@ -137,6 +146,40 @@ void Plan::execute(const float* input, float* output) const {
   }
 }
 
+void Plan::calibrate(std::span<const float* const> inputs) {
+  Impl& p = *impl_;
+  if (p.precision != Precision::kInt8 || !p.wino)
+    throw Error("calibration is for int8 Winograd plans (this plan: " + to_string(p.precision) + " " +
+                to_string(p.algorithm) + ")");
+  if (inputs.empty()) throw Error("calibration needs at least one sample input");
+  const int64_t size = p.shape.input_size();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] == nullptr) throw Error("calibration sample " + std::to_string(i) + " is null");
+    for (int64_t j = 0; j < size; ++j)
+      if (!std::isfinite(inputs[i][j]))
+        throw Error("calibration sample " + std::to_string(i) + " contains " + (std::isnan(inputs[i][j]) ? "NaN" : "Inf") +
+                    " at index " + std::to_string(j));
+  }
+  std::lock_guard<std::mutex> lock(p.exec_mutex);
+  calibrate_winograd(p, inputs);
+}
+
+void Plan::clear_calibration() {
+  std::lock_guard<std::mutex> lock(impl_->exec_mutex);
+  if (impl_->wino) impl_->wino->cal_scale.clear();
+}
+
+bool Plan::calibrated() const { return impl_->wino && !impl_->wino->cal_scale.empty(); }
+
+std::vector<float> Plan::calibration_scales() const {
+  if (!impl_->wino) return {};
+  return impl_->wino->cal_scale;
+}
+
+LowpStats Plan::stats() const { return impl_->stats; }
+Precision Plan::precision() const { return impl_->precision; }
+std::string Plan::gemm_path() const { return impl_->gemm_path; }
+
 const ConvShape& Plan::shape() const { return impl_->shape; }
 Algorithm Plan::algorithm() const { return impl_->algorithm; }
 std::optional<TileSize> Plan::tile() const {
@@ -156,10 +199,10 @@ std::string Plan::describe() const {
   std::string d = shape().to_string() + ": " + to_string(algorithm());
   if (impl_->wino) {
     d += " " + impl_->wino->transform.tile().to_string() + " {" + transform_name() + "} " +
-         (impl_->wino->generated ? "generated" : "generic") + (impl_->wino->phased ? " phased" : " fused");
+         (impl_->wino->generated ? "generated" : "generic") + (impl_->wino->run_phased() ? " phased" : " fused");
   }
-  d += ", " + to_string(isa()) + ", " + std::to_string(threads()) + " thread(s), " + to_string(impl_->layout) +
-       "; " + reason();
+  d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) + " thread(s), " +
+       to_string(impl_->layout) + "; " + reason();
   return d;
 }
 

@@ -5,11 +5,13 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "aligned_buffer.hpp"
 #include "kernels/kernel_table.hpp"
+#include "kernels/lowp_kernels.hpp"
 #include "nova/conv/conv.hpp"
 #include "thread_pool.hpp"
 
@@ -44,6 +46,21 @@ struct WinogradPlan {
   // Images per pass: the blocked copy is made for this many images at a time and their tiles are
   // computed right after, while the copy is still in cache (all of them in the phased order).
   int64_t image_group = 1;
+
+  // Low-precision GEMMs (lowp.cpp; kFp32: U above and the FP32 kernels). U is packed in the same panels
+  // as the FP32 U, in the element layout of the type (kernels/lowp_kernels.hpp); the FP32 U is freed.
+  Precision precision = Precision::kFp32;
+  Bf16GemmFn bf16_gemm = nullptr;
+  Fp16GemmFn fp16_gemm = nullptr;
+  Int8GemmFn int8_gemm = nullptr;
+  LowpConvertFns convert;           // V conversions of the same path as the GEMM
+  AlignedBuffer U_lowp;             // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
+  std::vector<float> u_scale;       // int8: [n*n][Kpad] scale of U (per tap x output channel)
+  std::vector<int32_t> u_comp;      // int8: [n*n][Kpad] 128 * sum_c U codes
+  std::vector<float> cal_scale;     // int8: calibrated per-tap V scales; empty: per-call scales (phased)
+  // int8 without calibration needs every tile's V before it can quantize any: the phased order takes
+  // the scales from its V; the fused order runs the input transforms twice (a first pass for max |V|).
+  bool run_phased() const { return phased; }
 };
 
 struct DirectPlan {
@@ -66,18 +83,47 @@ struct Plan::Impl {
   std::unique_ptr<ThreadPool> pool;
   std::optional<WinogradPlan> wino;
   std::optional<DirectPlan> direct;
+  Precision precision = Precision::kFp32;  // requested (the direct path runs FP32 and says so)
+  LowpKernel lowp_kernel = LowpKernel::kAuto;
+  std::string gemm_path;                   // "avx512-bf16", "portable", ... (FP32: the isa)
+  std::string gemm_path_detail;            // "bf16 GEMM: avx512-bf16 (vdpbf16ps)"
+  LowpStats stats;                         // of the last execute
 
   // Scratch, reused by every execute (guarded by exec_mutex).
   std::mutex exec_mutex;
   AlignedBuffer packed_input;                 // blocked/padded (Winograd) or NHWC (direct) copy
   std::vector<AlignedBuffer> thread_scratch;  // one per worker
   AlignedBuffer shared_v, shared_m;           // phased Winograd
+  // Low-precision V (raw storage, one per worker for the fused order, one shared for the phased one),
+  // tiles with non-finite V (int8), per-worker counters, the V scales of the current call.
+  std::vector<AlignedBuffer> thread_lowp;
+  AlignedBuffer shared_lowp;
+  std::vector<std::vector<uint8_t>> thread_flags;
+  std::vector<uint8_t> shared_flags;
+  std::vector<int64_t> thread_saturated, thread_nonfinite;
+  std::vector<float> v_scale;
+  std::vector<std::vector<float>> thread_amax;  // per worker, per tap
 };
 
 // Stages, one file each.
 void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t, bool allow_generated,
                     int64_t block_option);
 void execute_winograd(Plan::Impl& p, const float* input, float* output);
+void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs);  // int8: stores cal_scale
+// Low-precision parts (lowp.cpp).
+void build_lowp(Plan::Impl& p, WinogradPlan& w);                 // packs U, picks the kernels
+void allocate_lowp_scratch(Plan::Impl& p);                       // after the Winograd scratch
+void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows, float* amax);  // max into amax
+void tap_amax_pass(Plan::Impl& p, const float* input, float* amax);  // winograd_execute.cpp
+void lowp_set_scales(Plan::Impl& p, const float* amax);          // v_scale from amax (calibrated: stored)
+// V block (rows tiles at v, position stride pos_v) into the GEMM operand at vl; flags[i] = 1 for tiles
+// with non-finite V (int8). Returns the count of saturated values (int8).
+int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl, uint8_t* flags);
+void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, int64_t q0, int64_t q1,
+                     const float* vl, std::size_t pos_v, float* mo, std::size_t pos_m);
+// NaN into every position of the flagged tiles' M; returns how many tiles.
+int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m);
+
 void build_direct(Plan::Impl& p, const float* weights, const float* bias);
 void execute_direct(Plan::Impl& p, const float* input, float* output);
 

@@ -156,6 +156,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     w.phased = true;
   }
   if (w.phased) w.block = w.tiles;
+  if (p.precision != Precision::kFp32) build_lowp(p, w);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   w.image_group = w.phased ? s.N : std::min(s.N, std::max<int64_t>(1, ceil_div(4 * p.threads * w.block, per_image)));
   p.wino = std::move(w);
@@ -173,6 +174,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     p.shared_v.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Cpad));
     p.shared_m.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Kpad));
   }
+  if (wp.precision != Precision::kFp32) allocate_lowp_scratch(p);
 }
 
 }  // namespace nova::conv

@@ -2,6 +2,8 @@
 // GEMMs [tiles x C] x [C x K] and the output transform (+bias, ReLU) with the scatter into the output.
 #include <algorithm>
 #include <cstring>
+#include <span>
+#include <vector>
 
 #include "plan_impl.hpp"
 
@@ -103,6 +105,48 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
 
 }  // namespace
 
+// Max |V| per tap (finite values) over every tile of `input`, into amax (running max): the input
+// transforms in the plan's order, without the GEMMs.
+void tap_amax_pass(Plan::Impl& p, const float* input, float* amax) {
+  const WinogradPlan& w = *p.wino;
+  const ConvShape& s = p.shape;
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n;
+  float* xb = p.packed_input.data();
+  const int64_t chunk = 4;
+  if (w.phased) {
+    const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
+    float* v = p.shared_v.data();
+    pack_blocked_input(p, input, s.N, xb, w.Cb, w.Hp, w.Wp);
+    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int) {
+      const int64_t t0 = static_cast<int64_t>(task) * chunk;
+      const int64_t t1 = std::min(w.tiles, t0 + chunk);
+      input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
+    });
+    lowp_tap_amax(p, v, pos_v, w.tiles, amax);
+    return;
+  }
+  for (auto& m : p.thread_amax) std::fill(m.begin(), m.end(), 0.0f);
+  const std::size_t pos_v = position_stride(w.block, w.Cpad);
+  const int64_t per_image = w.tiles_y * w.tiles_x;
+  for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
+    const int64_t images = std::min(w.image_group, s.N - img0);
+    pack_blocked_input(p, input + img0 * s.C * s.H * s.W, images, xb, w.Cb, w.Hp, w.Wp);
+    const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
+    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, w.block)), [&](std::size_t task, int worker) {
+      float* v = p.thread_scratch[static_cast<std::size_t>(worker)].data();
+      std::vector<float>& m = p.thread_amax[static_cast<std::size_t>(worker)];
+      const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
+      const int64_t t1 = std::min(last, t0 + w.block);
+      input_stage(w, xb, img0, t0, t1, v, pos_v);
+      for (int64_t a = 0; a < nn; ++a)
+        m[static_cast<std::size_t>(a)] = std::max(m[static_cast<std::size_t>(a)],
+                                                  w.convert.amax(v + static_cast<std::size_t>(a) * pos_v, (t1 - t0) * w.Cpad));
+    });
+  }
+  for (const auto& m : p.thread_amax)
+    for (int64_t a = 0; a < nn; ++a) amax[a] = std::max(amax[a], m[static_cast<std::size_t>(a)]);
+}
+
 void execute_winograd(Plan::Impl& p, const float* input, float* output) {
   const WinogradPlan& w = *p.wino;
   const ConvShape& s = p.shape;
@@ -110,8 +154,27 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
   const int64_t panels = ceil_div(w.Kpad, w.panel);
   const int64_t per_image = w.tiles_y * w.tiles_x;
+  const bool lowp = w.precision != Precision::kFp32;
+  p.stats = LowpStats{};
+  if (lowp) {
+    std::fill(p.thread_saturated.begin(), p.thread_saturated.end(), 0);
+    std::fill(p.thread_nonfinite.begin(), p.thread_nonfinite.end(), 0);
+    if (!w.cal_scale.empty()) {
+      std::copy(w.cal_scale.begin(), w.cal_scale.end(), p.v_scale.begin());
+    } else if (w.precision == Precision::kInt8 && !w.phased) {
+      std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
+      tap_amax_pass(p, input, amax.data());
+      lowp_set_scales(p, amax.data());
+    }
+  }
+  auto finish_stats = [&] {
+    for (std::size_t i = 0; i < p.thread_saturated.size(); ++i) {
+      p.stats.saturated += p.thread_saturated[i];
+      p.stats.nonfinite_tiles += p.thread_nonfinite[i];
+    }
+  };
 
-  if (w.phased) {
+  if (w.run_phased()) {
     pack_blocked_input(p, input, s.N, xb, w.Cb, w.Hp, w.Wp);
     const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
     const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
@@ -123,16 +186,45 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
       input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
     });
+    float* vl = w.precision == Precision::kFp16 ? v : p.shared_lowp.data();
+    if (lowp) {
+      if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
+        std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
+        lowp_tap_amax(p, v, pos_v, w.tiles, amax.data());
+        lowp_set_scales(p, amax.data());
+      }
+      // Conversion by chunks of tiles; element offsets inside a position are the same in V and in the
+      // low-precision copy (whatever its element size), so a chunk converts in place of its rows.
+      p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
+        const int64_t t0 = static_cast<int64_t>(task) * chunk;
+        const int64_t t1 = std::min(w.tiles, t0 + chunk);
+        const auto off = static_cast<std::size_t>(t0 * w.Cpad);
+        float* dst = vl;
+        if (w.precision == Precision::kBf16)
+          dst = reinterpret_cast<float*>(reinterpret_cast<uint16_t*>(vl) + off);
+        else if (w.precision == Precision::kInt8)
+          dst = reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(vl) + off);
+        p.thread_saturated[static_cast<std::size_t>(worker)] +=
+            lowp_convert(p, v + off, pos_v, t1 - t0, dst, p.shared_flags.data() + t0);
+      });
+    }
     p.pool->run(static_cast<std::size_t>(nn * panels), [&](std::size_t task, int) {
       const int64_t a = static_cast<int64_t>(task) / panels, q = static_cast<int64_t>(task) % panels;
-      gemm_stage(p, w, w.tiles, a, a + 1, q, q + 1, v, pos_v, mo, pos_m);
+      if (lowp)
+        lowp_gemm_stage(p, w.tiles, a, a + 1, q, q + 1, vl, pos_v, mo, pos_m);
+      else
+        gemm_stage(p, w, w.tiles, a, a + 1, q, q + 1, v, pos_v, mo, pos_m);
     });
     p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
+      if (w.precision == Precision::kInt8)
+        p.thread_nonfinite[static_cast<std::size_t>(worker)] +=
+            lowp_poison(p, t1 - t0, p.shared_flags.data() + t0, mo + t0 * w.Kpad, pos_m);
       output_stage(p, w, t0, t1, mo + t0 * w.Kpad, pos_m, p.thread_scratch[static_cast<std::size_t>(worker)].data(),
                    output);
     });
+    if (lowp) finish_stats();
     return;
   }
 
@@ -146,16 +238,34 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);
     p.pool->run(static_cast<std::size_t>(blocks), [&](std::size_t task, int worker) {
-      float* v = p.thread_scratch[static_cast<std::size_t>(worker)].data();
+      const auto wk = static_cast<std::size_t>(worker);
+      float* v = p.thread_scratch[wk].data();
       float* mo = v + static_cast<std::size_t>(nn) * pos_v;
       float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
       input_stage(w, xb, img0, t0, t1, v, pos_v);
-      gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
+      if (lowp) {
+        float* vl = w.precision == Precision::kFp16 ? v : p.thread_lowp[wk].data();
+        uint8_t* flags = p.thread_flags[wk].data();
+        p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
+        lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
+        if (w.precision == Precision::kInt8) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
+      } else {
+        gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
+      }
       output_stage(p, w, t0, t1, mo, pos_m, tmp, output);
     });
   }
+  if (lowp) finish_stats();
+}
+
+void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs) {
+  WinogradPlan& w = *p.wino;
+  std::vector<float> amax(static_cast<std::size_t>(w.n) * static_cast<std::size_t>(w.n), 0.0f);
+  for (const float* input : inputs) tap_amax_pass(p, input, amax.data());
+  lowp_set_scales(p, amax.data());
+  w.cal_scale = p.v_scale;
 }
 
 }  // namespace nova::conv

@@ -78,6 +78,9 @@ std::vector<PrecisionModel> make_presets() {
                    "as int8-tensor with one U scale per output channel (V per tensor)"));
   p.push_back(int8("int8-tap", Granularity::kTap, Granularity::kTap,
                    "as int8-tensor with one scale per Winograd position for U and for V (tap-wise quantization)"));
+  p.push_back(int8("int8-tap-channel", Granularity::kTapChannel, Granularity::kTap,
+                   "as int8-tap with one U scale per Winograd position and output channel (the engine's int8 "
+                   "path); V per Winograd position"));
   {
     PrecisionModel m = int8("int8-tile", Granularity::kTile, Granularity::kTile,
                             "LANCE as published: each transformed filter and patch quantized with its own scale; "
@@ -216,7 +219,7 @@ void PrecisionModel::validate() const {
   using G = Granularity;
   check_stage(input, "input", {G::kTensor, G::kChannel});
   check_stage(filter, "filter", {G::kTensor, G::kChannel});
-  check_stage(filter_transform, "filter_transform", {G::kTensor, G::kChannel, G::kTap, G::kTile});
+  check_stage(filter_transform, "filter_transform", {G::kTensor, G::kChannel, G::kTap, G::kTile, G::kTapChannel});
   check_stage(input_transform, "input_transform", {G::kTensor, G::kChannel, G::kTap, G::kTile});
   check_stage(gemm_output, "gemm_output", {G::kTensor, G::kChannel});
   check_stage(output, "output", {G::kTensor, G::kChannel});
@@ -231,9 +234,9 @@ void PrecisionModel::validate() const {
   if (accumulate == Format::kInt32) {
     if (!int_u) throw Error("precision model: int32 accumulation needs integer filter_transform and input_transform");
     if (filter_transform.granularity == G::kTile || input_transform.granularity == G::kTile ||
-        input_transform.granularity == G::kChannel)
+        input_transform.granularity == G::kChannel || input_transform.granularity == G::kTapChannel)
       throw Error("precision model: int32 accumulation needs scales that do not change along the input channel "
-                  "(U: tensor/channel/tap, V: tensor/tap); use a floating accumulate format");
+                  "(U: tensor/channel/tap/tap-channel, V: tensor/tap); use a floating accumulate format");
     if (filter_transform.scheme == QuantScheme::kAffine || input_transform.scheme == QuantScheme::kAffine)
       throw Error("precision model: int32 accumulation is modelled for symmetric quantization only");
   } else if (is_integer_format(accumulate)) {

@@ -15,6 +15,7 @@ std::string_view to_string(Granularity g) {
     case Granularity::kChannel: return "channel";
     case Granularity::kTap: return "tap";
     case Granularity::kTile: return "tile";
+    case Granularity::kTapChannel: return "tap-channel";
   }
   return "tensor";
 }
@@ -30,7 +31,9 @@ Granularity parse_granularity(std::string_view text) {
   if (text == "channel") return Granularity::kChannel;
   if (text == "tap") return Granularity::kTap;
   if (text == "tile") return Granularity::kTile;
-  throw Error("unknown quantization granularity '" + std::string(text) + "' (valid: tensor, channel, tap, tile)");
+  if (text == "tap-channel") return Granularity::kTapChannel;
+  throw Error("unknown quantization granularity '" + std::string(text) +
+              "' (valid: tensor, channel, tap, tile, tap-channel)");
 }
 
 QuantParams choose_quant_params(Format f, QuantScheme scheme, double lo, double hi) {

@@ -11,9 +11,12 @@
 // says which algorithm it chose and why (Plan::reason()).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "nova/conv_shape.hpp"
 #include "nova/exact/tile.hpp"
@@ -26,12 +29,30 @@ enum class Algorithm { kWinograd, kDirect };
 // Instruction-set paths of the micro-kernels. kPortable runs everywhere; the others need the CPU.
 enum class Isa { kPortable, kAvx2, kAvx512 };
 enum class AlgorithmChoice { kAuto, kWinograd, kDirect };
+// Precision of the Winograd GEMMs (docs/engine.md, "Low-precision paths"). Input, output, the tile
+// transforms, bias and ReLU stay FP32 in every case; U and V are stored in the chosen type:
+//   kFp32  the FP32 engine
+//   kBf16  U, V in bf16 (round to nearest even), FP32 accumulation (vdpbf16ps): the bf16-storage preset
+//   kInt8  U int8 per tap x output channel, V int8 per tap (per-call or calibrated scales), exact int32
+//          accumulation (vpdpbusd), dequantized to FP32: the int8-tap-channel preset
+//   kFp16  U, V in fp16 (round to nearest even), FP32 products and accumulation: the fp16-storage preset
+enum class Precision { kFp32, kBf16, kInt8, kFp16 };
+// The low-precision GEMM kernel: the SIMD one when this CPU has its instructions (kAuto, falls back
+// to the portable one and says so), always the portable one (bit-identical results), or the SIMD one
+// or an error (kSimd).
+enum class LowpKernel { kAuto, kPortable, kSimd };
 
 std::string to_string(Layout layout);
 std::string to_string(Algorithm algorithm);
 std::string to_string(Isa isa);
 Layout parse_layout(const std::string& text);  // "nchw" | "nhwc"; throws nova::Error
 Isa parse_isa(const std::string& text);        // "portable" | "avx2" | "avx512"; throws nova::Error
+std::string to_string(Precision precision);
+Precision parse_precision(const std::string& text);  // "fp32" | "bf16" | "int8" | "fp16"; throws nova::Error
+// Whether this CPU can run the SIMD low-precision GEMM of a precision (fp32: always), and its name
+// ("avx512-bf16", "avx512-vnni", "avx512-f16c"; "portable" when it cannot).
+bool lowp_simd_supported(Precision precision);
+std::string lowp_simd_name(Precision precision);
 
 // The best path this CPU can run, and whether it can run a given one.
 Isa best_isa();
@@ -52,6 +73,15 @@ struct PlanOptions {
   // (input transform, GEMMs and output transform of a block while it is in cache); < 0 phased (each
   // stage over all tiles). Results are identical whatever the order.
   int tile_block = 0;
+  // Precision of the Winograd GEMMs (the direct path always runs in FP32 and the plan says so).
+  Precision precision = Precision::kFp32;
+  LowpKernel lowp_kernel = LowpKernel::kAuto;
+};
+
+// What the last execute of a low-precision plan met (all zero for FP32 plans).
+struct LowpStats {
+  int64_t saturated = 0;        // int8: V values beyond the calibrated range, clamped to +-127
+  int64_t nonfinite_tiles = 0;  // int8: tiles whose input transform held NaN/Inf (their outputs are NaN)
 };
 
 class Plan {
@@ -66,6 +96,17 @@ class Plan {
   // pointers. One execute at a time per plan (it owns its scratch memory and thread pool).
   void execute(const float* input, float* output) const;
 
+  // INT8 plans: runs the input transforms of sample inputs (each shape().input_size() floats in the
+  // plan's layout) and stores per-tap V scales (max |V| over the samples / 127). Later executes use
+  // them instead of per-call scales (the fused order; values beyond the range saturate and are
+  // counted in stats()). Calling it again replaces the scales. Throws for other precisions, an empty
+  // list, null pointers or non-finite samples.
+  void calibrate(std::span<const float* const> inputs);
+  void clear_calibration();
+  bool calibrated() const;
+  std::vector<float> calibration_scales() const;  // per tap (n*n), empty when not calibrated
+  LowpStats stats() const;                        // of the last execute
+
   const ConvShape& shape() const;
   Algorithm algorithm() const;
   std::optional<TileSize> tile() const;  // the Winograd tile, when algorithm() is kWinograd
@@ -74,7 +115,11 @@ class Plan {
   int threads() const;
   bool generated_transform() const;      // build-time generated tile code (vs the generic path)
   std::string transform_name() const;    // points of the Winograd transform, or empty
-  std::string describe() const;          // one line: algorithm, tile, isa, threads, reason
+  std::string describe() const;          // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
+  Precision precision() const;           // of the GEMMs actually run (kFp32 on the direct path)
+  // The GEMM kernel path: "avx512-bf16", "avx512-vnni", "avx512-f16c" or "portable" for the
+  // low-precision paths; to_string(isa()) for FP32.
+  std::string gemm_path() const;
 
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;

@@ -20,9 +20,11 @@
 // Quantization granularity per stage (what one scale covers):
 //   input:  tensor | channel (input channel c)     filter: tensor | channel (output channel k)
 //   U:      tensor | channel (output channel k) | tap (Winograd position) | tile (one (k, c) filter)
+//           | tap-channel (one (tap, k) pair: the engine's int8 filters)
 //   V:      tensor | channel (input channel c)  | tap | tile (one (tile, c) patch: LANCE)
 //   gemm_output, output: tensor | channel (output channel k)
-// int32 accumulation needs scales that do not change along c (U: tensor/channel/tap; V: tensor/tap),
+// int32 accumulation needs scales that do not change along c (U: tensor/channel/tap/tap-channel;
+// V: tensor/tap),
 // since an integer GEMM can only apply them after the sum; otherwise accumulate in a float format.
 //
 // The reference the harness compares with is the float64 direct convolution of the data either as

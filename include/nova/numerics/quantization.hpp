@@ -23,12 +23,14 @@
 namespace nova {
 
 enum class QuantScheme { kSymmetric, kAffine };
-enum class Granularity { kTensor, kChannel, kTap, kTile };
+// kTapChannel: one scale per (Winograd position, channel) pair: U per tap x output channel, the
+// granularity of the engine's int8 filters.
+enum class Granularity { kTensor, kChannel, kTap, kTile, kTapChannel };
 
 std::string_view to_string(QuantScheme s);
 std::string_view to_string(Granularity g);
 QuantScheme parse_quant_scheme(std::string_view text);  // "symmetric" | "affine"
-Granularity parse_granularity(std::string_view text);   // "tensor" | "channel" | "tap" | "tile"
+Granularity parse_granularity(std::string_view text);   // "tensor" | "channel" | "tap" | "tile" | "tap-channel"
 
 struct QuantParams {
   double scale = 1.0;

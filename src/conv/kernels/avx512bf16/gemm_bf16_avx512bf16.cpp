@@ -1,0 +1,82 @@
+// BF16 GEMM with AVX512-BF16: vdpbf16ps multiplies one broadcast channel pair of a V row with 16
+// columns x 2 channels of the U panel and adds both products into 16 FP32 accumulators. Up to 6 rows
+// x 64 columns per micro-kernel (24 zmm accumulators).
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "../lowp_kernels.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+// Masked forms with all lanes: GCC 12's plain forms trip a false -Wmaybe-uninitialized (bug 105593).
+constexpr __mmask16 kAll = static_cast<__mmask16>(0xFFFF);
+
+template <int MR, int NV>
+void ukernel(std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c, std::size_t ldc) {
+  __m512 acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
+  for (std::size_t p = 0; p < kc / 2; ++p) {
+    __m512i bv[NV];
+    for (int j = 0; j < NV; ++j) bv[j] = _mm512_loadu_si512(b + p * (32 * NV) + 32 * j);
+    for (int i = 0; i < MR; ++i) {
+      int32_t pair;
+      __builtin_memcpy(&pair, a + static_cast<std::size_t>(i) * lda + 2 * p, 4);
+      const __m512i ai = _mm512_set1_epi32(pair);
+      for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], (__m512bh)ai, (__m512bh)bv[j]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + static_cast<std::size_t>(i) * ldc + 16 * j, acc[i][j]);
+}
+
+template <int NV>
+void rows_nv(int64_t rows, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
+             std::size_t ldc) {
+  int64_t i = 0;
+  for (; i + 6 <= rows; i += 6) ukernel<6, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+  switch (rows - i) {
+    case 5: ukernel<5, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
+    case 4: ukernel<4, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
+    case 3: ukernel<3, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
+    case 2: ukernel<2, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
+    case 1: ukernel<1, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
+    default: break;
+  }
+}
+
+void gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
+          std::size_t ldc) {
+  switch (nv) {
+    case 1: rows_nv<1>(rows, kc, a, lda, b, c, ldc); break;
+    case 2: rows_nv<2>(rows, kc, a, lda, b, c, ldc); break;
+    case 3: rows_nv<3>(rows, kc, a, lda, b, c, ldc); break;
+    default: rows_nv<4>(rows, kc, a, lda, b, c, ldc); break;
+  }
+}
+
+// bf16_bits_rne on 16 floats at a time, in integer arithmetic (vcvtneps2bf16 would flush subnormal
+// inputs to zero; this keeps them, as the portable conversion and nova::numerics' bf16 do).
+void convert(const float* src, uint16_t* dst, int64_t count) {
+  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x00400000);
+  for (int64_t i = 0; i < count; i += 16) {
+    const __mmask16 m = count - i >= 16 ? kAll : static_cast<__mmask16>((1u << (count - i)) - 1u);
+    const __m512i b = _mm512_maskz_loadu_epi32(m, src + i);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(b, abs_mask), inf);
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, bias), _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, b, 16), one));
+    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(b, quiet));
+    _mm512_mask_cvtepi32_storeu_epi16(dst + i, m, _mm512_maskz_srli_epi32(kAll, r, 16));
+  }
+}
+
+}  // namespace
+
+Bf16ConvertFn bf16_convert_avx512bf16() { return &convert; }
+
+Bf16GemmFn bf16_gemm_avx512bf16() { return &gemm; }
+
+}  // namespace nova::conv

@@ -1,0 +1,105 @@
+// Low-precision GEMM kernels of the Winograd paths (docs/engine.md, "Low-precision paths"). Each
+// computes C[i][j] for i < rows, j < 16*nv from a block of V rows (A, row stride lda elements) and a
+// packed panel of U (B, 16*nv columns), every C element in one fixed order whatever the blocking, so
+// the portable and the SIMD kernel of a type give bit-identical results.
+//
+// Panel layouts (kc channels, a multiple of 16; w = 16*nv columns):
+//   bf16: channel pairs interleaved: B[(c/2)*(2w) + 2j + (c&1)] (vdpbf16ps operand), A bf16 bits
+//   fp16: B[c*w + j] (fp16 bits, widened by vcvtph2ps); A: fp32 values already rounded to fp16
+//   int8: channel quads interleaved: B[(c/4)*(4w) + 4j + (c&3)] (vpdpbusd operand, s8); A = V code + 128
+//         (u8); C = float(sum - comp[j]) * scale[j], comp[j] = 128 * sum_c B(c, j)
+// BF16 follows vdpbf16ps exactly: per channel pair, acc = FTZ(RNE(acc + a[odd]*b[odd])), then the even
+// element, with bf16 subnormal operands read as zero (DAZ), the products exact, each sum rounded once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace nova::conv {
+
+using Bf16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
+                            const uint16_t* b, float* c, std::size_t ldc);
+using Fp16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
+                            float* c, std::size_t ldc);
+using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
+                            const int32_t* comp, const float* scale, float* c, std::size_t ldc);
+
+// Conversions of V to the GEMM operand (count values; the same bits on every path):
+//   bf16: dst = bf16_bits_rne(src)
+//   fp16: v = round_fp16(v), in place
+//   int8: dst = RNE(clamp(src * inv, -127, 127)) + 128; NaN/Inf give code 128 and set *bad; returns the
+//         number of values with |src * inv| > 127.5 (saturated)
+using Bf16ConvertFn = void (*)(const float* src, uint16_t* dst, int64_t count);
+using Fp16RoundFn = void (*)(float* v, int64_t count);
+using Int8QuantizeFn = int64_t (*)(const float* src, uint8_t* dst, int64_t count, float inv, int* bad);
+// max |x| over the finite values (0 when none): exact, so every path gives the same value.
+using AmaxFn = float (*)(const float* v, int64_t count);
+
+struct LowpConvertFns {
+  Bf16ConvertFn bf16 = nullptr;
+  Fp16RoundFn fp16 = nullptr;
+  Int8QuantizeFn int8 = nullptr;
+  AmaxFn amax = nullptr;
+};
+LowpConvertFns lowp_convert_portable();
+Bf16ConvertFn bf16_convert_avx512bf16();
+Fp16RoundFn fp16_round_avx512();
+Int8QuantizeFn int8_quantize_avx512vnni();
+AmaxFn amax_avx512vnni();
+
+// Portable kernels (any CPU) and the SIMD ones (call only when lowp_simd_supported says so).
+Bf16GemmFn bf16_gemm_portable();
+Fp16GemmFn fp16_gemm_portable();
+Int8GemmFn int8_gemm_portable();
+Bf16GemmFn bf16_gemm_avx512bf16();
+Fp16GemmFn fp16_gemm_avx512();
+Int8GemmFn int8_gemm_avx512vnni();
+
+// Bit-level helpers shared by every path.
+inline uint32_t f32_bits(float x) {
+  uint32_t b;
+  __builtin_memcpy(&b, &x, 4);
+  return b;
+}
+inline float f32_from_bits(uint32_t b) {
+  float x;
+  __builtin_memcpy(&x, &b, 4);
+  return x;
+}
+// float -> bf16 bits, round to nearest even, subnormals kept, NaN made quiet (as vcvtneps2bf16, which
+// in addition flushes subnormal inputs; the GEMM reads bf16 subnormals as zero anyway).
+inline uint16_t bf16_bits_rne(float x) {
+  uint32_t b = f32_bits(x);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((b >> 16) | 0x40u);
+  b += 0x7FFFu + ((b >> 16) & 1u);
+  return static_cast<uint16_t>(b >> 16);
+}
+inline float bf16_to_float(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
+inline float bf16_daz(uint16_t h) { return (h & 0x7F80u) == 0 ? f32_from_bits((static_cast<uint32_t>(h) & 0x8000u) << 16) : bf16_to_float(h); }
+// float rounded to the nearest fp16 value (ties to even, subnormals, overflow to inf), as a float.
+inline float round_fp16(float x) {
+  const uint32_t b = f32_bits(x);
+  const uint32_t sign = b & 0x80000000u, a = b ^ sign;
+  uint32_t r;
+  if (a >= 0x7F800000u) {
+    r = a > 0x7F800000u ? (a & 0xFFFFE000u) | 0x00400000u : a;  // inf, or NaN made quiet (as vcvtps2ph)
+  } else if (a >= 0x477FF000u) {
+    r = 0x7F800000u;  // rounds beyond 65504
+  } else if (a >= 0x38800000u) {
+    r = (a + 0xFFFu + ((a >> 13) & 1u)) & ~0x1FFFu;  // normal: keep 10 fraction bits
+  } else {
+    const float t = f32_from_bits(a) + 0.5f;  // subnormal: multiples of 2^-24, ties to even
+    r = f32_bits(t - 0.5f);
+  }
+  return f32_from_bits(r | sign);
+}
+// fp16 bits -> float (exact).
+inline float fp16_to_float(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t e = (h >> 10) & 0x1Fu, f = h & 0x3FFu;
+  if (e == 0x1F) return f32_from_bits(sign | 0x7F800000u | (f << 13));
+  if (e == 0) return (sign ? -1.0f : 1.0f) * static_cast<float>(f) * 5.9604644775390625e-8f;  // f * 2^-24
+  return f32_from_bits(sign | ((e + 112u) << 23) | (f << 13));
+}
+
+}  // namespace nova::conv

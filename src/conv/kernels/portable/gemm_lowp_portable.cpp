@@ -1,0 +1,126 @@
+// Portable low-precision GEMM kernels: plain C++ that computes every element of C exactly as the SIMD
+// kernels do (lowp_kernels.hpp), so the paths can be compared bit for bit.
+#include <algorithm>
+#include <cmath>
+
+#include "../lowp_kernels.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+constexpr int kRows = 4;  // rows per pass (accumulators of 4 x 64 columns)
+
+// One step of vdpbf16ps for one lane: the product of two bf16 values is exact in double, the sum with
+// a float rounded once to double is exact or rounds to the same float (the operands have at most 24
+// and 16 significant bits), then it is rounded to float and flushed when subnormal (FTZ).
+inline float dp_step(float acc, float a, float b) {
+  const float s = static_cast<float>(static_cast<double>(acc) + static_cast<double>(a) * static_cast<double>(b));
+  return (f32_bits(s) & 0x7F800000u) == 0 ? f32_from_bits(f32_bits(s) & 0x80000000u) : s;
+}
+
+void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
+               std::size_t ldc) {
+  const int w = 16 * nv;
+  for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
+    const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
+    float acc[kRows][64] = {};
+    for (std::size_t p = 0; p < kc / 2; ++p) {
+      const uint16_t* bp = b + p * static_cast<std::size_t>(2 * w);
+      for (int i = 0; i < mr; ++i) {
+        const uint16_t* ai = a + static_cast<std::size_t>(i0 + i) * lda + 2 * p;
+        const float a0 = bf16_daz(ai[0]), a1 = bf16_daz(ai[1]);
+        for (int j = 0; j < w; ++j) {
+          float s = dp_step(acc[i][j], a1, bf16_daz(bp[2 * j + 1]));
+          acc[i][j] = dp_step(s, a0, bf16_daz(bp[2 * j]));
+        }
+      }
+    }
+    for (int i = 0; i < mr; ++i) std::copy(acc[i], acc[i] + w, c + static_cast<std::size_t>(i0 + i) * ldc);
+  }
+}
+
+void fp16_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, float* c,
+               std::size_t ldc) {
+  const int w = 16 * nv;
+  for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
+    const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
+    float acc[kRows][64] = {};
+    float bw[64];
+    for (std::size_t k = 0; k < kc; ++k) {
+      for (int j = 0; j < w; ++j) bw[j] = fp16_to_float(b[k * static_cast<std::size_t>(w) + static_cast<std::size_t>(j)]);
+      for (int i = 0; i < mr; ++i) {
+        const float ai = a[static_cast<std::size_t>(i0 + i) * lda + k];
+        // fp16 x fp16 is exact in float, so this equals the SIMD kernel's fused multiply-add.
+        for (int j = 0; j < w; ++j) acc[i][j] += ai * bw[j];
+      }
+    }
+    for (int i = 0; i < mr; ++i) std::copy(acc[i], acc[i] + w, c + static_cast<std::size_t>(i0 + i) * ldc);
+  }
+}
+
+void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
+               const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
+  const int w = 16 * nv;
+  for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
+    const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
+    int32_t acc[kRows][64] = {};
+    for (std::size_t q = 0; q < kc / 4; ++q) {
+      const int8_t* bq = b + q * static_cast<std::size_t>(4 * w);
+      for (int i = 0; i < mr; ++i) {
+        const uint8_t* ai = a + static_cast<std::size_t>(i0 + i) * lda + 4 * q;
+        for (int j = 0; j < w; ++j)
+          acc[i][j] += ai[0] * bq[4 * j] + ai[1] * bq[4 * j + 1] + ai[2] * bq[4 * j + 2] + ai[3] * bq[4 * j + 3];
+      }
+    }
+    for (int i = 0; i < mr; ++i) {
+      float* ci = c + static_cast<std::size_t>(i0 + i) * ldc;
+      for (int j = 0; j < w; ++j) ci[j] = static_cast<float>(acc[i][j] - comp[j]) * scale[j];
+    }
+  }
+}
+
+void bf16_convert(const float* src, uint16_t* dst, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = bf16_bits_rne(src[i]);
+}
+
+void fp16_round(float* v, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) v[i] = round_fp16(v[i]);
+}
+
+int64_t int8_quantize(const float* src, uint8_t* dst, int64_t count, float inv, int* bad) {
+  int64_t saturated = 0;
+  int nonfinite = 0;
+  for (int64_t c = 0; c < count; ++c) {
+    const float x = src[c];
+    const bool finite = (f32_bits(x) & 0x7FFFFFFFu) < 0x7F800000u;
+    nonfinite |= finite ? 0 : 1;
+    float y = finite ? x * inv : 0.0f;
+    saturated += std::fabs(y) > 127.5f ? 1 : 0;
+    y = std::min(std::max(y, -127.0f), 127.0f);
+    y = (y + 12582912.0f) - 12582912.0f;  // round to nearest even (|y| < 2^22)
+    dst[c] = static_cast<uint8_t>(static_cast<int>(y) + 128);
+  }
+  *bad |= nonfinite;
+  return saturated;
+}
+
+
+float amax(const float* v, int64_t count) {
+  uint32_t m = 0;  // magnitudes compare as their bit patterns
+  for (int64_t i = 0; i < count; ++i) {
+    const uint32_t a = f32_bits(v[i]) & 0x7FFFFFFFu;
+    m = a < 0x7F800000u && a > m ? a : m;
+  }
+  return f32_from_bits(m);
+}
+
+}  // namespace
+
+LowpConvertFns lowp_convert_portable() { return LowpConvertFns{&bf16_convert, &fp16_round, &int8_quantize, &amax}; }
+
+Bf16GemmFn bf16_gemm_portable() { return &bf16_gemm; }
+Fp16GemmFn fp16_gemm_portable() { return &fp16_gemm; }
+Int8GemmFn int8_gemm_portable() { return &int8_gemm; }
+
+}  // namespace nova::conv

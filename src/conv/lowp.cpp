@@ -1,0 +1,239 @@
+// The low-precision Winograd paths (docs/engine.md, "Low-precision paths"): U packed once at plan time
+// in bf16, fp16 or int8 (per tap x output channel scales), V converted block by block after the FP32
+// input transform, the GEMM kernels of kernels/lowp_kernels.hpp, NaN marking of int8 tiles whose
+// input held NaN/Inf. The conversions here are shared by the portable and the SIMD kernels, so the
+// two paths see the same operands and give the same bits.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <limits>
+
+#include "nova/error.hpp"
+#include "nova/numerics/format.hpp"
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+std::size_t floats_for_bytes(std::size_t bytes) { return (bytes + 3) / 4; }
+
+void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
+  const Precision prec = w.precision;
+  const std::string simd = lowp_simd_name(prec);
+  const bool cpu_has = lowp_simd_supported(prec);
+  const bool isa_ok = p.isa == Isa::kAvx512;
+  bool use_simd = false;
+  std::string why;
+  if (p.lowp_kernel == LowpKernel::kSimd) {
+    if (!cpu_has) throw Error("this CPU cannot run the " + simd + " " + to_string(prec) + " GEMM kernels");
+    if (!isa_ok)
+      throw Error("the " + simd + " " + to_string(prec) + " GEMM kernels need the avx512 path, not " + to_string(p.isa));
+    use_simd = true;
+  } else if (p.lowp_kernel == LowpKernel::kAuto) {
+    use_simd = cpu_has && isa_ok;
+    if (!cpu_has) why = " (" + simd + " not available on this CPU)";
+    else if (!isa_ok) why = " (" + to_string(p.isa) + " path requested)";
+  } else {
+    why = " (requested)";
+  }
+  p.gemm_path = use_simd ? simd : "portable";
+  w.convert = lowp_convert_portable();
+  switch (prec) {
+    case Precision::kBf16:
+      w.bf16_gemm = use_simd ? bf16_gemm_avx512bf16() : bf16_gemm_portable();
+      if (use_simd) w.convert.bf16 = bf16_convert_avx512bf16();
+      p.gemm_path_detail = use_simd ? "bf16 GEMM: avx512-bf16 (vdpbf16ps)" : "bf16 GEMM: portable (vdpbf16ps emulated)";
+      break;
+    case Precision::kFp16:
+      w.fp16_gemm = use_simd ? fp16_gemm_avx512() : fp16_gemm_portable();
+      if (use_simd) w.convert.fp16 = fp16_round_avx512();
+      p.gemm_path_detail = use_simd ? "fp16 GEMM: avx512-f16c (vcvtph2ps + fp32 fma)" : "fp16 GEMM: portable (fp32)";
+      break;
+    case Precision::kInt8:
+      w.int8_gemm = use_simd ? int8_gemm_avx512vnni() : int8_gemm_portable();
+      if (use_simd) {
+        w.convert.int8 = int8_quantize_avx512vnni();
+        w.convert.amax = amax_avx512vnni();
+      }
+      p.gemm_path_detail = use_simd ? "int8 GEMM: avx512-vnni (vpdpbusd)" : "int8 GEMM: portable (int32)";
+      break;
+    case Precision::kFp32:
+      break;
+  }
+  p.gemm_path_detail += why;
+}
+
+}  // namespace
+
+void build_lowp(Plan::Impl& p, WinogradPlan& w) {
+  w.precision = p.precision;
+  pick_kernels(p, w);
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n, Cpad = w.Cpad, Kpad = w.Kpad, panel = w.panel;
+  const std::size_t count = static_cast<std::size_t>(nn * Cpad * Kpad);
+  const float* U = w.U.data();
+  if (w.precision == Precision::kInt8) {
+    w.U_lowp.resize(floats_for_bytes(count));
+    w.u_scale.assign(static_cast<std::size_t>(nn * Kpad), 1.0f);
+    w.u_comp.assign(static_cast<std::size_t>(nn * Kpad), 0);
+  } else {
+    w.U_lowp.resize(floats_for_bytes(count * 2));
+  }
+  std::fill(w.U_lowp.data(), w.U_lowp.data() + w.U_lowp.size(), 0.0f);
+  auto* u16 = reinterpret_cast<uint16_t*>(w.U_lowp.data());
+  auto* u8 = reinterpret_cast<int8_t*>(w.U_lowp.data());
+  const Precision prec = w.precision;
+  p.pool->run(static_cast<std::size_t>(Kpad), [&](std::size_t task, int) {
+    const int64_t k = static_cast<int64_t>(task);
+    const int64_t k0 = k / panel * panel, j = k - k0;
+    const int64_t width = std::min(panel, Kpad - k0);
+    for (int64_t a = 0; a < nn; ++a) {
+      const float* src = U + a * Cpad * Kpad + k0 * Cpad + j;  // element c at src[c * width]
+      const int64_t base = a * Cpad * Kpad + k0 * Cpad;
+      if (prec == Precision::kBf16) {
+        for (int64_t c = 0; c < Cpad; ++c)
+          u16[base + (c / 2) * (2 * width) + 2 * j + (c & 1)] = bf16_bits_rne(src[c * width]);
+      } else if (prec == Precision::kFp16) {
+        for (int64_t c = 0; c < Cpad; ++c)
+          u16[base + c * width + j] = static_cast<uint16_t>(encode_bits(Format::kFp16, static_cast<double>(src[c * width])));
+      } else {
+        // Symmetric int8 per (tap, output channel), as nova::quantize: s = amax / 127, code = RNE(u / s).
+        double amax = 0.0;
+        for (int64_t c = 0; c < Cpad; ++c) amax = std::max(amax, std::fabs(static_cast<double>(src[c * width])));
+        const double s = amax > 0.0 ? amax / 127.0 : 1.0;
+        int32_t sum = 0;
+        for (int64_t c = 0; c < Cpad; ++c) {
+          const double q = std::clamp(std::nearbyint(static_cast<double>(src[c * width]) / s), -127.0, 127.0);
+          const auto code = static_cast<int8_t>(q);
+          u8[base + (c / 4) * (4 * width) + 4 * j + (c & 3)] = code;
+          sum += code;
+        }
+        w.u_scale[static_cast<std::size_t>(a * Kpad + k)] = static_cast<float>(s);
+        w.u_comp[static_cast<std::size_t>(a * Kpad + k)] = 128 * sum;
+      }
+    }
+  });
+  w.U.resize(0);  // the FP32 filters are not used by the low-precision GEMMs
+}
+
+void allocate_lowp_scratch(Plan::Impl& p) {
+  const WinogradPlan& w = *p.wino;
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n;
+  const auto threads = static_cast<std::size_t>(p.threads);
+  p.thread_saturated.assign(threads, 0);
+  p.thread_nonfinite.assign(threads, 0);
+  p.v_scale.assign(static_cast<std::size_t>(nn), 1.0f);
+  const bool own_v = w.precision != Precision::kFp16;  // fp16 rounds V in place
+  if (!w.phased) {
+    p.thread_lowp.resize(threads);
+    p.thread_flags.resize(threads);
+    for (std::size_t t = 0; t < threads; ++t) {
+      if (own_v) p.thread_lowp[t].resize(static_cast<std::size_t>(nn) * position_stride(w.block, w.Cpad) / 2 + 16);
+      p.thread_flags[t].assign(static_cast<std::size_t>(w.block), 0);
+    }
+  }
+  if (w.phased) {
+    if (own_v) p.shared_lowp.resize(static_cast<std::size_t>(nn) * position_stride(w.tiles, w.Cpad) / 2 + 16);
+    p.shared_flags.assign(static_cast<std::size_t>(w.tiles), 0);
+  }
+  p.thread_amax.assign(threads, std::vector<float>(static_cast<std::size_t>(nn), 0.0f));
+}
+
+void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows, float* amax) {
+  const WinogradPlan& w = *p.wino;
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n;
+  p.pool->run(static_cast<std::size_t>(nn), [&](std::size_t a, int) {
+    amax[a] = std::max(amax[a], w.convert.amax(v + a * pos_v, rows * w.Cpad));
+  });
+}
+
+void lowp_set_scales(Plan::Impl& p, const float* amax) {
+  for (std::size_t a = 0; a < p.v_scale.size(); ++a) p.v_scale[a] = amax[a] > 0.0f ? amax[a] / 127.0f : 1.0f;
+}
+
+int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl, uint8_t* flags) {
+  const WinogradPlan& w = *p.wino;
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n, Cpad = w.Cpad;
+  int64_t saturated = 0;
+  switch (w.precision) {
+    case Precision::kBf16: {
+      auto* out = reinterpret_cast<uint16_t*>(vl);
+      for (int64_t a = 0; a < nn; ++a)
+        w.convert.bf16(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
+      break;
+    }
+    case Precision::kFp16:
+      for (int64_t a = 0; a < nn; ++a) w.convert.fp16(v + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
+      break;
+    case Precision::kInt8: {
+      auto* out = reinterpret_cast<uint8_t*>(vl);
+      std::fill(flags, flags + rows, uint8_t{0});
+      for (int64_t a = 0; a < nn; ++a) {
+        const float inv = 1.0f / p.v_scale[static_cast<std::size_t>(a)];
+        for (int64_t i = 0; i < rows; ++i) {
+          const std::size_t off = static_cast<std::size_t>(a) * pos_v + static_cast<std::size_t>(i * Cpad);
+          int bad = 0;
+          saturated += w.convert.int8(v + off, out + off, Cpad, inv, &bad);
+          flags[i] = static_cast<uint8_t>(flags[i] | bad);
+        }
+      }
+      break;
+    }
+    case Precision::kFp32:
+      break;
+  }
+  return saturated;
+}
+
+void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, int64_t q0, int64_t q1,
+                     const float* vl, std::size_t pos_v, float* mo, std::size_t pos_m) {
+  const WinogradPlan& w = *p.wino;
+  const int64_t Cpad = w.Cpad, Kpad = w.Kpad;
+  const auto kc = static_cast<std::size_t>(Cpad);
+  for (int64_t a = a0; a < a1; ++a) {
+    float* ma = mo + static_cast<std::size_t>(a) * pos_m;
+    const std::size_t ub = static_cast<std::size_t>(a * Cpad * Kpad);
+    for (int64_t q = q0; q < q1; ++q) {
+      const int64_t k0 = q * w.panel;
+      const int64_t width = std::min(w.panel, Kpad - k0);
+      const int nv = static_cast<int>(width / kLanes);
+      const std::size_t boff = ub + static_cast<std::size_t>(k0 * Cpad);
+      switch (w.precision) {
+        case Precision::kBf16:
+          w.bf16_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
+                      reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0, static_cast<std::size_t>(Kpad));
+          break;
+        case Precision::kFp16:
+          w.fp16_gemm(rows, nv, kc, vl + a * pos_v, kc, reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
+                      ma + k0, static_cast<std::size_t>(Kpad));
+          break;
+        case Precision::kInt8: {
+          float scale[kMaxNV * kLanes];
+          const float sv = p.v_scale[static_cast<std::size_t>(a)];
+          for (int64_t j = 0; j < width; ++j) scale[j] = sv * w.u_scale[static_cast<std::size_t>(a * Kpad + k0 + j)];
+          w.int8_gemm(rows, nv, kc, reinterpret_cast<const uint8_t*>(vl) + a * pos_v, kc,
+                      reinterpret_cast<const int8_t*>(w.U_lowp.data()) + boff, w.u_comp.data() + a * Kpad + k0, scale,
+                      ma + k0, static_cast<std::size_t>(Kpad));
+          break;
+        }
+        case Precision::kFp32:
+          break;
+      }
+    }
+  }
+}
+
+int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m) {
+  const WinogradPlan& w = *p.wino;
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n;
+  int64_t count = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    if (flags[i] == 0) continue;
+    ++count;
+    for (int64_t a = 0; a < nn; ++a)
+      std::fill_n(mo + static_cast<std::size_t>(a) * pos_m + i * w.Kpad, w.Kpad, std::numeric_limits<float>::quiet_NaN());
+  }
+  return count;
+}
+
+}  // namespace nova::conv

@@ -1,0 +1,273 @@
+// The low-precision Winograd paths (bf16, int8, fp16): every kernel path this CPU can run against the
+// float64 reference (bound from the format's unit roundoff through the first-order prediction) and
+// against the emulation of its precision preset (within 10 %), portable and SIMD kernels bit-identical,
+// results identical across thread counts, int8 calibration and saturation counts, NaN propagation.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "conv_test_util.hpp"
+#include "nova/conv/default_transforms.hpp"
+#include "nova/error.hpp"
+#include "nova/numerics/error_harness.hpp"
+#include "nova/numerics/first_order.hpp"
+#include "nova/numerics/format.hpp"
+
+namespace nova::conv {
+namespace {
+
+const char* preset_of(Precision p) {
+  switch (p) {
+    case Precision::kBf16: return "bf16-storage";
+    case Precision::kFp16: return "fp16-storage";
+    case Precision::kInt8: return "int8-tap-channel";
+    case Precision::kFp32: return "fp32";
+  }
+  return "fp32";
+}
+
+// A layer of the harness (Gaussian data, "same" padding) whose input and weights are exactly
+// representable in the precision's storage format, so that the engine (FP32 in, FP32 out) and the
+// preset see the same stored data.
+LayerDataset layer(Precision p, int64_t N, int64_t C, int64_t HW, int64_t K, int r, uint64_t seed) {
+  LayerDataset d = make_layer_dataset(N, C, HW, HW, K, r, DataKind::kGaussian, seed);
+  const Format f = p == Precision::kBf16 ? Format::kBf16 : p == Precision::kFp16 ? Format::kFp16 : Format::kFp32;
+  round_in_place(f, d.input);
+  round_in_place(f, d.weights);
+  return d;
+}
+
+struct LowpRun {
+  std::vector<float> out;
+  std::string path;
+  LowpStats stats;
+};
+
+LowpRun run_lowp(const LayerDataset& d, Precision prec, TileSize tile, LowpKernel kernel, int threads, int block = 0) {
+  const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
+  PlanOptions o;
+  o.precision = prec;
+  o.tile = tile;
+  o.lowp_kernel = kernel;
+  o.threads = threads;
+  o.tile_block = block;
+  const Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
+  LowpRun r;
+  r.out.assign(static_cast<std::size_t>(d.shape.output_size()), -1.0f);
+  plan.execute(x.data(), r.out.data());
+  r.path = plan.gemm_path();
+  r.stats = plan.stats();
+  EXPECT_EQ(plan.precision(), prec);
+  EXPECT_NE(plan.describe().find(to_string(prec) + " GEMM: " + r.path), std::string::npos) << plan.describe();
+  return r;
+}
+
+double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double e = static_cast<double>(got[i]) - ref[i];
+    num += e * e;
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<LowpKernel> kernels_for(Precision p) {
+  std::vector<LowpKernel> k = {LowpKernel::kPortable};
+  if (lowp_simd_supported(p) && best_isa() == Isa::kAvx512) k.push_back(LowpKernel::kSimd);
+  return k;
+}
+
+struct Case {
+  Precision prec;
+  TileSize tile;
+};
+
+class LowpAccuracy : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LowpAccuracy, MatchesReferenceAndPresetEmulation) {
+  const Case c = GetParam();
+  const LayerDataset d = layer(c.prec, 1, 40, 23, 48, c.tile.r, 7);
+  const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights, {});
+  const TransformF64 t = default_transform(c.tile).to_f64();
+  const PrecisionModel model = precision_preset(preset_of(c.prec));
+  const double emulated = ErrorEvaluator(d, model, c.tile).evaluate(t).rel_l2;
+  // First-order prediction of the error of rounding U and V with unit roundoff u. For int8, u is half
+  // a quantization step relative to the largest |value| of a tap, which is larger than the rms of the
+  // values by the crest factor of Gaussian data (<= 5 at these sizes): u * 5.
+  const double u = c.prec == Precision::kInt8 ? model.operand_unit_roundoff() * 5.0 : model.operand_unit_roundoff();
+  const double bound = 3.0 * predicted_rel_error_2d(t, u);
+  std::vector<float> first;
+  for (LowpKernel k : kernels_for(c.prec)) {
+    const LowpRun r = run_lowp(d, c.prec, c.tile, k, 2);
+    const double e = rel_l2(r.out, ref);
+    SCOPED_TRACE(to_string(c.prec) + " " + c.tile.to_string() + " " + r.path);
+    EXPECT_EQ(r.path, k == LowpKernel::kPortable ? std::string("portable") : lowp_simd_name(c.prec));
+    if (std::getenv("NOVA_LOWP_VERBOSE") != nullptr)
+      std::printf("%s %s %-12s engine %.4e emulated %.4e ratio %.4f bound %.3e\n", to_string(c.prec).c_str(),
+                  c.tile.to_string().c_str(), r.path.c_str(), e, emulated, e / emulated, bound);
+    EXPECT_LT(e, bound) << "emulated " << emulated;
+    EXPECT_NEAR(e / emulated, 1.0, 0.10) << "engine " << e << " emulated " << emulated;
+    if (first.empty()) {
+      first = r.out;
+    } else {
+      EXPECT_TRUE(same_bits(r.out, first)) << "portable and SIMD kernels differ";
+    }
+  }
+}
+
+std::vector<Case> accuracy_cases() {
+  std::vector<Case> out;
+  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16})
+    for (TileSize t : {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}, TileSize{4, 5}}) out.push_back({p, t});
+  return out;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return to_string(info.param.prec) + "_F" + std::to_string(info.param.tile.m) + "x" + std::to_string(info.param.tile.r);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTiles, LowpAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
+
+TEST(Lowp, IdenticalAcrossThreadsAndBlockings) {
+  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
+    const LayerDataset d = layer(p, 2, 21, 17, 35, 3, 3);
+    for (LowpKernel k : kernels_for(p)) {
+      const LowpRun base = run_lowp(d, p, TileSize{4, 3}, k, 1);
+      for (int threads : {1, 2})
+        for (int block : {0, 5, -1}) {
+          const LowpRun r = run_lowp(d, p, TileSize{4, 3}, k, threads, block);
+          EXPECT_TRUE(same_bits(r.out, base.out)) << to_string(p) << " " << r.path << " threads=" << threads
+                                                  << " block=" << block;
+        }
+    }
+  }
+}
+
+TEST(Lowp, Int8CalibrationStoresScalesAndCountsSaturation) {
+  const LayerDataset d = layer(Precision::kInt8, 1, 24, 20, 32, 3, 5);
+  const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
+  PlanOptions o;
+  o.precision = Precision::kInt8;
+  o.tile = TileSize{4, 3};
+  Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
+  std::vector<float> per_call(static_cast<std::size_t>(d.shape.output_size())), cal(per_call.size());
+  plan.execute(x.data(), per_call.data());
+  EXPECT_FALSE(plan.calibrated());
+  EXPECT_EQ(plan.stats().saturated, 0);
+  // Calibrated on the same input: the stored scales are the per-call ones, so the result is the same.
+  const float* samples[] = {x.data()};
+  plan.calibrate(samples);
+  EXPECT_TRUE(plan.calibrated());
+  ASSERT_EQ(plan.calibration_scales().size(), 36u);
+  for (float s : plan.calibration_scales()) EXPECT_GT(s, 0.0f);
+  plan.execute(x.data(), cal.data());
+  EXPECT_TRUE(same_bits(cal, per_call));
+  EXPECT_EQ(plan.stats().saturated, 0);
+  // Calibrated on a sample half as large: values beyond the range saturate and are counted.
+  std::vector<float> half(x);
+  for (auto& v : half) v *= 0.5f;
+  const float* half_samples[] = {half.data()};
+  plan.calibrate(half_samples);
+  plan.execute(x.data(), cal.data());
+  EXPECT_GT(plan.stats().saturated, 0);
+  const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights, {});
+  EXPECT_GT(rel_l2(cal, ref), rel_l2(per_call, ref));  // clipping costs accuracy
+  plan.clear_calibration();
+  plan.execute(x.data(), cal.data());
+  EXPECT_TRUE(same_bits(cal, per_call));
+  // Bad calibration requests.
+  EXPECT_THROW(plan.calibrate(std::span<const float* const>()), Error);
+  std::vector<float> nan_sample(x);
+  nan_sample[3] = std::nanf("");
+  const float* nan_samples[] = {nan_sample.data()};
+  EXPECT_THROW(plan.calibrate(nan_samples), Error);
+  o.precision = Precision::kBf16;
+  Plan bf = Plan::create(d.shape, w.data(), nullptr, o);
+  EXPECT_THROW(bf.calibrate(samples), Error);
+}
+
+TEST(Lowp, NanInInputPropagates) {
+  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
+    LayerDataset d = layer(p, 1, 16, 16, 16, 3, 9);
+    const int64_t y = 7, x = 9;
+    d.input[static_cast<std::size_t>((2 * 16 + y) * 16 + x)] = std::nan("");  // channel 2
+    for (LowpKernel k : kernels_for(p)) {
+      const LowpRun r = run_lowp(d, p, TileSize{4, 3}, k, 2);
+      SCOPED_TRACE(to_string(p) + " " + r.path);
+      int64_t nans = 0, nonfinite_other = 0;
+      for (int64_t kk = 0; kk < 16; ++kk)
+        for (int64_t oy = 0; oy < 16; ++oy)
+          for (int64_t ox = 0; ox < 16; ++ox) {
+            const float v = r.out[static_cast<std::size_t>((kk * 16 + oy) * 16 + ox)];
+            const bool touches = std::abs(oy - y) <= 1 && std::abs(ox - x) <= 1;  // the direct receptive field
+            if (touches) {
+              EXPECT_TRUE(std::isnan(v)) << kk << " " << oy << " " << ox;
+            }
+            if (std::isnan(v)) ++nans;
+            else if (!std::isfinite(v)) ++nonfinite_other;
+          }
+      EXPECT_EQ(nonfinite_other, 0);
+      EXPECT_LE(nans, 16 * 4 * 16);  // at most the tiles whose input patch holds the NaN (4 of 4x4 outputs)
+      if (p == Precision::kInt8) {
+        EXPECT_GE(r.stats.nonfinite_tiles, 1);
+        EXPECT_LE(r.stats.nonfinite_tiles, 4);
+      }
+    }
+  }
+}
+
+TEST(Lowp, PathsAndOptions) {
+  EXPECT_EQ(parse_precision("bf16"), Precision::kBf16);
+  EXPECT_EQ(parse_precision("int8"), Precision::kInt8);
+  EXPECT_EQ(parse_precision("fp16"), Precision::kFp16);
+  EXPECT_EQ(parse_precision("fp32"), Precision::kFp32);
+  EXPECT_THROW(parse_precision("fp8"), Error);
+  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) EXPECT_EQ(parse_precision(to_string(p)), p);
+  const LayerDataset d = layer(Precision::kBf16, 1, 8, 8, 8, 3, 1);
+  const std::vector<float> w(d.weights.begin(), d.weights.end());
+  PlanOptions o;
+  o.precision = Precision::kBf16;
+  o.tile = TileSize{2, 3};
+  o.isa = Isa::kPortable;  // the portable path runs the portable kernels, and says why
+  Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
+  EXPECT_EQ(plan.gemm_path(), "portable");
+  EXPECT_NE(plan.describe().find("bf16 GEMM: portable"), std::string::npos) << plan.describe();
+  o.lowp_kernel = LowpKernel::kSimd;  // the SIMD kernels need the avx512 path
+  EXPECT_THROW(Plan::create(d.shape, w.data(), nullptr, o), Error);
+  // The direct path runs in fp32 and says so.
+  o = PlanOptions{};
+  o.precision = Precision::kInt8;
+  o.algorithm = AlgorithmChoice::kDirect;
+  Plan direct = Plan::create(d.shape, w.data(), nullptr, o);
+  EXPECT_EQ(direct.precision(), Precision::kFp32);
+  EXPECT_NE(direct.reason().find("int8 requested but the direct path runs in fp32"), std::string::npos);
+}
+
+TEST(Lowp, BiasReluAndNhwc) {
+  const testing::Problem p = testing::random_problem(ConvShape{2, 19, 13, 11, 21, 3, 3, 1, 1}, 4);
+  for (Precision prec : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
+    for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+      PlanOptions o;
+      o.precision = prec;
+      o.layout = layout;
+      o.relu = true;
+      o.tile = TileSize{4, 3};
+      const std::vector<float> got = testing::run(p, o);
+      const std::vector<double> ref = testing::reference(p, layout, true);
+      EXPECT_LT(testing::rel_l2(got, ref), prec == Precision::kFp16 ? 1e-2 : 5e-2) << to_string(prec);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace nova::conv

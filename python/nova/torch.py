@@ -33,12 +33,33 @@ _plans: "OrderedDict[tuple, object]" = OrderedDict()
 atexit.register(_plans.clear)  # release the engine's plans before the extension module goes away
 
 
+# precision= of the drop-in: the engine's GEMM types and the error-harness presets they implement.
+_ENGINE_PRECISION = {
+    "fp32": "fp32",
+    "bf16": "bf16", "bf16-storage": "bf16",
+    "fp16": "fp16", "fp16-storage": "fp16",
+    "int8": "int8", "int8-tap-channel": "int8",
+}
+# The catalogue preset whose transform a low-precision layer uses when none is given.
+_CATALOGUE_PRESET = {"fp32": "fp32", "bf16": "bf16-storage", "fp16": "fp16-storage", "int8": "int8-tap"}
+
+
+def _engine_precision(precision: str) -> str:
+    try:
+        return _ENGINE_PRECISION[precision]
+    except KeyError:
+        raise ValueError(f"precision '{precision}' is not one the engine runs; choose one of "
+                         f"{', '.join(_ENGINE_PRECISION)} (other presets: validation/winograd_ref.py emulates "
+                         "them)") from None
+
+
 def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding, tile: str,
-              transform_json: str, threads: int):
+              transform_json: str, threads: int, precision: str = "fp32"):
     """A cached engine plan; the key includes the weights' identity and version, so an in-place update
     of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters."""
     key = (tuple(x.shape), weight.data_ptr(), weight._version, tuple(weight.shape),
-           None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads)
+           None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads,
+           precision)
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
@@ -49,7 +70,7 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     w32 = weight.detach().contiguous()
     b32 = None if bias is None else bias.detach().contiguous()
     plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), weights=w32, bias=b32,
-                          threads=threads, tile=tile, transform=transform)
+                          threads=threads, tile=tile, transform=transform, precision=precision)
     _plans[key] = plan
     if len(_plans) > _PLAN_CACHE_SIZE:
         _plans.popitem(last=False)
@@ -69,17 +90,18 @@ def _check_input(x: torch.Tensor, weight: torch.Tensor):
 
 @torch.library.custom_op("nova::winograd_conv2d", mutates_args=())
 def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding: list[int],
-                    tile: str, transform_json: str, threads: int) -> torch.Tensor:
-    """Stride-1, dilation-1 conv2d (cross-correlation, NCHW, float32, CPU) through nova's Winograd engine."""
+                    tile: str, transform_json: str, threads: int, precision: str = "fp32") -> torch.Tensor:
+    """Stride-1, dilation-1 conv2d (cross-correlation, NCHW, float32, CPU) through nova's Winograd engine;
+    ``precision`` (fp32, bf16, fp16, int8) is the type of its Winograd-domain GEMMs."""
     _check_input(x, weight)
-    plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads)
+    plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision)
     out = torch.empty(plan.output_shape, dtype=torch.float32)
     plan.execute(x.detach().contiguous(), out)
     return out
 
 
 @winograd_conv2d.register_fake
-def _(x, weight, bias, padding, tile, transform_json, threads):
+def _(x, weight, bias, padding, tile, transform_json, threads, precision="fp32"):
     n, _, h, w = x.shape
     k, _, r, s = weight.shape
     return x.new_empty((n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1))
@@ -101,7 +123,7 @@ def _backward(ctx, grad):
         grad_w = torch.nn.grad.conv2d_weight(x, weight.shape, grad, padding=ctx.padding)
     if ctx.has_bias and ctx.needs_input_grad[2]:
         grad_b = grad.sum(dim=(0, 2, 3))
-    return grad_x, grad_w, grad_b, None, None, None, None
+    return grad_x, grad_w, grad_b, None, None, None, None, None
 
 
 winograd_conv2d.register_autograd(_backward, setup_context=_setup_context)
@@ -124,14 +146,17 @@ class WinogradConv2d(nn.Module):
 
     ``tile`` is "m,r" (default F(6,3) for 3x3 kernels, F(4,5) for 5x5); ``transform`` an explicit
     ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means every core.
+    ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset),
+    "fp16" (fp16-storage) or "int8" (int8-tap-channel: per-tap x per-channel U, per-tap V scales from each
+    call's data). Without an explicit transform, a low-precision layer uses nova's catalogue entry for
+    its tile and precision; the input, output, bias and ReLU stay float32.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int = 3, padding=1, bias: bool = True,
                  tile: Optional[str] = None, transform: Optional["_nova.Transform"] = None, threads: int = 0,
                  precision: str = "fp32"):
         super().__init__()
-        if precision != "fp32":
-            raise ValueError(f"precision '{precision}' is not implemented by the engine yet (only fp32)")
+        engine_precision = _engine_precision(precision)
         if kernel_size not in (3, 5):
             raise ValueError(f"WinogradConv2d supports 3x3 and 5x5 kernels, not {kernel_size}x{kernel_size}")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
@@ -151,8 +176,15 @@ class WinogradConv2d(nn.Module):
             if r != kernel_size:
                 raise ValueError(f"tile {self.tile} is for {r}-tap filters, the kernel is {kernel_size}")
             self._transform_json = ""
+            if engine_precision != "fp32":
+                from . import catalogue_transform  # the package's own catalogue (installed with it)
+                try:
+                    self._transform_json = catalogue_transform(self.tile, _CATALOGUE_PRESET[engine_precision]).to_json()
+                except ValueError:
+                    pass  # no catalogue entry for this tile: the engine's default transform
         self.threads = threads
         self.precision = precision
+        self._engine_precision = engine_precision
 
     @classmethod
     def from_conv2d(cls, conv: nn.Conv2d, tile: Optional[str] = None, transform=None, precision: str = "fp32",
@@ -172,7 +204,7 @@ class WinogradConv2d(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return winograd_conv2d(x, self.weight, self.bias, list(self.padding), self.tile if not self._transform_json else "",
-                               self._transform_json, self.threads)
+                               self._transform_json, self.threads, self._engine_precision)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, padding={self.padding}, "

@@ -37,7 +37,8 @@ struct PyPlan {
 PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, std::tuple<int64_t, int64_t> kernel,
                  std::tuple<int64_t, int64_t> padding, int64_t stride, int64_t dilation, int64_t groups, ConstTensor weights,
                  std::optional<ConstTensor> bias, const std::string& layout, bool relu, int threads,
-                 const std::string& tile, std::optional<Transform> transform, const std::string& algorithm) {
+                 const std::string& tile, std::optional<Transform> transform, const std::string& algorithm,
+                 const std::string& precision) {
   ConvShape s;
   std::tie(s.N, s.C, s.H, s.W, s.K) = nchwk;
   std::tie(s.R, s.S) = kernel;
@@ -54,6 +55,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   o.threads = threads;
   if (!tile.empty()) o.tile = parse_tile(tile);
   o.transform = std::move(transform);
+  o.precision = conv::parse_precision(precision);
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
@@ -78,8 +80,9 @@ void bind_conv(nb::module_& m) {
            nb::arg("padding") = std::make_tuple(1, 1), nb::arg("stride") = 1, nb::arg("dilation") = 1,
            nb::arg("groups") = 1, nb::arg("weights"), nb::arg("bias") = nb::none(), nb::arg("layout") = "nchw",
            nb::arg("relu") = false, nb::arg("threads") = 0, nb::arg("tile") = "", nb::arg("transform") = nb::none(),
-           nb::arg("algorithm") = "auto",
-           "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None")
+           nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32",
+           "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None; "
+           "precision of the Winograd GEMMs: fp32, bf16, fp16 or int8 (input and output stay float32)")
       .def("execute", &execute, nb::arg("input"), nb::arg("output"),
            "Run on float32 C-contiguous CPU buffers (numpy arrays or torch tensors; no copies)")
       .def_prop_ro("algorithm", [](const PyPlan& p) { return conv::to_string(p.plan.algorithm()); })
@@ -88,6 +91,14 @@ void bind_conv(nb::module_& m) {
       .def_prop_ro("isa", [](const PyPlan& p) { return conv::to_string(p.plan.isa()); })
       .def_prop_ro("threads", [](const PyPlan& p) { return p.plan.threads(); })
       .def_prop_ro("transform_name", [](const PyPlan& p) { return p.plan.transform_name(); })
+      .def_prop_ro("precision", [](const PyPlan& p) { return conv::to_string(p.plan.precision()); },
+                   "Precision of the GEMMs actually run (fp32 on the direct path)")
+      .def_prop_ro("gemm_path", [](const PyPlan& p) { return p.plan.gemm_path(); },
+                   "The GEMM kernel: avx512-bf16, avx512-vnni, avx512-f16c, portable, or the FP32 ISA")
+      .def_prop_ro("saturated", [](const PyPlan& p) { return p.plan.stats().saturated; },
+                   "INT8: values clamped in the last execute (beyond the calibrated range)")
+      .def_prop_ro("nonfinite_tiles", [](const PyPlan& p) { return p.plan.stats().nonfinite_tiles; },
+                   "INT8: tiles whose input held NaN/Inf in the last execute (their outputs are NaN)")
       .def_prop_ro("output_shape", [](const PyPlan& p) {
         const ConvShape& s = p.plan.shape();
         return std::make_tuple(s.N, s.K, s.out_h(), s.out_w());

@@ -130,3 +130,43 @@ def test_explicit_transform_and_bad_input():
         nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(2, 3, 5, padding=2), transform=t)
     with pytest.raises(ValueError, match="stride"):
         nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(2, 3, 3, stride=2))
+
+
+@pytest.mark.parametrize("precision, preset, cast", [
+    ("bf16", "bf16-storage", torch.bfloat16), ("fp16", "fp16-storage", torch.float16),
+    ("int8", "int8-tap-channel", None),
+])
+@pytest.mark.parametrize("tile", ["4,3", "6,3"])
+def test_low_precision_layers_match_the_error_harness(precision, preset, cast, tile):
+    """The engine's bf16/fp16/int8 paths through the drop-in cost what nova's precision-model emulation
+    predicts for the matching preset (same transform, same data), against a float64 direct convolution.
+    Data exactly representable in the storage format, so the preset's input rounding is a no-op."""
+    torch.manual_seed(5)
+    conv = nn.Conv2d(16, 8, 3, padding=1, bias=False)
+    x = torch.randn(2, 16, 14, 13)
+    if cast is not None:
+        x = x.to(cast).float()
+        with torch.no_grad():
+            conv.weight.copy_(conv.weight.to(cast).float())
+    wino = nova_torch.WinogradConv2d.from_conv2d(conv, tile=tile, precision=precision)
+    with torch.no_grad():
+        got = rel_l2(wino(x), reference(conv, x))
+    t = nova.Transform.from_json(wino._transform_json)
+    assert t.verify() == (True, "")
+    predicted = nova.error_layer(t, x.double().contiguous().numpy(), conv.weight.detach().double().contiguous().numpy(),
+                                 preset)["winograd"]["rel_l2"]
+    assert got == pytest.approx(predicted, rel=0.10)
+    assert got > 1e-5  # really low precision, not a silent FP32 path
+
+
+def test_low_precision_bad_input():
+    conv = nn.Conv2d(2, 3, 3, padding=1)
+    with pytest.raises(ValueError, match="precision"):
+        nova_torch.WinogradConv2d.from_conv2d(conv, precision="fp8")
+    wino = nova_torch.WinogradConv2d.from_conv2d(conv, precision="int8")
+    x = torch.randn(1, 2, 20, 20)
+    x[0, 1, 15, 15] = float("nan")
+    with torch.no_grad():
+        y = wino(x)
+    assert torch.isnan(y[0, :, 15, 15]).all()  # NaN propagates, never saturated into a finite value
+    assert not torch.isnan(y[0, :, :6, :6]).any()  # the 6x6 output tile far from it is unaffected

@@ -49,8 +49,12 @@ double spearman(std::span<const double> x, std::span<const double> y) {
 }
 
 CorrelationStudy proxy_correlation(TileSize tile, const std::string& preset, int count, uint64_t seed,
-                                   const TrainingData& training, double spread, bool with_scaling) {
+                                   const TrainingData& training, double spread, bool with_scaling,
+                                   std::span<const double> around) {
   if (count < 3) throw Error("the correlation study needs at least 3 point sets");
+  if (!around.empty() && static_cast<int>(around.size()) != tile.n() - 1)
+    throw Error("the correlation study's centre set needs n - 1 = " + std::to_string(tile.n() - 1) + " finite points");
+  if (!(spread > 0)) throw Error("the correlation study's spread must be positive");
   const PrecisionModel model = precision_preset(preset);
   ErrorObjectiveOptions o;
   o.training = training;
@@ -70,7 +74,8 @@ CorrelationStudy proxy_correlation(TileSize tile, const std::string& preset, int
     std::vector<double> pts;
     int guard = 0;
     while (static_cast<int>(pts.size()) < q && guard++ < 10000) {
-      const double v = std::round((2 * rng.uniform() - 1) * spread * 64) / 64;  // dyadic, so fp formats hold it
+      const double centre = around.empty() ? 0.0 : around[pts.size()];
+      const double v = std::round((centre + (2 * rng.uniform() - 1) * spread) * 64) / 64;  // dyadic: fp formats hold it
       bool ok = true;
       for (double p : pts) ok = ok && std::fabs(p - v) >= 0.05;
       if (ok) pts.push_back(v);

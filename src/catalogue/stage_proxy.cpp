@@ -270,6 +270,26 @@ ProxyTerms stage_proxy_terms(const TransformF64& t, const PrecisionModel& model,
         for (int b = 0; b < n; ++b) e += C * W[idx(b, b)] * F1[static_cast<std::size_t>(i)] * gA[static_cast<std::size_t>(b)];
         for (int i2 = 0; i2 < m; ++i2) e += C * wi[static_cast<std::size_t>(i)] * F1[static_cast<std::size_t>(i2)];
       }
+      // Range of the output transform's intermediates. M is correlated (E[M_ab M_a'b'] = C W_aa' W_bb'),
+      // so the partial sums of A^T M and of (A^T M) A can be far larger than Y (cancellation), and they
+      // are what overflows first: every product and prefix of both passes, as the emulation sums them.
+      double peak = 0;
+      for (int i = 0; i < m; ++i) {
+        double prefix = 0;
+        for (int a = 0; a < n; ++a) {
+          const double c = at(i, a);
+          for (int a2 = 0; a2 < a; ++a2) prefix += 2 * c * at(i, a2) * W[idx(a, a2)];
+          prefix += c * c * W[idx(a, a)];
+          peak = std::max(peak, std::max(prefix, c * c * W[idx(a, a)]));  // times C W_bb: the first pass
+        }
+      }
+      double wmax = 0, wimax = 0;  // the second pass sums rows of A^T too: the same prefixes, times C wi
+      for (int b = 0; b < n; ++b) wmax = std::max(wmax, W[idx(b, b)]);
+      for (int i = 0; i < m; ++i) wimax = std::max(wimax, wi[static_cast<std::size_t>(i)]);
+      // Checked at the data's own amplitude, not with the headroom: with it, no F(8,3) transform passes
+      // in fp16 (the catalogue's F(8,3) fp16-all entry overflows on ReLU x16 data, 0.4 % of outputs), and
+      // a search that sees +inf everywhere cannot rank.
+      if (o.z_overflow * std::sqrt(C * std::max(wmax, wimax) * peak) > info.max_finite) out.overflow = true;
     }
     const double EY = C * r * r;
     const auto ny = storage_noise(model.output, EY, EY);

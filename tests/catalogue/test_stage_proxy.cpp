@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "nova/analysis/vandermonde.hpp"
+#include "nova/catalogue/catalogue.hpp"
 #include "nova/catalogue/rank_correlation.hpp"
 #include "nova/catalogue/reference_points.hpp"
 #include "nova/catalogue/scaling_search.hpp"
@@ -109,6 +111,27 @@ TEST(ProxyCorrelation, RanksRandomPointSetsBetterThanKappaV) {
     EXPECT_GE(s.rho_proxy, 0.9) << preset;
     EXPECT_GT(s.rho_proxy, s.rho_kappa) << preset;
   }
+}
+
+// fp16-all rounds every stage to fp16, the output transform included: the partial sums of A^T M and
+// (A^T M) A are far larger than Y for F(8,3) and F(6,5) and overflow where Y would not. The proxy
+// must see that: it agrees with the measurement on which random sets overflow, and ranks them.
+TEST(ProxyCorrelation, SeesTheOutputTransformOverflowOfFp16All) {
+  TrainingData tr;
+  tr.tiles = 128;
+  tr.channels = 8;
+  for (const TileSize tile : {TileSize{8, 3}, TileSize{6, 5}}) {
+    const auto s = proxy_correlation(tile, "fp16-all", 24, 5, tr, 2.5, false);
+    int disagree = 0;
+    for (std::size_t i = 0; i < s.proxy.size(); ++i) disagree += std::isinf(s.proxy[i]) != std::isinf(s.measured[i]);
+    EXPECT_LE(disagree, 1) << tile.to_string();
+    EXPECT_GE(s.rho_proxy, 0.95) << tile.to_string();
+  }
+  // Sets near the catalogue's entry: most usable, so that the ranking among finite errors is tested.
+  const auto centre = finite_doubles(catalogue_transform({8, 3}, "fp16-all").points());
+  const auto s = proxy_correlation({8, 3}, "fp16-all", 24, 6, tr, 0.15, false, centre);
+  EXPECT_GE(s.usable, 12);
+  EXPECT_GE(s.rho_proxy, 0.9);
 }
 
 }  // namespace

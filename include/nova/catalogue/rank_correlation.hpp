@@ -32,10 +32,12 @@ struct CorrelationStudy {
 };
 
 // `count` random sets of n-1 distinct finite points, each uniform in [-spread, spread] with a
-// minimum separation of 0.05, deterministic for `seed`.
+// minimum separation of 0.05, deterministic for `seed`; with `around` (n-1 finite points), point i
+// uniform in [around_i - spread, around_i + spread] instead (random sets near a good one, where most
+// are usable and the ranking among finite errors is what is measured).
 CorrelationStudy proxy_correlation(TileSize tile, const std::string& preset, int count, uint64_t seed,
                                    const TrainingData& training = {}, double spread = 2.5,
-                                   bool with_scaling = true);
+                                   bool with_scaling = true, std::span<const double> around = {});
 nlohmann::json to_json(const CorrelationStudy& s);
 
 }  // namespace nova

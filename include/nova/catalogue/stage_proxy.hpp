@@ -20,7 +20,10 @@
 //   input, filter       only with reference "original"
 // Range: a float stage whose value at `headroom` times the data's amplitude (z_overflow sigma)
 // exceeds the format's largest finite value makes the prediction +inf; subnormal spacing adds an
-// absolute error evaluated at 1/headroom of the amplitude.
+// absolute error evaluated at 1/headroom of the amplitude. The output transform's intermediates (every
+// product and partial sum of A^T M and (A^T M) A; M's entries are correlated, so these can be far
+// larger than Y) are checked at the data's own amplitude (headroom 1): +inf there means the
+// measurement overflows too.
 // With only the U, V storage rounding active it reduces to DESIGN.md's sqrt(2 rho) u P / (m r).
 #pragma once
 

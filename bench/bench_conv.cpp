@@ -2,6 +2,8 @@
 // batch 1 and 8, 1 and 2 threads, auto algorithm choice plus every 3x3 tile forced. Counters: GFLOP/s
 // direct-equivalent (2*N*K*C*H*W*9 per execute). For the side-by-side comparison with oneDNN, ncnn and
 // PyTorch use bench/peer_bench.py, which times the same layers through `nova bench conv`.
+// BM_ConvLowp: the low-precision Winograd paths (bf16, int8, fp16; fp32 beside them) on F(4,3) and
+// F(6,3), the SIMD GEMM kernels this CPU has (the plan's label names the path).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -52,6 +54,46 @@ void BM_Conv(benchmark::State& state) {
       benchmark::Counter(s.direct_flops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// dtype 0 fp32, 1 bf16, 2 int8, 3 fp16; tile 4 or 6: F(m,3).
+void BM_ConvLowp(benchmark::State& state) {
+  const Layer& l = kLayers[state.range(0)];
+  nova::ConvShape s;
+  s.N = l.N;
+  s.C = l.C;
+  s.H = l.H;
+  s.W = l.W;
+  s.K = l.K;
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(s.input_size())), w(static_cast<std::size_t>(s.weight_size())),
+      b(static_cast<std::size_t>(s.K)), y(static_cast<std::size_t>(s.output_size()));
+  for (auto& v : x) v = u(rng);
+  for (auto& v : w) v = 0.1f * u(rng);
+  for (auto& v : b) v = u(rng);
+  nova::conv::PlanOptions o;
+  o.threads = static_cast<int>(state.range(1));
+  o.tile = nova::TileSize{static_cast<int>(state.range(3)), 3};
+  constexpr nova::conv::Precision kPrec[] = {nova::conv::Precision::kFp32, nova::conv::Precision::kBf16,
+                                             nova::conv::Precision::kInt8, nova::conv::Precision::kFp16};
+  o.precision = kPrec[state.range(2)];
+  const nova::conv::Plan plan = nova::conv::Plan::create(s, w.data(), b.data(), o);
+  state.SetLabel(plan.describe());
+  for (auto _ : state) {
+    plan.execute(x.data(), y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP"] =
+      benchmark::Counter(s.direct_flops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void LowpArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t layer = 0; layer < 8; ++layer)
+    for (int64_t threads : {1, 2})
+      for (int64_t dtype : {0, 1, 2, 3})
+        for (int64_t tile : {4, 6}) b->Args({layer, threads, dtype, tile});
+}
+
 void Args(benchmark::internal::Benchmark* b) {
   for (int64_t layer = 0; layer < static_cast<int64_t>(std::size(kLayers)); ++layer)
     for (int64_t threads : {1, 2})
@@ -59,6 +101,11 @@ void Args(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Conv)->Apply(Args)->ArgNames({"layer", "threads", "tile"})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvLowp)
+    ->Apply(LowpArgs)
+    ->ArgNames({"layer", "threads", "dtype", "tile"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -11,6 +11,12 @@ runtimes do not meet). For every layer all peers run back to back; every peer is
 times, and the best median of the
 rounds is kept for each (the machine may be shared; this treats every peer the same). GFLOP/s are
 direct-equivalent: 2*N*K*C*H*W*9 / time. Peers that are not installed are reported as missing.
+
+  python3 bench/peer_bench.py --lowp [--threads 1] [--rounds 2] [--json out.json]
+
+prints only the low-precision table instead: nova's Winograd with fp32, bf16, int8 (per-call and
+calibrated scales) and fp16 GEMMs, oneDNN's bf16 direct, int8 direct and int8 Winograd (process CPU ms
+per execute), and nova's relative L2 error against float64 for each precision (docs/engine.md).
 """
 import argparse
 import json
@@ -127,13 +133,13 @@ def run_nova(build, layer, threads, extra=()):
     return json.loads(r.stdout)
 
 
-def run_onednn(build, layer, threads, algorithm):
+def run_onednn(build, layer, threads, algorithm, dtype="f32"):
     exe = os.path.join(build, "nova_peer_onednn")
     if not os.path.exists(exe):
         return None
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    r = subprocess.run([exe, "--shape", shape_text(layer), "--algorithm", algorithm], capture_output=True, text=True,
-                       env=env)
+    r = subprocess.run([exe, "--shape", shape_text(layer), "--algorithm", algorithm, "--dtype", dtype],
+                       capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return None
     j = json.loads(r.stdout)
@@ -187,6 +193,41 @@ def measure(args):
     return results, missing
 
 
+# Low-precision table (--lowp): nova's Winograd GEMM precisions (fp32, bf16, int8 with per-call and with
+# calibrated scales, fp16; the automatic tile) beside oneDNN's bf16 direct, int8 direct and int8 Winograd,
+# process CPU ms per execute, best of the rounds, with nova's error against float64 (--check).
+LOWP_NOVA = [("fp32", ["--dtype", "fp32"]), ("bf16", ["--dtype", "bf16"]), ("int8", ["--dtype", "int8"]),
+             ("int8 cal", ["--dtype", "int8", "--calibrate"]), ("fp16", ["--dtype", "fp16"])]
+LOWP_ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 d", "direct", "int8"), ("dnnl int8 w", "winograd", "int8")]
+
+
+def lowp_table(args):
+    threads_list = [int(t) for t in args.threads.split(",")]
+    rows = []
+    for layer in LAYERS:
+        for t in threads_list:
+            cpu, err, path = {}, {}, {}
+            for rnd in range(args.rounds):
+                for name, extra in LOWP_NOVA:
+                    j = run_nova(args.build, layer, t, extra + (["--check"] if rnd == 0 else []))
+                    cpu[name] = best(cpu.get(name), j.get("median_cpu_ms"))
+                    if rnd == 0:
+                        err[name], path[name] = j.get("rel_l2_error"), j.get("gemm_path")
+                for name, alg, dtype in LOWP_ONEDNN:
+                    o = run_onednn(args.build, layer, t, alg, dtype)
+                    if o is not None and o.get("created"):
+                        cpu[name] = best(cpu.get(name), o.get("median_cpu_ms"))
+            rows.append({"layer": list(layer), "threads": t, "cpu_ms": cpu, "rel_l2_error": err, "gemm_path": path})
+            names = [n for n, _ in LOWP_NOVA] + [n for n, _, _ in LOWP_ONEDNN]
+            if len(rows) == 1:
+                print(f"{'layer':>18} {'T':>2} | " + " ".join(f"{n:>11}" for n in names))
+            print(f"{'x'.join(map(str, layer[:4])) + '->' + str(layer[4]):>18} {t:>2} | " +
+                  " ".join(f"{cpu[n]:11.3f}" if cpu.get(n) else f"{'-':>11}" for n in names))
+            print(f"{'rel L2 error':>21} | " + " ".join(f"{err[n]:11.1e}" if err.get(n) else f"{'':>11}"
+                                                      for n, _ in LOWP_NOVA))
+    return rows
+
+
 def harness_fp32(build, layer, kernel_tile, points):
     """The error harness's fp32 preset on the same layer shape (its own uniform data): measured
     emulation and first-order prediction, for the same transform."""
@@ -229,6 +270,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--errors", action="store_true", help="also print the error-per-tile table")
     ap.add_argument("--json", help="write all results to this file")
+    ap.add_argument("--lowp", action="store_true",
+                    help="only the low-precision table: nova fp32/bf16/int8/fp16 beside oneDNN bf16/int8")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -237,6 +280,12 @@ def main():
         print(json.dumps(out))
         return
 
+    if args.lowp:
+        rows = lowp_table(args)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"lowp": rows}, f, indent=2)
+        return
     results, missing = measure(args)
     head = (f"{'layer':>18} {'T':>2} | {'nova ms':>8} {'GFLOP/s':>7} {'nova algorithm':>16} | {'oneDNN d':>8} "
             f"{'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'best peer':>9} {'ratio':>6}")

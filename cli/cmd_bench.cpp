@@ -36,12 +36,14 @@ struct BenchOptions {
   std::string layout = "nchw";
   std::string dtype = "fp32";
   std::string isa;
+  std::string lowp_kernel = "auto";
   int threads = 0;
   int repeat = 0;
   int tile_block = 0;
   bool relu = false;
   bool check = false;
   bool generic = false;
+  bool calibrate = false;
   std::string format = "text";
   std::string output;
 };
@@ -82,7 +84,6 @@ ConvShape parse_shape(const BenchOptions& o) {
 }
 
 void run_bench(const BenchOptions& o) {
-  if (o.dtype != "fp32") throw Error("--dtype " + o.dtype + " is not supported by the engine yet (fp32 only)");
   const OutputFormat format = parse_format(o.format, false);
   const ConvShape s = parse_shape(o);
   conv::PlanOptions po;
@@ -92,6 +93,10 @@ void run_bench(const BenchOptions& o) {
   po.allow_generated = !o.generic;
   po.tile_block = o.tile_block;
   if (!o.isa.empty()) po.isa = conv::parse_isa(o.isa);
+  po.precision = conv::parse_precision(o.dtype);
+  if (o.lowp_kernel == "portable") po.lowp_kernel = conv::LowpKernel::kPortable;
+  else if (o.lowp_kernel == "simd") po.lowp_kernel = conv::LowpKernel::kSimd;
+  else if (o.lowp_kernel != "auto") throw Error("--lowp-kernel wants auto, portable or simd, got '" + o.lowp_kernel + "'");
   if (o.algorithm == "winograd") {
     po.algorithm = conv::AlgorithmChoice::kWinograd;
   } else if (o.algorithm == "direct") {
@@ -111,7 +116,11 @@ void run_bench(const BenchOptions& o) {
   for (auto& v : b) v = u(rng);
 
   const auto t0 = std::chrono::steady_clock::now();
-  const conv::Plan plan = conv::Plan::create(s, w.data(), b.data(), po);
+  conv::Plan plan = conv::Plan::create(s, w.data(), b.data(), po);
+  if (o.calibrate) {
+    const float* samples[] = {x.data()};
+    plan.calibrate(samples);
+  }
   const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   // Warm up, then enough repetitions for about half a second (at least 5) unless --repeat says.
@@ -174,7 +183,9 @@ void run_bench(const BenchOptions& o) {
                      {"isa", conv::to_string(plan.isa())},
                      {"threads", plan.threads()},
                      {"layout", o.layout},
-                     {"dtype", o.dtype},
+                     {"dtype", conv::to_string(plan.precision())},
+                     {"gemm_path", plan.gemm_path()},
+                     {"calibrated", plan.calibrated()},
                      {"reason", plan.reason()},
                      {"plan_ms", plan_ms},
                      {"repeats", reps},
@@ -208,12 +219,15 @@ void setup(CLI::App& app) {
   c->add_option("--transform", o->transform_file, "Winograd transform JSON file (any verified transform)");
   c->add_option("--algorithm", o->algorithm, "auto | winograd | direct")->default_val("auto");
   c->add_option("--layout", o->layout, "nchw | nhwc")->default_val("nchw");
-  c->add_option("--dtype", o->dtype, "Data type (fp32)")->default_val("fp32");
+  c->add_option("--dtype", o->dtype, "Precision of the Winograd GEMMs: fp32 | bf16 | int8 | fp16 (input/output stay fp32)")
+      ->default_val("fp32");
+  c->add_option("--lowp-kernel", o->lowp_kernel, "Low-precision GEMM kernel: auto | portable | simd")->default_val("auto");
   c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
   c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);
   c->add_option("--repeat", o->repeat, "Timed executes (default: about 0.5 s worth)");
   c->add_option("--tile-block", o->tile_block, "Winograd order: 0 auto, >0 fused blocks of that many tiles, <0 phased");
   c->add_flag("--relu", o->relu, "Fuse ReLU");
+  c->add_flag("--calibrate", o->calibrate, "int8: calibrate the V scales on the benchmark input (fused order)");
   c->add_flag("--generic", o->generic, "Use the generic run-time tile transforms, not the generated code");
   c->add_flag("--check", o->check, "Also report the relative L2 error against the float64 reference");
   c->add_option("--format", o->format, "text | json")->default_val("text");

@@ -16,7 +16,9 @@ namespace nova::conv {
 
 namespace {
 
-std::size_t floats_for_bytes(std::size_t bytes) { return (bytes + 3) / 4; }
+std::size_t floats_for_bytes(std::size_t bytes) {
+  return (bytes + 3) / 4;
+}
 
 void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;
@@ -28,12 +30,15 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   if (p.lowp_kernel == LowpKernel::kSimd) {
     if (!cpu_has) throw Error("this CPU cannot run the " + simd + " " + to_string(prec) + " GEMM kernels");
     if (!isa_ok)
-      throw Error("the " + simd + " " + to_string(prec) + " GEMM kernels need the avx512 path, not " + to_string(p.isa));
+      throw Error("the " + simd + " " + to_string(prec) + " GEMM kernels need the avx512 path, not " +
+                  to_string(p.isa));
     use_simd = true;
   } else if (p.lowp_kernel == LowpKernel::kAuto) {
     use_simd = cpu_has && isa_ok;
-    if (!cpu_has) why = " (" + simd + " not available on this CPU)";
-    else if (!isa_ok) why = " (" + to_string(p.isa) + " path requested)";
+    if (!cpu_has)
+      why = " (" + simd + " not available on this CPU)";
+    else if (!isa_ok)
+      why = " (" + to_string(p.isa) + " path requested)";
   } else {
     why = " (requested)";
   }
@@ -43,12 +48,14 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
     case Precision::kBf16:
       w.bf16_gemm = use_simd ? bf16_gemm_avx512bf16() : bf16_gemm_portable();
       if (use_simd) w.convert.bf16 = bf16_convert_avx512bf16();
-      p.gemm_path_detail = use_simd ? "bf16 GEMM: avx512-bf16 (vdpbf16ps)" : "bf16 GEMM: portable (vdpbf16ps emulated)";
+      p.gemm_path_detail =
+          use_simd ? "bf16 GEMM: avx512-bf16 (vdpbf16ps)" : "bf16 GEMM: portable (vdpbf16ps emulated)";
       break;
     case Precision::kFp16:
       w.fp16_gemm = use_simd ? fp16_gemm_avx512() : fp16_gemm_portable();
       if (use_simd) w.convert.fp16 = fp16_round_avx512();
-      p.gemm_path_detail = use_simd ? "fp16 GEMM: avx512-f16c (vcvtph2ps + fp32 fma)" : "fp16 GEMM: portable (fp32)";
+      p.gemm_path_detail =
+          use_simd ? "fp16 GEMM: avx512-f16c (vcvtph2ps + fp32 fma)" : "fp16 GEMM: portable (fp32)";
       break;
     case Precision::kInt8:
       w.int8_gemm = use_simd ? int8_gemm_avx512vnni() : int8_gemm_portable();
@@ -95,11 +102,13 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w) {
           u16[base + (c / 2) * (2 * width) + 2 * j + (c & 1)] = bf16_bits_rne(src[c * width]);
       } else if (prec == Precision::kFp16) {
         for (int64_t c = 0; c < Cpad; ++c)
-          u16[base + c * width + j] = static_cast<uint16_t>(encode_bits(Format::kFp16, static_cast<double>(src[c * width])));
+          u16[base + c * width + j] =
+              static_cast<uint16_t>(encode_bits(Format::kFp16, static_cast<double>(src[c * width])));
       } else {
         // Symmetric int8 per (tap, output channel), as nova::quantize: s = amax / 127, code = RNE(u / s).
         double amax = 0.0;
-        for (int64_t c = 0; c < Cpad; ++c) amax = std::max(amax, std::fabs(static_cast<double>(src[c * width])));
+        for (int64_t c = 0; c < Cpad; ++c)
+          amax = std::max(amax, std::fabs(static_cast<double>(src[c * width])));
         const double s = amax > 0.0 ? amax / 127.0 : 1.0;
         int32_t sum = 0;
         for (int64_t c = 0; c < Cpad; ++c) {
@@ -128,7 +137,8 @@ void allocate_lowp_scratch(Plan::Impl& p) {
     p.thread_lowp.resize(threads);
     p.thread_flags.resize(threads);
     for (std::size_t t = 0; t < threads; ++t) {
-      if (own_v) p.thread_lowp[t].resize(static_cast<std::size_t>(nn) * position_stride(w.block, w.Cpad) / 2 + 16);
+      if (own_v)
+        p.thread_lowp[t].resize(static_cast<std::size_t>(nn) * position_stride(w.block, w.Cpad) / 2 + 16);
       p.thread_flags[t].assign(static_cast<std::size_t>(w.block), 0);
     }
   }
@@ -151,7 +161,8 @@ void lowp_set_scales(Plan::Impl& p, const float* amax) {
   for (std::size_t a = 0; a < p.v_scale.size(); ++a) p.v_scale[a] = amax[a] > 0.0f ? amax[a] / 127.0f : 1.0f;
 }
 
-int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl, uint8_t* flags) {
+int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl,
+                     uint8_t* flags) {
   const WinogradPlan& w = *p.wino;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n, Cpad = w.Cpad;
   int64_t saturated = 0;
@@ -159,7 +170,8 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
     case Precision::kBf16: {
       auto* out = reinterpret_cast<uint16_t*>(vl);
       for (int64_t a = 0; a < nn; ++a)
-        w.convert.bf16(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
+        w.convert.bf16(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_v,
+                       rows * Cpad);
       break;
     }
     case Precision::kFp16:
@@ -201,19 +213,22 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
       switch (w.precision) {
         case Precision::kBf16:
           w.bf16_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
-                      reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0, static_cast<std::size_t>(Kpad));
+                      reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
+                      static_cast<std::size_t>(Kpad));
           break;
         case Precision::kFp16:
-          w.fp16_gemm(rows, nv, kc, vl + a * pos_v, kc, reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
-                      ma + k0, static_cast<std::size_t>(Kpad));
+          w.fp16_gemm(rows, nv, kc, vl + a * pos_v, kc,
+                      reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
+                      static_cast<std::size_t>(Kpad));
           break;
         case Precision::kInt8: {
           float scale[kMaxNV * kLanes];
           const float sv = p.v_scale[static_cast<std::size_t>(a)];
-          for (int64_t j = 0; j < width; ++j) scale[j] = sv * w.u_scale[static_cast<std::size_t>(a * Kpad + k0 + j)];
+          for (int64_t j = 0; j < width; ++j)
+            scale[j] = sv * w.u_scale[static_cast<std::size_t>(a * Kpad + k0 + j)];
           w.int8_gemm(rows, nv, kc, reinterpret_cast<const uint8_t*>(vl) + a * pos_v, kc,
-                      reinterpret_cast<const int8_t*>(w.U_lowp.data()) + boff, w.u_comp.data() + a * Kpad + k0, scale,
-                      ma + k0, static_cast<std::size_t>(Kpad));
+                      reinterpret_cast<const int8_t*>(w.U_lowp.data()) + boff,
+                      w.u_comp.data() + a * Kpad + k0, scale, ma + k0, static_cast<std::size_t>(Kpad));
           break;
         }
         case Precision::kFp32:
@@ -231,7 +246,8 @@ int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, flo
     if (flags[i] == 0) continue;
     ++count;
     for (int64_t a = 0; a < nn; ++a)
-      std::fill_n(mo + static_cast<std::size_t>(a) * pos_m + i * w.Kpad, w.Kpad, std::numeric_limits<float>::quiet_NaN());
+      std::fill_n(mo + static_cast<std::size_t>(a) * pos_m + i * w.Kpad, w.Kpad,
+                  std::numeric_limits<float>::quiet_NaN());
   }
   return count;
 }

@@ -23,10 +23,14 @@ namespace {
 
 const char* preset_of(Precision p) {
   switch (p) {
-    case Precision::kBf16: return "bf16-storage";
-    case Precision::kFp16: return "fp16-storage";
-    case Precision::kInt8: return "int8-tap-channel";
-    case Precision::kFp32: return "fp32";
+    case Precision::kBf16:
+      return "bf16-storage";
+    case Precision::kFp16:
+      return "fp16-storage";
+    case Precision::kInt8:
+      return "int8-tap-channel";
+    case Precision::kFp32:
+      return "fp32";
   }
   return "fp32";
 }
@@ -36,7 +40,9 @@ const char* preset_of(Precision p) {
 // preset see the same stored data.
 LayerDataset layer(Precision p, int64_t N, int64_t C, int64_t HW, int64_t K, int r, uint64_t seed) {
   LayerDataset d = make_layer_dataset(N, C, HW, HW, K, r, DataKind::kGaussian, seed);
-  const Format f = p == Precision::kBf16 ? Format::kBf16 : p == Precision::kFp16 ? Format::kFp16 : Format::kFp32;
+  const Format f = p == Precision::kBf16   ? Format::kBf16
+                   : p == Precision::kFp16 ? Format::kFp16
+                                           : Format::kFp32;
   round_in_place(f, d.input);
   round_in_place(f, d.weights);
   return d;
@@ -48,7 +54,8 @@ struct LowpRun {
   LowpStats stats;
 };
 
-LowpRun run_lowp(const LayerDataset& d, Precision prec, TileSize tile, LowpKernel kernel, int threads, int block = 0) {
+LowpRun run_lowp(const LayerDataset& d, Precision prec, TileSize tile, LowpKernel kernel, int threads,
+                 int block = 0) {
   const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
   PlanOptions o;
   o.precision = prec;
@@ -104,7 +111,8 @@ TEST_P(LowpAccuracy, MatchesReferenceAndPresetEmulation) {
   // First-order prediction of the error of rounding U and V with unit roundoff u. For int8, u is half
   // a quantization step relative to the largest |value| of a tap, which is larger than the rms of the
   // values by the crest factor of Gaussian data (<= 5 at these sizes): u * 5.
-  const double u = c.prec == Precision::kInt8 ? model.operand_unit_roundoff() * 5.0 : model.operand_unit_roundoff();
+  const double u =
+      c.prec == Precision::kInt8 ? model.operand_unit_roundoff() * 5.0 : model.operand_unit_roundoff();
   const double bound = 3.0 * predicted_rel_error_2d(t, u);
   std::vector<float> first;
   for (LowpKernel k : kernels_for(c.prec)) {
@@ -133,7 +141,8 @@ std::vector<Case> accuracy_cases() {
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return to_string(info.param.prec) + "_F" + std::to_string(info.param.tile.m) + "x" + std::to_string(info.param.tile.r);
+  return to_string(info.param.prec) + "_F" + std::to_string(info.param.tile.m) + "x" +
+         std::to_string(info.param.tile.r);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTiles, LowpAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
@@ -146,8 +155,8 @@ TEST(Lowp, IdenticalAcrossThreadsAndBlockings) {
       for (int threads : {1, 2})
         for (int block : {0, 5, -1}) {
           const LowpRun r = run_lowp(d, p, TileSize{4, 3}, k, threads, block);
-          EXPECT_TRUE(same_bits(r.out, base.out)) << to_string(p) << " " << r.path << " threads=" << threads
-                                                  << " block=" << block;
+          EXPECT_TRUE(same_bits(r.out, base.out))
+              << to_string(p) << " " << r.path << " threads=" << threads << " block=" << block;
         }
     }
   }
@@ -209,12 +218,15 @@ TEST(Lowp, NanInInputPropagates) {
         for (int64_t oy = 0; oy < 16; ++oy)
           for (int64_t ox = 0; ox < 16; ++ox) {
             const float v = r.out[static_cast<std::size_t>((kk * 16 + oy) * 16 + ox)];
-            const bool touches = std::abs(oy - y) <= 1 && std::abs(ox - x) <= 1;  // the direct receptive field
+            const bool touches =
+                std::abs(oy - y) <= 1 && std::abs(ox - x) <= 1;  // the direct receptive field
             if (touches) {
               EXPECT_TRUE(std::isnan(v)) << kk << " " << oy << " " << ox;
             }
-            if (std::isnan(v)) ++nans;
-            else if (!std::isfinite(v)) ++nonfinite_other;
+            if (std::isnan(v))
+              ++nans;
+            else if (!std::isfinite(v))
+              ++nonfinite_other;
           }
       EXPECT_EQ(nonfinite_other, 0);
       EXPECT_LE(nans, 16 * 4 * 16);  // at most the tiles whose input patch holds the NaN (4 of 4x4 outputs)
@@ -232,7 +244,8 @@ TEST(Lowp, PathsAndOptions) {
   EXPECT_EQ(parse_precision("fp16"), Precision::kFp16);
   EXPECT_EQ(parse_precision("fp32"), Precision::kFp32);
   EXPECT_THROW(parse_precision("fp8"), Error);
-  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) EXPECT_EQ(parse_precision(to_string(p)), p);
+  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16})
+    EXPECT_EQ(parse_precision(to_string(p)), p);
   const LayerDataset d = layer(Precision::kBf16, 1, 8, 8, 8, 3, 1);
   const std::vector<float> w(d.weights.begin(), d.weights.end());
   PlanOptions o;

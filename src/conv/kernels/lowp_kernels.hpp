@@ -19,10 +19,11 @@ namespace nova::conv {
 
 using Bf16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
                             const uint16_t* b, float* c, std::size_t ldc);
-using Fp16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
-                            float* c, std::size_t ldc);
-using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
-                            const int32_t* comp, const float* scale, float* c, std::size_t ldc);
+using Fp16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
+                            const uint16_t* b, float* c, std::size_t ldc);
+using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda,
+                            const int8_t* b, const int32_t* comp, const float* scale, float* c,
+                            std::size_t ldc);
 
 // Conversions of V to the GEMM operand (count values; the same bits on every path):
 //   bf16: dst = bf16_bits_rne(src)
@@ -74,8 +75,12 @@ inline uint16_t bf16_bits_rne(float x) {
   b += 0x7FFFu + ((b >> 16) & 1u);
   return static_cast<uint16_t>(b >> 16);
 }
-inline float bf16_to_float(uint16_t h) { return f32_from_bits(static_cast<uint32_t>(h) << 16); }
-inline float bf16_daz(uint16_t h) { return (h & 0x7F80u) == 0 ? f32_from_bits((static_cast<uint32_t>(h) & 0x8000u) << 16) : bf16_to_float(h); }
+inline float bf16_to_float(uint16_t h) {
+  return f32_from_bits(static_cast<uint32_t>(h) << 16);
+}
+inline float bf16_daz(uint16_t h) {
+  return (h & 0x7F80u) == 0 ? f32_from_bits((static_cast<uint32_t>(h) & 0x8000u) << 16) : bf16_to_float(h);
+}
 // float rounded to the nearest fp16 value (ties to even, subnormals, overflow to inf), as a float.
 inline float round_fp16(float x) {
   const uint32_t b = f32_bits(x);

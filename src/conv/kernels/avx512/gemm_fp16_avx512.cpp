@@ -22,7 +22,8 @@ void ukernel(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
   for (std::size_t k = 0; k < kc; ++k) {
     __m512 bv[NV];
     for (int j = 0; j < NV; ++j)
-      bv[j] = _mm512_maskz_cvtph_ps(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k * (16 * NV) + 16 * j)));
+      bv[j] = _mm512_maskz_cvtph_ps(
+          kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + k * (16 * NV) + 16 * j)));
     for (int i = 0; i < MR; ++i) {
       const __m512 ai = _mm512_set1_ps(a[static_cast<std::size_t>(i) * lda + k]);
       for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(ai, bv[j], acc[i][j]);
@@ -38,22 +39,41 @@ void rows_nv(int64_t rows, std::size_t kc, const float* a, std::size_t lda, cons
   int64_t i = 0;
   for (; i + 6 <= rows; i += 6) ukernel<6, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
   switch (rows - i) {
-    case 5: ukernel<5, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    case 4: ukernel<4, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    case 3: ukernel<3, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    case 2: ukernel<2, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    case 1: ukernel<1, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    default: break;
+    case 5:
+      ukernel<5, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    case 4:
+      ukernel<4, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    case 3:
+      ukernel<3, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    case 2:
+      ukernel<2, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    case 1:
+      ukernel<1, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    default:
+      break;
   }
 }
 
 void gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, float* c,
           std::size_t ldc) {
   switch (nv) {
-    case 1: rows_nv<1>(rows, kc, a, lda, b, c, ldc); break;
-    case 2: rows_nv<2>(rows, kc, a, lda, b, c, ldc); break;
-    case 3: rows_nv<3>(rows, kc, a, lda, b, c, ldc); break;
-    default: rows_nv<4>(rows, kc, a, lda, b, c, ldc); break;
+    case 1:
+      rows_nv<1>(rows, kc, a, lda, b, c, ldc);
+      break;
+    case 2:
+      rows_nv<2>(rows, kc, a, lda, b, c, ldc);
+      break;
+    case 3:
+      rows_nv<3>(rows, kc, a, lda, b, c, ldc);
+      break;
+    default:
+      rows_nv<4>(rows, kc, a, lda, b, c, ldc);
+      break;
   }
 }
 
@@ -70,8 +90,12 @@ void round16(float* v, int64_t count) {
 
 }  // namespace
 
-Fp16RoundFn fp16_round_avx512() { return &round16; }
+Fp16RoundFn fp16_round_avx512() {
+  return &round16;
+}
 
-Fp16GemmFn fp16_gemm_avx512() { return &gemm; }
+Fp16GemmFn fp16_gemm_avx512() {
+  return &gemm;
+}
 
 }  // namespace nova::conv

@@ -15,7 +15,8 @@ namespace {
 constexpr __mmask16 kAll = static_cast<__mmask16>(0xFFFF);
 
 template <int MR, int NV>
-void ukernel(std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c, std::size_t ldc) {
+void ukernel(std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
+             std::size_t ldc) {
   __m512 acc[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
@@ -39,22 +40,41 @@ void rows_nv(int64_t rows, std::size_t kc, const uint16_t* a, std::size_t lda, c
   int64_t i = 0;
   for (; i + 6 <= rows; i += 6) ukernel<6, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
   switch (rows - i) {
-    case 5: ukernel<5, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    case 4: ukernel<4, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    case 3: ukernel<3, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    case 2: ukernel<2, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    case 1: ukernel<1, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc); break;
-    default: break;
+    case 5:
+      ukernel<5, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    case 4:
+      ukernel<4, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    case 3:
+      ukernel<3, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    case 2:
+      ukernel<2, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    case 1:
+      ukernel<1, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+      break;
+    default:
+      break;
   }
 }
 
-void gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
-          std::size_t ldc) {
+void gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
+          float* c, std::size_t ldc) {
   switch (nv) {
-    case 1: rows_nv<1>(rows, kc, a, lda, b, c, ldc); break;
-    case 2: rows_nv<2>(rows, kc, a, lda, b, c, ldc); break;
-    case 3: rows_nv<3>(rows, kc, a, lda, b, c, ldc); break;
-    default: rows_nv<4>(rows, kc, a, lda, b, c, ldc); break;
+    case 1:
+      rows_nv<1>(rows, kc, a, lda, b, c, ldc);
+      break;
+    case 2:
+      rows_nv<2>(rows, kc, a, lda, b, c, ldc);
+      break;
+    case 3:
+      rows_nv<3>(rows, kc, a, lda, b, c, ldc);
+      break;
+    default:
+      rows_nv<4>(rows, kc, a, lda, b, c, ldc);
+      break;
   }
 }
 
@@ -62,12 +82,14 @@ void gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t l
 // inputs to zero; this keeps them, as the portable conversion and nova::numerics' bf16 do).
 void convert(const float* src, uint16_t* dst, int64_t count) {
   const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
-  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x00400000);
+  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1),
+                quiet = _mm512_set1_epi32(0x00400000);
   for (int64_t i = 0; i < count; i += 16) {
     const __mmask16 m = count - i >= 16 ? kAll : static_cast<__mmask16>((1u << (count - i)) - 1u);
     const __m512i b = _mm512_maskz_loadu_epi32(m, src + i);
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(b, abs_mask), inf);
-    __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, bias), _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, b, 16), one));
+    __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, bias),
+                                 _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, b, 16), one));
     r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(b, quiet));
     _mm512_mask_cvtepi32_storeu_epi16(dst + i, m, _mm512_maskz_srli_epi32(kAll, r, 16));
   }
@@ -75,8 +97,12 @@ void convert(const float* src, uint16_t* dst, int64_t count) {
 
 }  // namespace
 
-Bf16ConvertFn bf16_convert_avx512bf16() { return &convert; }
+Bf16ConvertFn bf16_convert_avx512bf16() {
+  return &convert;
+}
 
-Bf16GemmFn bf16_gemm_avx512bf16() { return &gemm; }
+Bf16GemmFn bf16_gemm_avx512bf16() {
+  return &gemm;
+}
 
 }  // namespace nova::conv

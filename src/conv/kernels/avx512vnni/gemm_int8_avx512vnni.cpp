@@ -40,27 +40,46 @@ void ukernel(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
 }
 
 template <int NV>
-void rows_nv(int64_t rows, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b, const int32_t* comp,
-             const float* scale, float* c, std::size_t ldc) {
+void rows_nv(int64_t rows, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
+             const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
   int64_t i = 0;
   for (; i + 6 <= rows; i += 6) ukernel<6, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
   switch (rows - i) {
-    case 5: ukernel<5, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc); break;
-    case 4: ukernel<4, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc); break;
-    case 3: ukernel<3, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc); break;
-    case 2: ukernel<2, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc); break;
-    case 1: ukernel<1, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc); break;
-    default: break;
+    case 5:
+      ukernel<5, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
+      break;
+    case 4:
+      ukernel<4, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
+      break;
+    case 3:
+      ukernel<3, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
+      break;
+    case 2:
+      ukernel<2, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
+      break;
+    case 1:
+      ukernel<1, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
+      break;
+    default:
+      break;
   }
 }
 
 void gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
           const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
   switch (nv) {
-    case 1: rows_nv<1>(rows, kc, a, lda, b, comp, scale, c, ldc); break;
-    case 2: rows_nv<2>(rows, kc, a, lda, b, comp, scale, c, ldc); break;
-    case 3: rows_nv<3>(rows, kc, a, lda, b, comp, scale, c, ldc); break;
-    default: rows_nv<4>(rows, kc, a, lda, b, comp, scale, c, ldc); break;
+    case 1:
+      rows_nv<1>(rows, kc, a, lda, b, comp, scale, c, ldc);
+      break;
+    case 2:
+      rows_nv<2>(rows, kc, a, lda, b, comp, scale, c, ldc);
+      break;
+    case 3:
+      rows_nv<3>(rows, kc, a, lda, b, comp, scale, c, ldc);
+      break;
+    default:
+      rows_nv<4>(rows, kc, a, lda, b, comp, scale, c, ldc);
+      break;
   }
 }
 
@@ -107,9 +126,15 @@ float amax(const float* v, int64_t count) {
 
 }  // namespace
 
-Int8QuantizeFn int8_quantize_avx512vnni() { return &quantize; }
-AmaxFn amax_avx512vnni() { return &amax; }
+Int8QuantizeFn int8_quantize_avx512vnni() {
+  return &quantize;
+}
+AmaxFn amax_avx512vnni() {
+  return &amax;
+}
 
-Int8GemmFn int8_gemm_avx512vnni() { return &gemm; }
+Int8GemmFn int8_gemm_avx512vnni() {
+  return &gemm;
+}
 
 }  // namespace nova::conv

@@ -15,12 +15,13 @@ constexpr int kRows = 4;  // rows per pass (accumulators of 4 x 64 columns)
 // a float rounded once to double is exact or rounds to the same float (the operands have at most 24
 // and 16 significant bits), then it is rounded to float and flushed when subnormal (FTZ).
 inline float dp_step(float acc, float a, float b) {
-  const float s = static_cast<float>(static_cast<double>(acc) + static_cast<double>(a) * static_cast<double>(b));
+  const float s =
+      static_cast<float>(static_cast<double>(acc) + static_cast<double>(a) * static_cast<double>(b));
   return (f32_bits(s) & 0x7F800000u) == 0 ? f32_from_bits(f32_bits(s) & 0x80000000u) : s;
 }
 
-void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
-               std::size_t ldc) {
+void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
+               float* c, std::size_t ldc) {
   const int w = 16 * nv;
   for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
     const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
@@ -40,15 +41,16 @@ void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::siz
   }
 }
 
-void fp16_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, float* c,
-               std::size_t ldc) {
+void fp16_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
+               float* c, std::size_t ldc) {
   const int w = 16 * nv;
   for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
     const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
     float acc[kRows][64] = {};
     float bw[64];
     for (std::size_t k = 0; k < kc; ++k) {
-      for (int j = 0; j < w; ++j) bw[j] = fp16_to_float(b[k * static_cast<std::size_t>(w) + static_cast<std::size_t>(j)]);
+      for (int j = 0; j < w; ++j)
+        bw[j] = fp16_to_float(b[k * static_cast<std::size_t>(w) + static_cast<std::size_t>(j)]);
       for (int i = 0; i < mr; ++i) {
         const float ai = a[static_cast<std::size_t>(i0 + i) * lda + k];
         // fp16 x fp16 is exact in float, so this equals the SIMD kernel's fused multiply-add.
@@ -70,7 +72,8 @@ void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size
       for (int i = 0; i < mr; ++i) {
         const uint8_t* ai = a + static_cast<std::size_t>(i0 + i) * lda + 4 * q;
         for (int j = 0; j < w; ++j)
-          acc[i][j] += ai[0] * bq[4 * j] + ai[1] * bq[4 * j + 1] + ai[2] * bq[4 * j + 2] + ai[3] * bq[4 * j + 3];
+          acc[i][j] +=
+              ai[0] * bq[4 * j] + ai[1] * bq[4 * j + 1] + ai[2] * bq[4 * j + 2] + ai[3] * bq[4 * j + 3];
       }
     }
     for (int i = 0; i < mr; ++i) {
@@ -105,7 +108,6 @@ int64_t int8_quantize(const float* src, uint8_t* dst, int64_t count, float inv, 
   return saturated;
 }
 
-
 float amax(const float* v, int64_t count) {
   uint32_t m = 0;  // magnitudes compare as their bit patterns
   for (int64_t i = 0; i < count; ++i) {
@@ -117,10 +119,18 @@ float amax(const float* v, int64_t count) {
 
 }  // namespace
 
-LowpConvertFns lowp_convert_portable() { return LowpConvertFns{&bf16_convert, &fp16_round, &int8_quantize, &amax}; }
+LowpConvertFns lowp_convert_portable() {
+  return LowpConvertFns{&bf16_convert, &fp16_round, &int8_quantize, &amax};
+}
 
-Bf16GemmFn bf16_gemm_portable() { return &bf16_gemm; }
-Fp16GemmFn fp16_gemm_portable() { return &fp16_gemm; }
-Int8GemmFn int8_gemm_portable() { return &int8_gemm; }
+Bf16GemmFn bf16_gemm_portable() {
+  return &bf16_gemm;
+}
+Fp16GemmFn fp16_gemm_portable() {
+  return &fp16_gemm;
+}
+Int8GemmFn int8_gemm_portable() {
+  return &int8_gemm;
+}
 
 }  // namespace nova::conv

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
 
 namespace nova::conv {
@@ -34,48 +35,11 @@ void ukernel(std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t*
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + static_cast<std::size_t>(i) * ldc + 16 * j, acc[i][j]);
 }
 
-template <int NV>
-void rows_nv(int64_t rows, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
-             std::size_t ldc) {
-  int64_t i = 0;
-  for (; i + 6 <= rows; i += 6) ukernel<6, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
-  switch (rows - i) {
-    case 5:
-      ukernel<5, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
-      break;
-    case 4:
-      ukernel<4, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
-      break;
-    case 3:
-      ukernel<3, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
-      break;
-    case 2:
-      ukernel<2, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
-      break;
-    case 1:
-      ukernel<1, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
-      break;
-    default:
-      break;
-  }
-}
-
 void gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
           float* c, std::size_t ldc) {
-  switch (nv) {
-    case 1:
-      rows_nv<1>(rows, kc, a, lda, b, c, ldc);
-      break;
-    case 2:
-      rows_nv<2>(rows, kc, a, lda, b, c, ldc);
-      break;
-    case 3:
-      rows_nv<3>(rows, kc, a, lda, b, c, ldc);
-      break;
-    default:
-      rows_nv<4>(rows, kc, a, lda, b, c, ldc);
-      break;
-  }
+  lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
+    ukernel<MR, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+  });
 }
 
 // bf16_bits_rne on 16 floats at a time, in integer arithmetic (vcvtneps2bf16 would flush subnormal

@@ -4,6 +4,7 @@
 // dequantized in the same order as the portable kernel. Up to 6 rows x 64 columns per micro-kernel.
 #include <immintrin.h>
 
+#include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
 
 namespace nova::conv {
@@ -39,48 +40,11 @@ void ukernel(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
   }
 }
 
-template <int NV>
-void rows_nv(int64_t rows, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
-             const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
-  int64_t i = 0;
-  for (; i + 6 <= rows; i += 6) ukernel<6, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
-  switch (rows - i) {
-    case 5:
-      ukernel<5, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
-      break;
-    case 4:
-      ukernel<4, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
-      break;
-    case 3:
-      ukernel<3, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
-      break;
-    case 2:
-      ukernel<2, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
-      break;
-    case 1:
-      ukernel<1, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
-      break;
-    default:
-      break;
-  }
-}
-
 void gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
           const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
-  switch (nv) {
-    case 1:
-      rows_nv<1>(rows, kc, a, lda, b, comp, scale, c, ldc);
-      break;
-    case 2:
-      rows_nv<2>(rows, kc, a, lda, b, comp, scale, c, ldc);
-      break;
-    case 3:
-      rows_nv<3>(rows, kc, a, lda, b, comp, scale, c, ldc);
-      break;
-    default:
-      rows_nv<4>(rows, kc, a, lda, b, comp, scale, c, ldc);
-      break;
-  }
+  lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
+    ukernel<MR, NV>(kc, a + i * lda, lda, b, comp, scale, c + i * ldc, ldc);
+  });
 }
 
 // The portable int8 quantization (lowp_kernels.hpp), 16 values at a time with the same operations.

@@ -1,10 +1,7 @@
-// The engine's default Winograd transforms, one per supported tile, until the catalogue of the
-// precision work lands. Points closed under x -> -x (and x -> 1/x where the count allows), wincnn
-// scaling:
-//   F(2,3) {0,+-1,inf}   F(4,3) {0,+-1,+-2,inf}   F(6,3) {0,+-1,+-2,+-1/2,inf}
-//   F(8,3) {0,+-1,+-2,+-1/2,+-3/4,inf}   F(2,5) {0,+-1,+-2,inf}   F(4,5) {0,+-1,+-2,+-1/2,inf}
-// For F(8,3), +-3/4 gives P = sum_a |A^T[:,a]|^2 |G[a,:]|^2 |B^T[a,:]|^2 of 6.2e3 against 3.7e4 for the
-// common +-4 (6x less FP32 error); see docs/engine.md.
+// The engine's default Winograd transforms, one per supported tile: nova's catalogue entry for the
+// fp32 preset (data/catalogue.json: the points and exact diagonal scaling with the smallest measured
+// FP32 error on the catalogue's training data), compiled in through src/conv/default_points_table.hpp,
+// which `nova catalogue engine-defaults` regenerates and a test compares with the catalogue.
 #pragma once
 
 #include <string>

@@ -66,8 +66,13 @@ inline double round_float_fast(double x, const FloatKernel& k) {
   return std::bit_cast<double>(r);
 }
 
+// The general path out of line: keeps the hot loops that call round_float small.
+[[gnu::noinline, gnu::cold]] inline double round_float_slow(double x, const FloatKernel& k) {
+  return round_float_generic(x, k);
+}
+
 inline double round_float(double x, const FloatKernel& k) {
-  return in_fast_range(x, k) ? round_float_fast(x, k) : round_float_generic(x, k);
+  return __builtin_expect(in_fast_range(x, k), 1) ? round_float_fast(x, k) : round_float_slow(x, k);
 }
 
 // The kernel of a floating format other than fp64 (defined in format.cpp).

@@ -6,9 +6,12 @@
 //   other  double arithmetic with each product and sum rounded by the software kernel; for
 //          formats of at most 24 significant bits the double result rounded once is the correctly
 //          rounded operation of the format (double has more than 2p + 2 bits)
+// The batch (tiles x channels) is split over threads in contiguous chunks: every element is computed
+// by the same operations whatever the split, so the results do not depend on the thread count.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <thread>
 
 #include "nova/error.hpp"
 #include "nova/numerics/error_harness.hpp"
@@ -17,6 +20,28 @@
 
 namespace nova {
 namespace {
+
+// f(begin, end) over [0, count) in contiguous chunks on up to hardware_concurrency() threads, each
+// with at least `min_per_thread` elements.
+template <class F>
+void parallel_for(int64_t count, int64_t min_per_thread, const F& f) {
+  const unsigned hw = std::thread::hardware_concurrency();
+  const int64_t threads = std::max<int64_t>(1, std::min<int64_t>(hw == 0 ? 1 : hw, count / min_per_thread));
+  if (threads <= 1) {
+    f(int64_t{0}, count);
+    return;
+  }
+  const int64_t chunk = (count + threads - 1) / threads;
+  std::vector<std::thread> pool;
+  for (int64_t b = chunk; b < count; b += chunk)
+    pool.emplace_back([&f, b, count, chunk] { f(b, std::min(count, b + chunk)); });
+  f(int64_t{0}, std::min(count, chunk));
+  for (auto& t : pool) t.join();
+}
+
+// Work per thread below which threading does not pay (and searches, which score small training sets
+// many times, stay on their own thread).
+constexpr int64_t kMinBatchPerThread = 16384;
 
 struct NoRound {
   double operator()(double x) const { return x; }
@@ -67,7 +92,7 @@ void sandwich_batch(const std::vector<double>& L, int P, int I, const double* X,
 }
 
 // L X L^T in the arithmetic `f`: operands are rounded to f first, then every operation.
-void sandwich(Format f, const std::vector<double>& L, int P, int I, const double* X, int64_t batch, double* out) {
+void sandwich_range(Format f, const std::vector<double>& L, int P, int I, const double* X, int64_t batch, double* out) {
   if (f == Format::kFp64) {
     sandwich_batch<double>(L, P, I, X, batch, out, NoRound{}, NoRound{});
     return;
@@ -76,26 +101,35 @@ void sandwich(Format f, const std::vector<double>& L, int P, int I, const double
   if (f == Format::kFp32) {
     // The kernel's fp32 result is a float value (or inf), so the cast is exact.
     sandwich_batch<float>(L, P, I, X, batch, out, NoRound{}, [k](double v) { return static_cast<float>(k(v)); });
-  } else {
-    sandwich_batch<double>(L, P, I, X, batch, out, k, k);
+    return;
   }
+  sandwich_batch<double>(L, P, I, X, batch, out, k, k);
+}
+
+void sandwich(Format f, const std::vector<double>& L, int P, int I, const double* X, int64_t batch, double* out) {
+  const int64_t II = int64_t{I} * I, PP = int64_t{P} * P;
+  parallel_for(batch, kMinBatchPerThread, [&](int64_t b0, int64_t b1) {
+    sandwich_range(f, L, P, I, X + b0 * II, b1 - b0, out + b0 * PP);
+  });
 }
 
 // M[t][k][a] = sum_c U[f(t,k)][c][a] * V[t][c][a], each product rounded by `rp`, each sum by `ra`.
 template <class RP, class RA>
 void accumulate(const std::vector<double>& U, const std::vector<double>& V, int64_t T, int64_t C, int64_t K, int64_t nn,
                 bool paired, std::vector<double>& M, RP rp, RA ra) {
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t k = 0; k < K; ++k) {
-      const int64_t f = paired ? t : k;
-      double* acc = M.data() + (t * K + k) * nn;
-      for (int64_t a = 0; a < nn; ++a) acc[a] = 0.0;
-      for (int64_t c = 0; c < C; ++c) {
-        const double* u = U.data() + (f * C + c) * nn;
-        const double* v = V.data() + (t * C + c) * nn;
-        for (int64_t a = 0; a < nn; ++a) acc[a] = ra(acc[a] + rp(u[a] * v[a]));
+  parallel_for(T, std::max<int64_t>(1, kMinBatchPerThread / std::max<int64_t>(1, C * K)), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t f = paired ? t : k;
+        double* acc = M.data() + (t * K + k) * nn;
+        for (int64_t a = 0; a < nn; ++a) acc[a] = 0.0;
+        for (int64_t c = 0; c < C; ++c) {
+          const double* u = U.data() + (f * C + c) * nn;
+          const double* v = V.data() + (t * C + c) * nn;
+          for (int64_t a = 0; a < nn; ++a) acc[a] = ra(acc[a] + rp(u[a] * v[a]));
+        }
       }
-    }
+  });
 }
 
 template <class RP>

@@ -63,6 +63,72 @@ TEST(ErrorHarness, Fp32ModelEqualsNativeFloatPipelineBitForBit) {
   }
 }
 
+// L X L^T with every operand, product and sum rounded by round_to (the scalar definition), in the
+// documented order: an independent reference for the emulation's software-rounded arithmetic.
+std::vector<double> sandwich_rounded(Format f, const std::vector<double>& L, int P, int I, const double* X) {
+  auto R = [f](double v) { return round_to(f, v); };
+  std::vector<double> x(static_cast<std::size_t>(I * I)), tmp(static_cast<std::size_t>(P * I)),
+      out(static_cast<std::size_t>(P * P));
+  for (int k = 0; k < I * I; ++k) x[static_cast<std::size_t>(k)] = R(X[k]);
+  auto l = [&](int p, int i) { return R(L[static_cast<std::size_t>(p * I + i)]); };
+  for (int p = 0; p < P; ++p)
+    for (int j = 0; j < I; ++j) {
+      double s = R(l(p, 0) * x[static_cast<std::size_t>(j)]);
+      for (int i = 1; i < I; ++i) s = R(s + R(l(p, i) * x[static_cast<std::size_t>(i * I + j)]));
+      tmp[static_cast<std::size_t>(p * I + j)] = s;
+    }
+  for (int p = 0; p < P; ++p)
+    for (int q = 0; q < P; ++q) {
+      double s = R(tmp[static_cast<std::size_t>(p * I)] * l(q, 0));
+      for (int j = 1; j < I; ++j) s = R(s + R(tmp[static_cast<std::size_t>(p * I + j)] * l(q, j)));
+      out[static_cast<std::size_t>(p * P + q)] = s;
+    }
+  return out;
+}
+
+// The -all presets (software-rounded fp16/bf16 arithmetic: lane-batched fast path, the general kernel
+// for groups that leave the fast range, several threads for large batches) against the scalar
+// definition, bit for bit; the data reach overflow and the subnormals on purpose.
+TEST(ErrorHarness, SoftwareRoundedArithmeticEqualsTheScalarDefinitionBitForBit) {
+  for (const char* preset : {"fp16-all", "bf16-all"}) {
+    const PrecisionModel model = precision_preset(preset);
+    const TransformF64 t = make("4,3", "0,±1,±2,inf");
+    const int n = t.n, m = t.m, r = t.r;
+    const int64_t T = 301, C = 117;  // T * C = 35217 matrices: more than one thread, not a multiple of 8
+    TileDataset ds = make_tile_dataset(parse_tile("4,3"), DataKind::kGaussian, T, C, 11);
+    for (int64_t i = 0; i < T * C; i += 97)  // whole tiles far out of range, both ways
+      for (int k = 0; k < n * n; ++k) ds.d[static_cast<std::size_t>(i * n * n + k)] *= (i % 2 ? 1e-6 : 3e3);
+    const std::vector<double> y = emulate_winograd(t, model, ds.d, ds.g, T, C, T, true);
+    auto rounded = [](Format f, std::vector<double> v) {
+      for (double& x : v) x = round_to(f, x);
+      return v;
+    };
+    const auto AT = rounded(model.matrices, t.AT), G = rounded(model.matrices, t.G),
+               BT = rounded(model.matrices, t.BT);
+    int64_t mismatches = 0;
+    for (int64_t tile = 0; tile < T; ++tile) {
+      std::vector<double> M(static_cast<std::size_t>(n * n), 0.0);
+      for (int64_t c = 0; c < C; ++c) {
+        const auto U = rounded(model.filter_transform.format,
+                               sandwich_rounded(model.transform_arith, G, n, r, ds.g.data() + (tile * C + c) * r * r));
+        const auto V = rounded(model.input_transform.format,
+                               sandwich_rounded(model.transform_arith, BT, n, n, ds.d.data() + (tile * C + c) * n * n));
+        for (int a = 0; a < n * n; ++a) {
+          const auto A = static_cast<std::size_t>(a);
+          M[A] = round_to(model.accumulate, M[A] + round_to(model.product, U[A] * V[A]));
+        }
+      }
+      const auto Y = rounded(model.output.format,
+                             sandwich_rounded(model.output_arith, AT, m, n, rounded(model.gemm_output.format, M).data()));
+      for (int a = 0; a < m * m; ++a) {
+        const double got = y[static_cast<std::size_t>(tile * m * m + a)], want = Y[static_cast<std::size_t>(a)];
+        mismatches += !(got == want || (std::isnan(got) && std::isnan(want)));
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << preset;
+  }
+}
+
 TEST(ErrorHarness, Fp64IsExactToRoundoffAndFp32ToSinglePrecision) {
   for (const char* spec : {"2,3|0,±1,inf", "4,3|0,±1,±2,inf", "6,3|0,±1,±2,±1/2,inf"}) {
     const std::string s(spec);

@@ -51,7 +51,8 @@ bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
   const PrecisionModel model = load_precision_model(o.objective.substr(colon + 1));
   const SelectBy select = family == "measured-error" ? SelectBy::kMeasured : SelectBy::kProxy;
   if (o.threads < 0) throw Error("--threads must be at least 1 (default: all cores)");
-  if (o.budget_given) throw Error("--budget applies to the kappa-style objectives only (error objectives are deterministic)");
+  if (o.budget_given)
+    throw Error("--budget applies to the kappa-style objectives only (error objectives are deterministic)");
   if (o.train_tiles < 1 || o.train_channels < 1) throw Error("--train-tiles and --train-channels must be positive");
   if (o.top_k < 1) throw Error("--top-k must be at least 1");
   if (o.refine_window < 0) throw Error("--refine-window must be 0 or more");
@@ -81,7 +82,9 @@ bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
   if (format == OutputFormat::kJson) {
     nlohmann::json j = to_json(e);
     j["objective"] = o.objective;
-    j["training"] = {{"tiles", tr.tiles_for(tile)}, {"channels", tr.channels}, {"kind", std::string(to_string(tr.kind))},
+    j["training"] = {{"tiles", tr.tiles_for(tile)},
+                     {"channels", tr.channels},
+                     {"kind", std::string(to_string(tr.kind))},
                      {"seed", tr.seed}};
     j["verified"] = true;
     if (!std::isfinite(e.train_error)) j["train_error"] = nullptr;

@@ -195,8 +195,13 @@ CatalogueEntry search_entry(TileSize tile, const PrecisionModel& model, const Ge
   // 3. Measure: the top_k by proxy, and every published set rescaled and as published (selection by
   // the proxy: its best candidate only).
   std::vector<Candidate> finalists;
-  if (select == SelectBy::kProxy && !pool.empty()) finalists.push_back(pool.front());
-  for (std::size_t i = 0; i < pool.size() && select == SelectBy::kMeasured; ++i) {
+  // A proxy that sees every candidate overflow (+inf at the search's headroom: F(8,3) and F(6,5) in
+  // fp16-all) cannot choose: the measurement does, as for SelectBy::kMeasured.
+  const bool proxy_blind = pool.empty() || !std::isfinite(pool.front().scaled.proxy);
+  const bool proxy_chooses = select == SelectBy::kProxy && !proxy_blind;
+  if (select == SelectBy::kProxy && proxy_blind) say("the proxy is +inf for every candidate: measuring instead");
+  if (proxy_chooses) finalists.push_back(pool.front());
+  for (std::size_t i = 0; i < pool.size() && !proxy_chooses; ++i) {
     const bool published = pool[i].source.rfind("published: ", 0) == 0;
     if (static_cast<int>(i) < o.top_k || published) finalists.push_back(pool[i]);
     if (published) {
@@ -221,7 +226,7 @@ CatalogueEntry search_entry(TileSize tile, const PrecisionModel& model, const Ge
   ScalingChoice choice = win.scaled.scaling;
   double train = win.measured;
   long measured_evals = static_cast<long>(finalists.size());
-  if (o.refine_window > 0 && std::isfinite(train) && select == SelectBy::kMeasured) {
+  if (o.refine_window > 0 && std::isfinite(train) && !proxy_chooses) {
     ScalingSearchOptions so = oo.scaling;
     so.window = o.refine_window;
     so.passes = 2;
@@ -250,9 +255,10 @@ CatalogueEntry search_entry(TileSize tile, const PrecisionModel& model, const Ge
   e.held_out = held_out_errors(f64, model, o.held_out);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   e.found = {{"candidate", win.source},
-             {"objective", select == SelectBy::kMeasured
-                               ? "measured-error:" + preset + " (scaling: stage-proxy:" + preset + ", then measured polish)"
-                               : "stage-proxy:" + preset + " (points and scaling chosen on the proxy alone)"},
+             {"objective", !proxy_chooses ? "measured-error:" + preset + " (scaling: stage-proxy:" + preset +
+                                              ", then measured polish" +
+                                              (select == SelectBy::kProxy ? "; the proxy was +inf everywhere)" : ")")
+                                        : "stage-proxy:" + preset + " (points and scaling chosen on the proxy alone)"},
              {"seed", o.seed},
              {"candidates", pool.size()},
              {"measured_candidates", finalists.size()},

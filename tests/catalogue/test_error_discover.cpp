@@ -36,11 +36,14 @@ TEST(ErrorDiscovery, MeasuredWinnerIsExactAndNoWorseThanEveryPublishedSet) {
   const CatalogueEntry e = search_entry(tile, model, g, SelectBy::kMeasured);
   // Exact: the rational identity holds, and the recorded scaling reproduces the matrices.
   ASSERT_TRUE(verify(e.transform));
-  EXPECT_EQ(Transform::construct(tile, e.transform.points(), exact_scaling(e.transform.points(), e.scaling_choice)).BT(),
-            e.transform.BT());
+  EXPECT_EQ(
+      Transform::construct(tile, e.transform.points(), exact_scaling(e.transform.points(), e.scaling_choice))
+          .BT(),
+      e.transform.BT());
   // The training error is the harness's error on the fixed training set (float64 direct reference).
   const auto& tr = g.objective.training;
-  const ErrorEvaluator train(make_tile_dataset(tile, tr.kind, tr.tiles_for(tile), tr.channels, tr.seed), model);
+  const ErrorEvaluator train(make_tile_dataset(tile, tr.kind, tr.tiles_for(tile), tr.channels, tr.seed),
+                             model);
   EXPECT_EQ(e.train_error, train.score(e.transform.to_f64()));
   // Every published set is a finalist, as published: the winner is at least as good on the training set
   // (up to the float64 rounding of the matrices, which the selection saw built in floating point).
@@ -92,7 +95,8 @@ TEST(ErrorDiscovery, UserModelName) {
 TEST(ErrorDiscoveryCli, MeasuredErrorJson) {
   const std::string dir = testing::temp_dir();
   const auto r = testing::run_cli(
-      "discover --tile 2,3 --objective measured-error:fp16-storage --population 8 --generations 4 --restarts 1 "
+      "discover --tile 2,3 --objective measured-error:fp16-storage --population 8 --generations 4 --restarts "
+      "1 "
       "--train-channels 4 --top-k 1 --format json -o " +
       dir + "/out.json");
   ASSERT_EQ(r.status, 0) << r.output;
@@ -107,7 +111,8 @@ TEST(ErrorDiscoveryCli, MeasuredErrorJson) {
 
 TEST(ErrorDiscoveryCli, TextAndBadInput) {
   const auto ok = testing::run_cli(
-      "discover --tile 2,3 --objective proxy:int8-tap --population 8 --generations 4 --restarts 1 --train-channels 4");
+      "discover --tile 2,3 --objective proxy:int8-tap --population 8 --generations 4 --restarts 1 "
+      "--train-channels 4");
   ASSERT_EQ(ok.status, 0) << ok.output;
   EXPECT_NE(ok.output.find("training error"), std::string::npos) << ok.output;
   EXPECT_NE(ok.output.find("held-out gaussian"), std::string::npos) << ok.output;
@@ -117,8 +122,11 @@ TEST(ErrorDiscoveryCli, TextAndBadInput) {
   EXPECT_EQ(bad.status, 2) << bad.output;
   EXPECT_NE(bad.output.find("fp17"), std::string::npos) << bad.output;
   EXPECT_EQ(testing::run_cli("discover --tile 4,3 --objective proxy:").status, 2);
-  EXPECT_EQ(testing::run_cli("discover --tile 4,3 --objective measured-error:fp16-storage --budget 1").status, 2);
-  EXPECT_EQ(testing::run_cli("discover --tile 4,3 --objective measured-error:fp16-storage --train-channels 0").status, 2);
+  EXPECT_EQ(testing::run_cli("discover --tile 4,3 --objective measured-error:fp16-storage --budget 1").status,
+            2);
+  EXPECT_EQ(testing::run_cli("discover --tile 4,3 --objective measured-error:fp16-storage --train-channels 0")
+                .status,
+            2);
   EXPECT_EQ(testing::run_cli("discover --tile 0,3 --objective measured-error:fp16-storage").status, 2);
 }
 

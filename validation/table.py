@@ -54,6 +54,13 @@ def pivot(rows, key="top1"):
         k = (r["arch"], r["images"], r["tile"], r["points"])
         if k not in seen:
             seen.append(k)
+    # group by network, then by tile (direct first); within a tile, first appearance
+    nets = []
+    for k in seen:
+        if k[:2] not in nets:
+            nets.append(k[:2])
+    tile_rank = lambda t: (0, 0) if t == "direct" else (1, tuple(int(v) for v in t[2:-1].split(",")))
+    seen = sorted(seen, key=lambda k: (nets.index(k[:2]), tile_rank(k[2])))
     for k in seen:
         cells = []
         for p in presets:

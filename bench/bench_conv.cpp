@@ -21,11 +21,10 @@ constexpr Layer kLayers[] = {{1, 64, 56, 56, 64},  {1, 128, 28, 28, 128}, {1, 25
                              {1, 512, 7, 7, 512},  {8, 64, 56, 56, 64},   {8, 128, 28, 28, 128},
                              {8, 256, 14, 14, 256}, {8, 512, 7, 7, 512},  {1, 64, 224, 224, 64}};
 
-// tile 0: auto; 2, 4, 6, 8: F(m,3); -1: direct.
-void BM_Conv(benchmark::State& state) {
-  const Layer& l = kLayers[state.range(0)];
-  const int threads = static_cast<int>(state.range(1));
-  const int tile = static_cast<int>(state.range(2));
+// Plans kLayers[layer] with `o` on uniform data (fixed seed) and times execute(); the label is the
+// plan's own description (algorithm, tile, ISA, precision, GEMM path, threads).
+void run_layer(benchmark::State& state, int64_t layer, const nova::conv::PlanOptions& o) {
+  const Layer& l = kLayers[layer];
   nova::ConvShape s;
   s.N = l.N;
   s.C = l.C;
@@ -39,10 +38,6 @@ void BM_Conv(benchmark::State& state) {
   for (auto& v : x) v = u(rng);
   for (auto& v : w) v = 0.1f * u(rng);
   for (auto& v : b) v = u(rng);
-  nova::conv::PlanOptions o;
-  o.threads = threads;
-  if (tile > 0) o.tile = nova::TileSize{tile, 3};
-  if (tile < 0) o.algorithm = nova::conv::AlgorithmChoice::kDirect;
   const nova::conv::Plan plan = nova::conv::Plan::create(s, w.data(), b.data(), o);
   state.SetLabel(plan.describe());
   for (auto _ : state) {
@@ -54,37 +49,25 @@ void BM_Conv(benchmark::State& state) {
       benchmark::Counter(s.direct_flops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// dtype 0 fp32, 1 bf16, 2 int8, 3 fp16; tile 4 or 6: F(m,3).
-void BM_ConvLowp(benchmark::State& state) {
-  const Layer& l = kLayers[state.range(0)];
-  nova::ConvShape s;
-  s.N = l.N;
-  s.C = l.C;
-  s.H = l.H;
-  s.W = l.W;
-  s.K = l.K;
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(s.input_size())), w(static_cast<std::size_t>(s.weight_size())),
-      b(static_cast<std::size_t>(s.K)), y(static_cast<std::size_t>(s.output_size()));
-  for (auto& v : x) v = u(rng);
-  for (auto& v : w) v = 0.1f * u(rng);
-  for (auto& v : b) v = u(rng);
+// Args: layer, threads, tile (0: auto; 2, 4, 6, 8: F(m,3); -1: direct).
+void BM_Conv(benchmark::State& state) {
   nova::conv::PlanOptions o;
   o.threads = static_cast<int>(state.range(1));
-  o.tile = nova::TileSize{static_cast<int>(state.range(3)), 3};
+  const int tile = static_cast<int>(state.range(2));
+  if (tile > 0) o.tile = nova::TileSize{tile, 3};
+  if (tile < 0) o.algorithm = nova::conv::AlgorithmChoice::kDirect;
+  run_layer(state, state.range(0), o);
+}
+
+// Args: layer, threads, dtype (0 fp32, 1 bf16, 2 int8, 3 fp16), tile (4 or 6: F(m,3)).
+void BM_ConvLowp(benchmark::State& state) {
   constexpr nova::conv::Precision kPrec[] = {nova::conv::Precision::kFp32, nova::conv::Precision::kBf16,
                                              nova::conv::Precision::kInt8, nova::conv::Precision::kFp16};
+  nova::conv::PlanOptions o;
+  o.threads = static_cast<int>(state.range(1));
   o.precision = kPrec[state.range(2)];
-  const nova::conv::Plan plan = nova::conv::Plan::create(s, w.data(), b.data(), o);
-  state.SetLabel(plan.describe());
-  for (auto _ : state) {
-    plan.execute(x.data(), y.data());
-    benchmark::DoNotOptimize(y.data());
-    benchmark::ClobberMemory();
-  }
-  state.counters["GFLOP"] =
-      benchmark::Counter(s.direct_flops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  o.tile = nova::TileSize{static_cast<int>(state.range(3)), 3};
+  run_layer(state, state.range(0), o);
 }
 
 void LowpArgs(benchmark::internal::Benchmark* b) {

@@ -18,19 +18,7 @@ struct DirectCase {
 
 ConvShape make(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S, int64_t pad,
                int64_t stride, int64_t dilation, int64_t groups) {
-  ConvShape s;
-  s.N = N;
-  s.C = C;
-  s.H = H;
-  s.W = W;
-  s.K = K;
-  s.R = R;
-  s.S = S;
-  s.pad_h = s.pad_w = pad;
-  s.stride = stride;
-  s.dilation = dilation;
-  s.groups = groups;
-  return s;
+  return ConvShape{N, C, H, W, K, R, S, pad, pad, stride, dilation, groups};
 }
 
 TEST(DirectFallback, UnsupportedShapesRunDirectAndSayWhy) {

@@ -7,15 +7,7 @@
 namespace nova::conv {
 namespace {
 
-ConvShape shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K) {
-  ConvShape s;
-  s.N = N;
-  s.C = C;
-  s.H = H;
-  s.W = W;
-  s.K = K;
-  return s;
-}
+ConvShape shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K) { return ConvShape{N, C, H, W, K}; }
 
 TEST(Determinism, IdenticalAcrossThreadCountsAndBlockings) {
   const testing::Problem p = testing::random_problem(shape(2, 21, 23, 19, 35), 11);

@@ -13,15 +13,7 @@ namespace nova {
 namespace {
 
 ConvShape shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int64_t R, int64_t S) {
-  ConvShape s;
-  s.N = N;
-  s.C = C;
-  s.H = H;
-  s.W = W;
-  s.K = K;
-  s.R = R;
-  s.S = S;
-  return s;
+  return ConvShape{N, C, H, W, K, R, S};
 }
 
 TEST(ConvShape, ToStringAndValidate) {

@@ -15,8 +15,9 @@ direct-equivalent: 2*N*K*C*H*W*9 / time. Peers that are not installed are report
   python3 bench/peer_bench.py --lowp [--threads 1] [--rounds 2] [--json out.json]
 
 prints only the low-precision table instead: nova's Winograd with fp32, bf16, int8 (per-call and
-calibrated scales) and fp16 GEMMs, oneDNN's bf16 direct, int8 direct and int8 Winograd (process CPU ms
-per execute), and nova's relative L2 error against float64 for each precision (docs/engine.md).
+calibrated scales) and fp16 GEMMs, oneDNN's bf16 direct, int8 direct and int8 Winograd, PyTorch's
+bfloat16 conv2d (process CPU ms per execute), and nova's relative L2 error against float64 for each
+precision (docs/engine.md).
 """
 import argparse
 import json
@@ -60,16 +61,16 @@ def _time(fn, budget_ms=500.0):
     return ts[len(ts) // 2], cs[len(cs) // 2]
 
 
-def worker_torch(configs):
+def worker_torch(configs, dtype="float32"):
     import torch
     import torch.nn.functional as F
     out = []
     for layer, threads in configs:
         torch.set_num_threads(threads)
         n, c, h, w, k = layer
-        x = torch.rand(n, c, h, w) - 0.5
-        wt = (torch.rand(k, c, 3, 3) - 0.5) * 0.1
-        b = torch.rand(k)
+        x = (torch.rand(n, c, h, w) - 0.5).to(getattr(torch, dtype))
+        wt = ((torch.rand(k, c, 3, 3) - 0.5) * 0.1).to(x.dtype)
+        b = torch.rand(k).to(x.dtype)
         with torch.no_grad():
             ms, cpu = _time(lambda: F.conv2d(x, wt, b, padding=1))
         out.append({"layer": layer, "threads": threads, "median_ms": ms, "median_cpu_ms": cpu})
@@ -194,8 +195,9 @@ def measure(args):
 
 
 # Low-precision table (--lowp): nova's Winograd GEMM precisions (fp32, bf16, int8 with per-call and with
-# calibrated scales, fp16; the automatic tile) beside oneDNN's bf16 direct, int8 direct and int8 Winograd,
-# process CPU ms per execute, best of the rounds, with nova's error against float64 (--check).
+# calibrated scales, fp16; the automatic tile) beside oneDNN's bf16 direct, int8 direct and int8 Winograd and
+# PyTorch's bfloat16 conv2d, process CPU ms per execute, best of the rounds, with nova's error against
+# float64 (--check).
 LOWP_NOVA = [("fp32", ["--dtype", "fp32"]), ("bf16", ["--dtype", "bf16"]), ("int8", ["--dtype", "int8"]),
              ("int8 cal", ["--dtype", "int8", "--calibrate"]), ("fp16", ["--dtype", "fp16"])]
 LOWP_ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 d", "direct", "int8"), ("dnnl int8 w", "winograd", "int8")]
@@ -203,10 +205,22 @@ LOWP_ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 d", "direct", "int
 
 def lowp_table(args):
     threads_list = [int(t) for t in args.threads.split(",")]
+    configs = [(layer, t) for layer in LAYERS for t in threads_list]
+    torch_bf16 = {}  # (layer, threads) -> best process CPU ms over the rounds
+    for _ in range(args.rounds):
+        out, why = run_worker("torch_bf16", configs)
+        if out is None:
+            print(f"torch bf16: not measured ({why})", file=sys.stderr)
+            break
+        for o in out:
+            key = (tuple(o["layer"]), o["threads"])
+            torch_bf16[key] = best(torch_bf16.get(key), o.get("median_cpu_ms"))
     rows = []
     for layer in LAYERS:
         for t in threads_list:
             cpu, err, path = {}, {}, {}
+            if torch_bf16.get((layer, t)):
+                cpu["torch bf16"] = torch_bf16[(layer, t)]
             for rnd in range(args.rounds):
                 for name, extra in LOWP_NOVA:
                     j = run_nova(args.build, layer, t, extra + (["--check"] if rnd == 0 else []))
@@ -218,7 +232,7 @@ def lowp_table(args):
                     if o is not None and o.get("created"):
                         cpu[name] = best(cpu.get(name), o.get("median_cpu_ms"))
             rows.append({"layer": list(layer), "threads": t, "cpu_ms": cpu, "rel_l2_error": err, "gemm_path": path})
-            names = [n for n, _ in LOWP_NOVA] + [n for n, _, _ in LOWP_ONEDNN]
+            names = [n for n, _ in LOWP_NOVA] + [n for n, _, _ in LOWP_ONEDNN] + ["torch bf16"]
             if len(rows) == 1:
                 print(f"{'layer':>18} {'T':>2} | " + " ".join(f"{n:>11}" for n in names))
             print(f"{'x'.join(map(str, layer[:4])) + '->' + str(layer[4]):>18} {t:>2} | " +
@@ -276,7 +290,12 @@ def main():
     args = ap.parse_args()
     if args.worker:
         configs = [(tuple(l), t) for l, t in json.loads(sys.stdin.read())]
-        out = worker_torch(configs) if args.worker == "torch" else worker_ncnn(configs)
+        if args.worker == "torch":
+            out = worker_torch(configs)
+        elif args.worker == "torch_bf16":  # PyTorch's own bfloat16 conv2d (oneDNN inside), input and output bf16
+            out = worker_torch(configs, "bfloat16")
+        else:
+            out = worker_ncnn(configs)
         print(json.dumps(out))
         return
 

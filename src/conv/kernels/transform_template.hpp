@@ -7,6 +7,7 @@
 #include <cstddef>
 
 #include "kernel_table.hpp"
+#include "tile_transforms_generated.hpp"
 
 namespace nova::conv::kernels_impl {
 
@@ -102,6 +103,21 @@ void generic_output(const void* ctx, const float* src, std::size_t pos_stride, c
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   output_tile<V, kMaxGenericN, kMaxGenericN>(GenericOp<V>{c}, c->n, c->m, src, pos_stride, bias16, relu, dst,
                                              dst_row);
+}
+
+// The transform table of one ISA: the generated code of every default transform and the generic path,
+// all over the ISA's vector type V (called once per ISA file, which keeps its own flags).
+template <class V>
+TransformTable make_transform_table() {
+#define NOVA_GEN_ENTRY(i) \
+  TileFns{&generated_input<V, generated::Tile##i<V>>, &generated_output<V, generated::Tile##i<V>>},
+  static const TileFns kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
+#undef NOVA_GEN_ENTRY
+  TransformTable t;
+  t.generated = kGenerated;
+  t.generated_count = generated::kGeneratedCount;
+  t.generic = TileFns{&generic_input<V>, &generic_output<V>};
+  return t;
 }
 
 }  // namespace nova::conv::kernels_impl

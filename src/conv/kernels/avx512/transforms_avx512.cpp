@@ -1,25 +1,10 @@
 // Tile transforms for AVX-512F: the generated straight-line code of every default transform, and the
 // generic run-time matrix path, each over 16 channels per zmm register.
 #include "../transform_template.hpp"
-#include "tile_transforms_generated.hpp"
 #include "vec_avx512.hpp"
 
 namespace nova::conv {
 
-namespace {
-#define NOVA_GEN_ENTRY(i)                                                                \
-  TileFns{&kernels_impl::generated_input<VecAvx512, generated::Tile##i<VecAvx512>>,      \
-          &kernels_impl::generated_output<VecAvx512, generated::Tile##i<VecAvx512>>},
-const TileFns kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
-#undef NOVA_GEN_ENTRY
-}  // namespace
-
-TransformTable transform_table_avx512() {
-  TransformTable t;
-  t.generated = kGenerated;
-  t.generated_count = generated::kGeneratedCount;
-  t.generic = TileFns{&kernels_impl::generic_input<VecAvx512>, &kernels_impl::generic_output<VecAvx512>};
-  return t;
-}
+TransformTable transform_table_avx512() { return kernels_impl::make_transform_table<VecAvx512>(); }
 
 }  // namespace nova::conv

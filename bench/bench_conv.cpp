@@ -25,12 +25,7 @@ constexpr Layer kLayers[] = {{1, 64, 56, 56, 64},  {1, 128, 28, 28, 128}, {1, 25
 // plan's own description (algorithm, tile, ISA, precision, GEMM path, threads).
 void run_layer(benchmark::State& state, int64_t layer, const nova::conv::PlanOptions& o) {
   const Layer& l = kLayers[layer];
-  nova::ConvShape s;
-  s.N = l.N;
-  s.C = l.C;
-  s.H = l.H;
-  s.W = l.W;
-  s.K = l.K;
+  const nova::ConvShape s{l.N, l.C, l.H, l.W, l.K};
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> x(static_cast<std::size_t>(s.input_size())), w(static_cast<std::size_t>(s.weight_size())),

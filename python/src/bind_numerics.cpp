@@ -82,13 +82,9 @@ void bind_numerics(nb::module_& m) {
           throw Error("input has " + std::to_string(input.shape(1)) + " channels but weights have " +
                       std::to_string(weights.shape(1)));
         if (r % 2 == 0) throw Error("error_layer needs an odd filter size (same padding)");
-        layer.shape.N = static_cast<int64_t>(input.shape(0));
-        layer.shape.C = static_cast<int64_t>(input.shape(1));
-        layer.shape.H = static_cast<int64_t>(input.shape(2));
-        layer.shape.W = static_cast<int64_t>(input.shape(3));
-        layer.shape.K = static_cast<int64_t>(weights.shape(0));
-        layer.shape.R = layer.shape.S = r;
-        layer.shape.pad_h = layer.shape.pad_w = (r - 1) / 2;
+        const auto dim = [](const Array4D& a, std::size_t i) { return static_cast<int64_t>(a.shape(i)); };
+        layer.shape = ConvShape{dim(input, 0), dim(input, 1), dim(input, 2), dim(input, 3), dim(weights, 0), r, r,
+                                (r - 1) / 2, (r - 1) / 2};
         layer.shape.validate();
         layer.input = copy(input);
         layer.weights = copy(weights);

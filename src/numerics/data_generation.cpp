@@ -86,14 +86,7 @@ TileDataset make_tile_dataset(TileSize tile, DataKind kind, int64_t tiles, int64
 namespace {
 ConvShape layer_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int r) {
   if (r < 1 || r % 2 == 0) throw Error(fmt::format("error harness: layer filters must have odd size (got {})", r));
-  ConvShape s;
-  s.N = N;
-  s.C = C;
-  s.H = H;
-  s.W = W;
-  s.K = K;
-  s.R = s.S = r;
-  s.pad_h = s.pad_w = (r - 1) / 2;
+  const ConvShape s{N, C, H, W, K, r, r, (r - 1) / 2, (r - 1) / 2};
   s.validate();
   if (s.input_size() > (int64_t{1} << 32) || s.weight_size() > (int64_t{1} << 32))
     throw Error("error harness: layer too large");

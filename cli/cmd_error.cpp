@@ -149,7 +149,11 @@ void run_error(const ErrorOptions& o) {
 
   std::vector<Row> rows;
   for (const PrecisionModel& model : models) {
-    const ErrorEvaluator eval = layer ? ErrorEvaluator(*layer, model, tile) : ErrorEvaluator(*tiles, model);
+    // The last model takes the tile data over instead of copying it (it can be gigabytes).
+    const bool last = &model == &models.back();
+    const ErrorEvaluator eval = layer    ? ErrorEvaluator(*layer, model, tile)
+                                : last ? ErrorEvaluator(std::move(*tiles), model)
+                                       : ErrorEvaluator(*tiles, model);
     if (o.direct) {
       const auto start = std::chrono::steady_clock::now();
       Row row{nullptr, &model, eval.evaluate_direct()};
@@ -166,7 +170,7 @@ void run_error(const ErrorOptions& o) {
       row.predicted_uv = predicted_rel_error_2d(f, model.operand_unit_roundoff());
       // The stage-by-stage model covers floating pipelines; quantized ones have no such prediction.
       try {
-        row.predicted = predicted_rel_error_2d(f, model, layer ? layer->shape.C : tiles->channels);
+        row.predicted = predicted_rel_error_2d(f, model, eval.channels());
       } catch (const Error&) {
         row.predicted = std::nan("");
       }

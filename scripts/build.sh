@@ -12,5 +12,7 @@ case "$kind" in
   sanitize) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNOVA_SANITIZE=ON -DNOVA_BUILD_BENCH=OFF) ;;
   *) echo "usage: scripts/build.sh [release|sanitize]" >&2; exit 2 ;;
 esac
-cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
+# -UNOVA_PARTS: a tree once configured for a subset of the library (a developer's narrow build) is
+# built whole again here.
+cmake -S . -B "$dir" -G Ninja -UNOVA_PARTS "${flags[@]}" >/dev/null
 cmake --build "$dir" -j "$jobs"

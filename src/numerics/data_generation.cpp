@@ -2,12 +2,14 @@
 // from .npy files.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
 #include "nova/error.hpp"
 #include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/npy.hpp"
+#include "numerics/parallel_for.hpp"
 
 namespace nova {
 namespace {
@@ -48,21 +50,32 @@ std::string_view to_string(DataKind kind) {
 }
 
 void generate(DataKind kind, bool weights, uint64_t seed, std::vector<double>& out) {
-  // Weights and activations come from different streams of the same seed.
-  SplitMix64 rng{seed * 2 + (weights ? 1 : 0) + 0x5eed};
-  if (kind == DataKind::kUniform) {
-    for (double& v : out) v = 2.0 * rng.uniform01() - 1.0;
-    return;
-  }
-  for (std::size_t i = 0; i < out.size(); i += 2) {
-    // Box-Muller; 1 - u keeps the logarithm finite.
-    const double u1 = 1.0 - rng.uniform01(), u2 = rng.uniform01();
-    const double radius = std::sqrt(-2.0 * std::log(u1));
-    out[i] = radius * std::cos(2 * std::numbers::pi * u2);
-    if (i + 1 < out.size()) out[i + 1] = radius * std::sin(2 * std::numbers::pi * u2);
-  }
-  if (kind == DataKind::kRelu && !weights)
-    for (double& v : out) v = v > 0 ? v : 0.0;
+  // Weights and activations come from different streams of the same seed. splitmix64's state after
+  // k draws is the start plus k times its increment, so a range of the output can start anywhere:
+  // threads fill ranges of even length (Box-Muller draws in pairs) and give the same numbers as
+  // one thread would.
+  const uint64_t start = seed * 2 + (weights ? 1 : 0) + 0x5eed;
+  const auto count = static_cast<int64_t>(out.size());
+  constexpr int64_t kMinPerThread = int64_t{1} << 20;
+  detail::parallel_for((count + 1) / 2, kMinPerThread / 2, [&](int64_t pair_begin, int64_t pair_end) {
+    const int64_t begin = 2 * pair_begin, end = std::min(count, 2 * pair_end);
+    double* o = out.data();
+    if (kind == DataKind::kUniform) {  // one draw per value
+      SplitMix64 rng{start + static_cast<uint64_t>(begin) * 0x9e3779b97f4a7c15ULL};
+      for (int64_t i = begin; i < end; ++i) o[i] = 2.0 * rng.uniform01() - 1.0;
+      return;
+    }
+    SplitMix64 rng{start + static_cast<uint64_t>(begin) * 0x9e3779b97f4a7c15ULL};
+    for (int64_t i = begin; i < end; i += 2) {
+      // Box-Muller; 1 - u keeps the logarithm finite.
+      const double u1 = 1.0 - rng.uniform01(), u2 = rng.uniform01();
+      const double radius = std::sqrt(-2.0 * std::log(u1));
+      o[i] = radius * std::cos(2 * std::numbers::pi * u2);
+      if (i + 1 < end) o[i + 1] = radius * std::sin(2 * std::numbers::pi * u2);
+    }
+    if (kind == DataKind::kRelu && !weights)
+      for (int64_t i = begin; i < end; ++i) o[i] = o[i] > 0 ? o[i] : 0.0;
+  });
 }
 
 TileDataset make_tile_dataset(TileSize tile, DataKind kind, int64_t tiles, int64_t channels, uint64_t seed) {

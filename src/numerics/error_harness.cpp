@@ -1,16 +1,18 @@
 // The error evaluator: prepares stored data and float64 references once, then scores transforms.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "nova/error.hpp"
 #include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/reference_conv.hpp"
+#include "numerics/parallel_for.hpp"
 #include "numerics/stage.hpp"
 
 namespace nova {
 
-ErrorEvaluator::ErrorEvaluator(const TileDataset& data, const PrecisionModel& model)
+ErrorEvaluator::ErrorEvaluator(TileDataset data, const PrecisionModel& model)
     : model_(model), tile_(data.tile), paired_(true), tiles_(data.tiles), channels_(data.channels), outputs_(1) {
   model_.validate();
   const int n = tile_.n(), m = tile_.m, r = tile_.r;
@@ -18,18 +20,16 @@ ErrorEvaluator::ErrorEvaluator(const TileDataset& data, const PrecisionModel& mo
   if (T < 1 || C < 1) throw Error("error harness: zero-size tile dataset");
   if (static_cast<int64_t>(data.d.size()) != T * C * n * n || static_cast<int64_t>(data.g.size()) != T * C * r * r)
     throw Error("error harness: tile dataset sizes do not match its tile");
-  d_ = data.d;
-  g_ = data.g;
-  {
-    const int64_t dims[] = {T, C, int64_t{n} * n};
-    detail::apply_stage(model_.input, d_, dims, {{1}, {}, {}});
-  }
-  {
-    const int64_t dims[] = {T, C, int64_t{r} * r};
-    detail::apply_stage(model_.filter, g_, dims, {{0}, {}, {}});
-  }
-  const std::vector<double>& dref = model_.reference == ReferenceData::kStored ? d_ : data.d;
-  const std::vector<double>& gref = model_.reference == ReferenceData::kStored ? g_ : data.g;
+  // The data is taken over (moved in by callers that are done with it) and staged in place; the
+  // reference is computed from the stored or the original values as the model says.
+  const bool reference_from_original = model_.reference == ReferenceData::kOriginal;
+  auto stage_inputs = [&] {
+    const int64_t ddims[] = {T, C, int64_t{n} * n};
+    detail::apply_stage(model_.input, data.d, ddims, {{1}, {}, {}});
+    const int64_t gdims[] = {T, C, int64_t{r} * r};
+    detail::apply_stage(model_.filter, data.g, gdims, {{0}, {}, {}});
+  };
+  if (!reference_from_original) stage_inputs();
   // Each pair is its own convolution: C x n x n input, one r x r filter, no padding, m x m output.
   ConvShape s;
   s.C = C;
@@ -39,10 +39,15 @@ ErrorEvaluator::ErrorEvaluator(const TileDataset& data, const PrecisionModel& mo
   ref_.resize(static_cast<std::size_t>(T * m * m));
   const auto in_size = static_cast<std::size_t>(C * n * n), w_size = static_cast<std::size_t>(C * r * r);
   const auto out_size = static_cast<std::size_t>(m * m);
-  for (int64_t t = 0; t < T; ++t)
-    reference_conv2d(s, std::span<const double>(dref).subspan(static_cast<std::size_t>(t) * in_size, in_size),
-                     std::span<const double>(gref).subspan(static_cast<std::size_t>(t) * w_size, w_size), {},
-                     std::span<double>(ref_).subspan(static_cast<std::size_t>(t) * out_size, out_size));
+  detail::parallel_for(T, std::max<int64_t>(1, (int64_t{1} << 16) / (C * m * m)), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t)
+      reference_conv2d(s, std::span<const double>(data.d).subspan(static_cast<std::size_t>(t) * in_size, in_size),
+                       std::span<const double>(data.g).subspan(static_cast<std::size_t>(t) * w_size, w_size), {},
+                       std::span<double>(ref_).subspan(static_cast<std::size_t>(t) * out_size, out_size));
+  });
+  if (reference_from_original) stage_inputs();
+  d_ = std::move(data.d);
+  g_ = std::move(data.g);
   valid_.assign(static_cast<std::size_t>(T * m * m), 1);
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "nova/error.hpp"
+#include "numerics/isa_clones.hpp"
 #include "numerics/round_kernel.hpp"
 
 namespace nova {
@@ -79,7 +80,7 @@ std::string lower(std::string_view s) {
 }
 
 template <class T>
-void round_span(Format f, std::span<const T> in, std::span<T> out, Overflow overflow) {
+[[gnu::always_inline]] inline void round_span(Format f, std::span<const T> in, std::span<T> out, Overflow overflow) {
   if (in.size() != out.size()) throw Error("round_to: input and output sizes differ");
   const FormatInfo& i = format_info(f);
   const std::size_t n = in.size();
@@ -117,6 +118,14 @@ void round_span(Format f, std::span<const T> in, std::span<T> out, Overflow over
         if (!detail::in_fast_range(buf[j], k)) res[j] = detail::round_float_generic(buf[j], k);
     for (std::size_t j = 0; j < len; ++j) dst[base + j] = static_cast<T>(res[j]);
   }
+}
+
+// The bulk entry points, one version per ISA.
+NOVA_ISA_CLONES void round_span_f64(Format f, std::span<const double> in, std::span<double> out, Overflow overflow) {
+  round_span<double>(f, in, out, overflow);
+}
+NOVA_ISA_CLONES void round_span_f32(Format f, std::span<const float> in, std::span<float> out, Overflow overflow) {
+  round_span<float>(f, in, out, overflow);
 }
 
 }  // namespace
@@ -170,13 +179,13 @@ bool is_representable(Format f, double x) {
 }
 
 void round_to(Format f, std::span<const double> in, std::span<double> out, Overflow overflow) {
-  round_span<double>(f, in, out, overflow);
+  round_span_f64(f, in, out, overflow);
 }
 void round_in_place(Format f, std::span<double> values, Overflow overflow) {
-  round_span<double>(f, values, values, overflow);
+  round_span_f64(f, values, values, overflow);
 }
 void round_to(Format f, std::span<const float> in, std::span<float> out, Overflow overflow) {
-  round_span<float>(f, in, out, overflow);
+  round_span_f32(f, in, out, overflow);
 }
 
 int storage_bits(Format f) {

@@ -18,4 +18,11 @@ struct StageAxes {
 
 void apply_stage(const StageFormat& s, std::span<double> data, std::span<const int64_t> dims, const StageAxes& axes);
 
+// The axes a quantized stage's scales vary along (empty: one scale for the tensor).
+std::vector<int> stage_group_axes(const StageFormat& s, const StageAxes& axes);
+
+// True when the stage gives the same result applied to chunks of the tensor along axis 0 one at a
+// time: it only rounds, or each of its scales lies within one index of axis 0.
+bool stage_is_chunk_local(const StageFormat& s, const StageAxes& axes);
+
 }  // namespace nova::detail

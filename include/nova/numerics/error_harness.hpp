@@ -80,7 +80,8 @@ struct ErrorMetrics {
 // and deterministic.
 class ErrorEvaluator {
  public:
-  ErrorEvaluator(const TileDataset& data, const PrecisionModel& model);
+  // Takes the tile data over: pass an rvalue (std::move) to spare a copy of a large dataset.
+  ErrorEvaluator(TileDataset data, const PrecisionModel& model);
   ErrorEvaluator(const LayerDataset& data, const PrecisionModel& model, TileSize tile);
 
   // Throws nova::Error when the transform's tile differs from the evaluator's.

@@ -54,4 +54,22 @@ inline double fake_quantize(Format f, const QuantParams& p, double x) { return d
 std::vector<QuantParams> fake_quantize_grouped(Format f, QuantScheme scheme, std::span<double> data,
                                                std::span<const int64_t> dims, std::span<const int> group_axes);
 
+// The same in two steps, for tensors processed in chunks along axis 0 (the error harness streams
+// its tiles): the value range of every group is gathered over all chunks first, then each chunk
+// is quantized with the parameters chosen from the whole. Needs group axes that exclude axis 0,
+// so that a chunk's groups are the tensor's groups; `dims` are the chunk's.
+struct GroupRanges {
+  std::vector<double> lo, hi;   // per group; start at 0 (the range always contains zero)
+  std::vector<uint8_t> broken;  // 1 where the group holds inf or NaN
+  void merge(const GroupRanges& other);
+};
+// Adds the ranges of one chunk (resizing `ranges` on first use).
+void gather_group_ranges(std::span<const double> data, std::span<const int64_t> dims, std::span<const int> group_axes,
+                         GroupRanges& ranges);
+std::vector<QuantParams> choose_group_params(Format f, QuantScheme scheme, const GroupRanges& ranges);
+// Quantizes one chunk with parameters from choose_group_params (a NaN scale: the group is broken,
+// its values become NaN).
+void apply_group_params(Format f, std::span<const QuantParams> params, std::span<double> data,
+                        std::span<const int64_t> dims, std::span<const int> group_axes);
+
 }  // namespace nova

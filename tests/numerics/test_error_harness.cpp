@@ -11,6 +11,8 @@
 #include "nova/exact/transform.hpp"
 #include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/first_order.hpp"
+#include "nova/numerics/quantization.hpp"
+#include "numerics/sandwich.hpp"
 
 namespace nova {
 namespace {
@@ -283,6 +285,69 @@ TEST(ErrorHarness, StagewisePredictionRanksRandomPointSets) {
     const double rho = spearman(measured, predicted);
     std::cout << preset << ": Spearman rho (stagewise prediction vs measured, 24 random F(6,3) point sets) = " << rho << '\n';
     EXPECT_GT(rho, 0.9) << preset;
+  }
+}
+
+// The emulation streams its tiles in chunks over threads; a quantized stage whose scales span
+// tiles gets them from a first pass. Against the pipeline written out on whole tensors (every
+// transform materialized, then quantized at once): the same bits, for every kind of scale.
+TEST(ErrorHarness, StreamedStagesEqualWholeTensorPipeline) {
+  const TransformF64 t = make("4,3", "0,±1,±2,inf");
+  const int n = 6, m = 4, r = 3;
+  const int64_t T = 701, C = 48, nn = 36;  // 33648 matrices: two threads, many chunks each
+  const TileDataset ds = make_tile_dataset(parse_tile("4,3"), DataKind::kRelu, T, C, 21);
+  for (const char* preset : {"int8-tensor", "int8-channel", "int8-tap", "int8-tap-channel", "int8-tile",
+                             "fp8-e4m3-storage", "fp16-all"}) {
+    const PrecisionModel model = precision_preset(preset);
+    ASSERT_FALSE(model.gemm_output.quantized() || model.output.quantized()) << preset;
+    auto prepared = [&](std::vector<double> mat) {
+      round_in_place(model.matrices, mat);
+      return mat;
+    };
+    auto group_axes = [](Granularity g, std::vector<int> channel) -> std::vector<int> {
+      switch (g) {
+        case Granularity::kTensor: return {};
+        case Granularity::kChannel: return channel;
+        case Granularity::kTap: return {2};
+        case Granularity::kTile: return {0, 1};
+        case Granularity::kTapChannel: channel.push_back(2); return channel;
+      }
+      return {};
+    };
+    auto staged = [&](const StageFormat& st, std::vector<double>& x, std::vector<int> channel) {
+      const int64_t dims[] = {T, C, nn};
+      if (st.quantized())
+        fake_quantize_grouped(st.format, st.scheme, x, dims, group_axes(st.granularity, std::move(channel)));
+      else
+        round_in_place(st.format, x, st.overflow);
+    };
+    std::vector<double> U(static_cast<std::size_t>(T * C * nn)), V(U.size());
+    detail::sandwich_range_reference(model.transform_arith, prepared(t.G), n, r, ds.g.data(), T * C, U.data());
+    detail::sandwich_range_reference(model.transform_arith, prepared(t.BT), n, n, ds.d.data(), T * C, V.data());
+    staged(model.filter_transform, U, {0});  // paired data: a tile's own filter is its output channel
+    staged(model.input_transform, V, {1});
+    const Format acc_format = model.accumulate == Format::kInt32 ? Format::kFp64 : model.accumulate;
+    std::vector<double> M(static_cast<std::size_t>(T * nn));
+    for (int64_t tile = 0; tile < T; ++tile)
+      for (int64_t a = 0; a < nn; ++a) {
+        double acc = 0;
+        for (int64_t c = 0; c < C; ++c) {
+          const auto i = static_cast<std::size_t>((tile * C + c) * nn + a);
+          acc = round_to(acc_format, acc + round_to(model.product, U[i] * V[i]));
+        }
+        M[static_cast<std::size_t>(tile * nn + a)] = acc;
+      }
+    round_in_place(model.gemm_output.format, M, model.gemm_output.overflow);
+    std::vector<double> Y(static_cast<std::size_t>(T * m * m));
+    detail::sandwich_range_reference(model.output_arith, prepared(t.AT), m, n, M.data(), T, Y.data());
+    round_in_place(model.output.format, Y, model.output.overflow);
+
+    const std::vector<double> streamed = emulate_winograd(t, model, ds.d, ds.g, T, C, T, true);
+    ASSERT_EQ(streamed.size(), Y.size());
+    int64_t differ = 0;
+    for (std::size_t i = 0; i < Y.size(); ++i)
+      differ += (streamed[i] == Y[i] || (std::isnan(streamed[i]) && std::isnan(Y[i]))) ? 0 : 1;
+    EXPECT_EQ(differ, 0) << preset << ": " << differ << " of " << Y.size() << " outputs differ";
   }
 }
 

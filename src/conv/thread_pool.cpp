@@ -2,6 +2,30 @@
 
 namespace nova::conv {
 
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until done() or `limit` has passed; true when done() held. The clock is read every 64
+// iterations only.
+template <class Done>
+bool spin_until(const Done& done, std::chrono::microseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+  }
+}
+
+}  // namespace
+
 ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
   for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
 }
@@ -26,13 +50,7 @@ void ThreadPool::drain(int worker) {
 void ThreadPool::worker_loop(int worker) {
   unsigned long seen = 0;
   for (;;) {
-    // Spin briefly before sleeping: executes come back to back, and a wake-up through the kernel costs
-    // tens of microseconds (much more on a loaded machine).
-    for (int spin = 0; spin < 500 && published_.load(std::memory_order_acquire) == seen; ++spin) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    }
+    spin_until([&] { return published_.load(std::memory_order_acquire) != seen; }, kSpin);
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -40,9 +58,11 @@ void ThreadPool::worker_loop(int worker) {
       seen = generation_;
     }
     drain(worker);
-    {
+    // The last worker out wakes the caller if it went to sleep; the notify under the mutex cannot be
+    // lost (the caller checks active_ under the same mutex before it waits).
+    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--active_ == 0) done_.notify_one();
+      done_.notify_one();
     }
   }
 }
@@ -58,14 +78,18 @@ void ThreadPool::run(std::size_t tasks, const std::function<void(std::size_t, in
     job_ = &fn;
     tasks_ = tasks;
     next_.store(0, std::memory_order_relaxed);
-    active_ = threads_ - 1;
+    active_.store(threads_ - 1, std::memory_order_relaxed);
     ++generation_;
     published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   drain(0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return active_ == 0; });
+  const auto finished = [&] { return active_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(finished, kSpin)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, finished);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
   job_ = nullptr;
 }
 

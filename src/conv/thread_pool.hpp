@@ -2,9 +2,16 @@
 // fn(task, worker) once for every task in [0, tasks) and returns when all are done; worker is in
 // [0, size()) and indexes per-thread scratch. Tasks are handed out dynamically, so the kernels must
 // give the same result whichever thread runs a task (they do: no reduction is split across tasks).
+//
+// Waiting: an execute is a few short jobs back to back (input copy, then blocks of tiles), each often
+// well under a millisecond, and a sleep/wake through the kernel costs tens of microseconds on a VM.
+// So both sides spin first, as OpenMP runtimes do: workers for up to kSpin after a job for the next
+// one, the caller for up to kSpin for the workers to finish; only then they block on a condition
+// variable.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
@@ -25,6 +32,7 @@ class ThreadPool {
   void run(std::size_t tasks, const std::function<void(std::size_t task, int worker)>& fn);
 
  private:
+  static constexpr std::chrono::microseconds kSpin{200};
   void worker_loop(int worker);
   void drain(int worker);
 
@@ -36,7 +44,7 @@ class ThreadPool {
   const std::function<void(std::size_t, int)>* job_ = nullptr;
   std::size_t tasks_ = 0;
   std::atomic<std::size_t> next_{0};
-  int active_ = 0;           // workers still inside the current job
+  std::atomic<int> active_{0};  // workers still inside the current job
   unsigned long generation_ = 0;
   std::atomic<unsigned long> published_{0};  // generation_, readable without the lock
   bool stop_ = false;

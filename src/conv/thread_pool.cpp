@@ -26,7 +26,8 @@ bool spin_until(const Done& done, std::chrono::microseconds limit) {
 
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(threads < 1 ? 1 : threads) {
+ThreadPool::ThreadPool(int threads)
+    : threads_(threads < 1 ? 1 : threads), ranges_(std::make_unique<Range[]>(static_cast<std::size_t>(threads_))) {
   for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
 }
 
@@ -40,10 +41,15 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::drain(int worker) {
-  for (;;) {
-    const std::size_t task = next_.fetch_add(1, std::memory_order_relaxed);
-    if (task >= tasks_) break;
-    (*job_)(task, worker);
+  // Own range first, in order; then help the others from the front of what they have left.
+  const auto n = static_cast<std::size_t>(threads_);
+  for (std::size_t k = 0; k < n; ++k) {
+    Range& r = ranges_[(static_cast<std::size_t>(worker) + k) % n];
+    for (;;) {
+      const std::size_t task = r.next.fetch_add(1, std::memory_order_relaxed);
+      if (task >= r.end) break;
+      (*job_)(task, worker);
+    }
   }
 }
 
@@ -76,8 +82,11 @@ void ThreadPool::run(std::size_t tasks, const std::function<void(std::size_t, in
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &fn;
-    tasks_ = tasks;
-    next_.store(0, std::memory_order_relaxed);
+    const auto n = static_cast<std::size_t>(threads_);
+    for (std::size_t w = 0; w < n; ++w) {
+      ranges_[w].next.store(tasks * w / n, std::memory_order_relaxed);
+      ranges_[w].end = tasks * (w + 1) / n;
+    }
     active_.store(threads_ - 1, std::memory_order_relaxed);
     ++generation_;
     published_.store(generation_, std::memory_order_release);

@@ -1,7 +1,10 @@
 // The engine's own thread pool: threads-1 workers plus the calling thread. run(tasks, fn) calls
 // fn(task, worker) once for every task in [0, tasks) and returns when all are done; worker is in
-// [0, size()) and indexes per-thread scratch. Tasks are handed out dynamically, so the kernels must
-// give the same result whichever thread runs a task (they do: no reduction is split across tasks).
+// [0, size()) and indexes per-thread scratch. Each thread starts on its own contiguous share of the
+// tasks (neighbouring tiles stay on one core: their shared input rows and output cache lines are not
+// passed between cores) and then helps with what the others have left, so a thread the OS delays
+// does not hold the job up. Which thread runs a task therefore varies, and the kernels must give the
+// same result whichever does (they do: no reduction is split across tasks).
 //
 // Waiting: an execute is a few short jobs back to back (input copy, then blocks of tiles), each often
 // well under a millisecond, and a sleep/wake through the kernel costs tens of microseconds on a VM.
@@ -15,6 +18,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -42,8 +46,11 @@ class ThreadPool {
   std::condition_variable wake_;
   std::condition_variable done_;
   const std::function<void(std::size_t, int)>* job_ = nullptr;
-  std::size_t tasks_ = 0;
-  std::atomic<std::size_t> next_{0};
+  struct alignas(64) Range {  // one thread's share: [next, end), next taken by fetch_add
+    std::atomic<std::size_t> next{0};
+    std::size_t end = 0;
+  };
+  std::unique_ptr<Range[]> ranges_;
   std::atomic<int> active_{0};  // workers still inside the current job
   unsigned long generation_ = 0;
   std::atomic<unsigned long> published_{0};  // generation_, readable without the lock

@@ -63,7 +63,21 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   return {Algorithm::kWinograd, tile, ns / 1e6};
 }
 
-AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa, std::string* reason) {
+bool auto_tile_allowed(TileSize tile, Precision precision) {
+  if (tile.n() > 8) return false;
+  return precision != Precision::kInt8 || tile.n() <= 6;
+}
+
+std::string tile_precision_caution(TileSize tile, Precision precision) {
+  if (precision == Precision::kInt8 && tile.n() > 6)
+    return "; caution: int8 with " + tile.to_string() +
+           " is far less accurate than with F(4,3) (validation networks lose 4-11 top-1 points with F(6,3) and "
+           "collapse with F(8,3), docs/engine.md)";
+  return "";
+}
+
+AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa, Precision precision,
+                                   std::string* reason) {
   AlgorithmEstimate best = estimate_direct(s, layout, threads, isa);
   const std::string why_not = winograd_ineligible(s);
   if (!why_not.empty()) {
@@ -75,15 +89,14 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   std::snprintf(buf, sizeof buf, "direct %.3g ms", best.ms);
   detail = buf;
   for (const TileSize& t : default_tiles()) {
-    // F(8,3) only on request: in FP32 it costs about 100x the error of direct convolution (F(6,3) about
-    // 8x, docs/engine.md) for a few percent of speed at most.
-    if (t.r != s.R || t.n() > 8) continue;
+    if (t.r != s.R || !auto_tile_allowed(t, precision)) continue;
     const AlgorithmEstimate e = estimate_winograd(s, layout, threads, isa, t);
     std::snprintf(buf, sizeof buf, ", %s %.3g ms", t.to_string().c_str(), e.ms);
     detail += buf;
     if (e.ms < best.ms) best = e;
   }
   *reason = "auto: fastest estimate (" + detail + ")";
+  if (precision == Precision::kInt8) *reason += "; int8: tiles up to 6 points only, for accuracy";
   return best;
 }
 

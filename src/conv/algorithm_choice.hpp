@@ -22,7 +22,19 @@ AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int t
 // Can Winograd run this shape at all? Empty when it can, otherwise why not.
 std::string winograd_ineligible(const ConvShape& shape);
 
-// The fastest estimate among direct and every default tile of the kernel size, with a reason.
-AlgorithmEstimate choose_algorithm(const ConvShape& shape, Layout layout, int threads, Isa isa, std::string* reason);
+// Whether the automatic choice may use a default tile at a GEMM precision: F(8,3) never (in FP32
+// about 100x the error of a direct convolution for a few percent of speed), and in int8 nothing
+// beyond 6 points (F(4,3), F(2,5)): with F(6,3) the measured top-1 of the validation networks drops
+// 4-11 points and with F(8,3) it collapses (docs/engine.md). A requested tile is always honoured.
+bool auto_tile_allowed(TileSize tile, Precision precision);
+
+// A caution for the plan's reason when a requested tile is one the automatic choice avoids at this
+// precision; empty otherwise.
+std::string tile_precision_caution(TileSize tile, Precision precision);
+
+// The fastest estimate among direct and every default tile of the kernel size that
+// auto_tile_allowed admits, with a reason.
+AlgorithmEstimate choose_algorithm(const ConvShape& shape, Layout layout, int threads, Isa isa, Precision precision,
+                                   std::string* reason);
 
 }  // namespace nova::conv

@@ -93,13 +93,14 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
                     std::to_string(transform->r()) + " kernels but the kernel is " + std::to_string(shape.R) + "x" +
                     std::to_string(shape.S));
       p.algorithm = Algorithm::kWinograd;
+      p.reason += tile_precision_caution(transform->tile(), p.precision);
     }
   } else if (options.algorithm == AlgorithmChoice::kWinograd) {
     if (!why_not.empty()) throw Error("cannot run Winograd: " + why_not);
     std::string reason;
     AlgorithmEstimate best;
     for (const TileSize& t : default_tiles()) {
-      if (t.r != shape.R || t.n() > 8) continue;  // as the automatic choice: F(8,3) only on request
+      if (t.r != shape.R || !auto_tile_allowed(t, p.precision)) continue;  // as the automatic choice
       const AlgorithmEstimate e = estimate_winograd(shape, p.layout, p.threads, p.isa, t);
       if (!best.tile || e.ms < best.ms) best = e;
     }
@@ -109,7 +110,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     p.algorithm = Algorithm::kWinograd;
     p.reason = "winograd: requested; fastest default tile " + best.tile->to_string();
   } else {
-    const AlgorithmEstimate best = choose_algorithm(shape, p.layout, p.threads, p.isa, &p.reason);
+    const AlgorithmEstimate best = choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason);
     p.algorithm = best.algorithm;
     if (best.tile) transform = default_transform(*best.tile);
   }

@@ -4,6 +4,7 @@
 // results identical across thread counts, int8 calibration and saturation counts, NaN propagation.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/first_order.hpp"
 #include "nova/numerics/format.hpp"
+#include "nova/numerics/reference_conv.hpp"
 
 namespace nova::conv {
 namespace {
@@ -280,6 +282,46 @@ TEST(Lowp, BiasReluAndNhwc) {
       EXPECT_LT(testing::rel_l2(got, ref), prec == Precision::kFp16 ? 1e-2 : 5e-2) << to_string(prec);
     }
   }
+}
+
+// The automatic choice keeps int8 to tiles of at most 6 points, because larger ones cost far more
+// accuracy: check the premise on the float64 reference (F(6,3) int8 several times the error of
+// F(4,3) int8) and that no automatic int8 plan picks a larger tile, whatever the layer.
+TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
+  const LayerDataset d = layer(Precision::kInt8, 1, 32, 24, 32, 3, 31);
+  const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights);
+  const double e43 = rel_l2(run_lowp(d, Precision::kInt8, TileSize{4, 3}, LowpKernel::kAuto, 1).out, ref);
+  const double e63 = rel_l2(run_lowp(d, Precision::kInt8, TileSize{6, 3}, LowpKernel::kAuto, 1).out, ref);
+  std::printf("int8 engine error: F(4,3) %.3g, F(6,3) %.3g\n", e43, e63);
+  EXPECT_GT(e63, 2.0 * e43);
+
+  int fp32_large = 0;  // layers where fp32 takes an 8-point tile: the rule must make a difference
+  for (const auto& [N, C, HW, K] : {std::array<int64_t, 4>{1, 64, 56, 64}, {8, 128, 28, 128}, {1, 64, 224, 64},
+                                    {1, 256, 14, 256}, {2, 16, 100, 16}, {1, 32, 128, 32}}) {
+    const ConvShape s{N, C, HW, HW, K, 3, 3, 1, 1};
+    const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.01f);
+    PlanOptions o;
+    o.precision = Precision::kInt8;
+    const Plan plan = Plan::create(s, w.data(), nullptr, o);
+    if (plan.tile()) {
+      EXPECT_LE(plan.tile()->n(), 6) << s.to_string() << ": " << plan.reason();
+    }
+    o.precision = Precision::kFp32;
+    const Plan fp32 = Plan::create(s, w.data(), nullptr, o);
+    if (fp32.tile()) {
+      EXPECT_LE(fp32.tile()->n(), 8) << s.to_string();
+      fp32_large += fp32.tile()->n() == 8 ? 1 : 0;
+    }
+  }
+  // (The cost model's choice depends on the ISA's rates; the layers above were picked for AVX-512.)
+  if (best_isa() == Isa::kAvx512) EXPECT_GT(fp32_large, 0) << "no layer here where the int8 rule changes the choice";
+  PlanOptions o;
+  o.precision = Precision::kInt8;
+  o.tile = TileSize{6, 3};
+  const std::vector<float> w(static_cast<std::size_t>(d.shape.weight_size()), 0.01f);
+  const Plan requested = Plan::create(d.shape, w.data(), nullptr, o);
+  EXPECT_EQ(requested.tile()->m, 6);  // honoured, with a caution
+  EXPECT_NE(requested.reason().find("caution"), std::string::npos) << requested.reason();
 }
 
 }  // namespace

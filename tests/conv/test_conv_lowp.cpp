@@ -314,7 +314,9 @@ TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
     }
   }
   // (The cost model's choice depends on the ISA's rates; the layers above were picked for AVX-512.)
-  if (best_isa() == Isa::kAvx512) EXPECT_GT(fp32_large, 0) << "no layer here where the int8 rule changes the choice";
+  if (best_isa() == Isa::kAvx512) {
+    EXPECT_GT(fp32_large, 0) << "no layer here where the int8 rule changes the choice";
+  }
   PlanOptions o;
   o.precision = Precision::kInt8;
   o.tile = TileSize{6, 3};

@@ -137,14 +137,19 @@ def _tile_r(tile: str) -> int:
         raise ValueError(f"cannot parse tile '{tile}' (expected m,r or F(m,r), e.g. 6,3)") from None
 
 
-def _default_tile(kernel: int) -> str:
+def _default_tile(kernel: int, engine_precision: str = "fp32") -> str:
+    # int8 stays at 6-point tiles, as the engine's automatic choice: with F(6,3) the validation networks
+    # lose 4-11 top-1 points in int8 (F(4,3): under 0.5; docs/engine.md).
+    if engine_precision == "int8":
+        return "4,3" if kernel == 3 else "2,5"
     return "6,3" if kernel == 3 else "4,5"
 
 
 class WinogradConv2d(nn.Module):
     """A Conv2d (stride 1, dilation 1, groups 1, zero padding) computed by nova's Winograd engine.
 
-    ``tile`` is "m,r" (default F(6,3) for 3x3 kernels, F(4,5) for 5x5); ``transform`` an explicit
+    ``tile`` is "m,r" (default F(6,3) for 3x3 kernels, F(4,5) for 5x5; in int8 F(4,3) and F(2,5), which
+    keep int8 accurate); ``transform`` an explicit
     ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means every core.
     ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset),
     "fp16" (fp16-storage) or "int8" (int8-tap-channel: per-tap x per-channel U, per-tap V scales from each
@@ -171,7 +176,7 @@ class WinogradConv2d(nn.Module):
                 raise ValueError(f"transform {transform.tile} is for {transform.r}-tap filters, the kernel is {kernel_size}")
             self.tile, self._transform_json = transform.tile, transform.to_json()
         else:
-            self.tile = tile or _default_tile(kernel_size)
+            self.tile = tile or _default_tile(kernel_size, engine_precision)
             r = _tile_r(self.tile)
             if r != kernel_size:
                 raise ValueError(f"tile {self.tile} is for {r}-tap filters, the kernel is {kernel_size}")

@@ -159,6 +159,23 @@ def test_low_precision_layers_match_the_error_harness(precision, preset, cast, t
     assert got > 1e-5  # really low precision, not a silent FP32 path
 
 
+def test_int8_default_tile_keeps_int8_accurate():
+    """Without a tile, int8 layers take F(4,3) (3x3) and F(2,5) (5x5), as the engine's automatic choice:
+    F(6,3) in int8 costs several times the error (and 4-11 top-1 points on the validation networks)."""
+    torch.manual_seed(9)
+    conv = nn.Conv2d(32, 16, 3, padding=1, bias=False)
+    x = torch.relu(torch.randn(2, 32, 20, 20))
+    default = nova_torch.WinogradConv2d.from_conv2d(conv, precision="int8")
+    assert default.tile == "4,3"
+    assert nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(4, 4, 5, padding=2), precision="int8").tile == "2,5"
+    assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="bf16").tile == "6,3"
+    large = nova_torch.WinogradConv2d.from_conv2d(conv, tile="6,3", precision="int8")
+    with torch.no_grad():
+        ref = reference(conv, x)
+        e_default, e_large = rel_l2(default(x), ref), rel_l2(large(x), ref)
+    assert e_large > 2 * e_default
+
+
 def test_low_precision_bad_input():
     conv = nn.Conv2d(2, 3, 3, padding=1)
     with pytest.raises(ValueError, match="precision"):

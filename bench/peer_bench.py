@@ -16,8 +16,15 @@ direct-equivalent: 2*N*K*C*H*W*9 / time. Peers that are not installed are report
 
 prints only the low-precision table instead: nova's Winograd with fp32, bf16, int8 (per-call and
 calibrated scales) and fp16 GEMMs, oneDNN's bf16 direct, int8 direct and int8 Winograd, PyTorch's
-bfloat16 conv2d (process CPU ms per execute), and nova's relative L2 error against float64 for each
-precision (docs/engine.md).
+bfloat16 conv2d, ncnn's int8 Winograd and bf16-storage convolution (process CPU ms per execute), the
+relative L2 error against float64 of nova for each precision and of ncnn int8/bf16 (docs/engine.md),
+and ncnn's time over nova's (above 1: nova is faster) for bf16, int8 and int8 cal. ncnn (in a worker
+subprocess, bench/peers/ncnn_lowp.py, net.opt.num_threads = --threads): int8 with weights quantized per
+output channel and a calibrated input scale (int8_scale_term 2, fp32 output), bf16 with
+use_bf16_storage (bf16 activations; on its Winograd path fp32 weights and arithmetic); the input is
+quantized / cast and packed outside the timing, the output taken in ncnn's packed layout. Its times
+with fp32 input and output are in the JSON (ncnn_fp32io). Where ncnn has no such path the column
+says n/a and why.
 """
 import argparse
 import json
@@ -111,6 +118,14 @@ def worker_ncnn(configs):
     return out
 
 
+def worker_ncnn_lowp(configs, check=False):
+    """ncnn int8 and bf16 (bench/peers/ncnn_lowp.py), timed with _time."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers"))
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+    import ncnn_lowp
+    return ncnn_lowp.worker_ncnn_lowp(configs, _time, check)
+
+
 # ---------------------------------------------------------------- driver
 
 def run_worker(name, configs):
@@ -195,12 +210,39 @@ def measure(args):
 
 
 # Low-precision table (--lowp): nova's Winograd GEMM precisions (fp32, bf16, int8 with per-call and with
-# calibrated scales, fp16; the automatic tile) beside oneDNN's bf16 direct, int8 direct and int8 Winograd and
-# PyTorch's bfloat16 conv2d, process CPU ms per execute, best of the rounds, with nova's error against
-# float64 (--check).
+# calibrated scales, fp16; the automatic tile) beside oneDNN's bf16 direct, int8 direct and int8 Winograd,
+# PyTorch's bfloat16 conv2d and ncnn's int8 and bf16, process CPU ms per execute, best of the rounds, with
+# nova's (--check) and ncnn's error against float64.
 LOWP_NOVA = [("fp32", ["--dtype", "fp32"]), ("bf16", ["--dtype", "bf16"]), ("int8", ["--dtype", "int8"]),
              ("int8 cal", ["--dtype", "int8", "--calibrate"]), ("fp16", ["--dtype", "fp16"])]
 LOWP_ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 d", "direct", "int8"), ("dnnl int8 w", "winograd", "int8")]
+LOWP_NCNN = [("ncnn int8", "int8"), ("ncnn bf16", "bf16")]
+# ncnn's time over nova's, per nova column: (nova column, ncnn column).
+LOWP_NCNN_RATIO = [("bf16", "ncnn bf16"), ("int8", "ncnn int8"), ("int8 cal", "ncnn int8")]
+
+
+def lowp_ncnn(args, configs):
+    """ncnn int8/bf16 over the rounds: {(layer, threads): {"cpu_ms", "wall_ms", "rel_l2_error", "why",
+    "fp32io_cpu_ms"}} (best times over the rounds, errors from round 1) and why the worker failed."""
+    res = {(tuple(l), t): {"cpu_ms": {}, "wall_ms": {}, "rel_l2_error": {}, "why": {}, "fp32io_cpu_ms": {},
+                           "fp32io_rel_l2_error": {}} for l, t in configs}
+    for rnd in range(args.rounds):
+        out, why = run_worker("ncnn_lowp_check" if rnd == 0 else "ncnn_lowp", configs)
+        if out is None:
+            return res, why
+        for o in out:
+            r = res[(tuple(o["layer"]), o["threads"])]
+            for name, p in LOWP_NCNN:
+                if o.get(p + "_why"):
+                    r["why"][name] = o[p + "_why"]
+                    continue
+                r["cpu_ms"][name] = best(r["cpu_ms"].get(name), o.get(p + "_cpu_ms"))
+                r["wall_ms"][name] = best(r["wall_ms"].get(name), o.get(p + "_ms"))
+                r["fp32io_cpu_ms"][name] = best(r["fp32io_cpu_ms"].get(name), o.get(p + "_fp32io_cpu_ms"))
+                if rnd == 0:
+                    r["rel_l2_error"][name] = o.get(p + "_rel_l2_error")
+                    r["fp32io_rel_l2_error"][name] = o.get(p + "_fp32io_rel_l2_error")
+    return res, ""
 
 
 def lowp_table(args):
@@ -215,6 +257,10 @@ def lowp_table(args):
         for o in out:
             key = (tuple(o["layer"]), o["threads"])
             torch_bf16[key] = best(torch_bf16.get(key), o.get("median_cpu_ms"))
+    ncnn_res, ncnn_why = lowp_ncnn(args, configs)
+    if ncnn_why:
+        print(f"ncnn int8/bf16: not measured ({ncnn_why})", file=sys.stderr)
+    ncnn_notes = {}  # column -> why it is n/a, printed once under the table
     rows = []
     for layer in LAYERS:
         for t in threads_list:
@@ -231,14 +277,37 @@ def lowp_table(args):
                     o = run_onednn(args.build, layer, t, alg, dtype)
                     if o is not None and o.get("created"):
                         cpu[name] = best(cpu.get(name), o.get("median_cpu_ms"))
-            rows.append({"layer": list(layer), "threads": t, "cpu_ms": cpu, "rel_l2_error": err, "gemm_path": path})
-            names = [n for n, _ in LOWP_NOVA] + [n for n, _, _ in LOWP_ONEDNN] + ["torch bf16"]
+            nc = ncnn_res[(layer, t)]
+            for name, _ in LOWP_NCNN:
+                if nc["cpu_ms"].get(name):
+                    cpu[name] = nc["cpu_ms"][name]
+                if nc["rel_l2_error"].get(name):
+                    err[name] = nc["rel_l2_error"][name]
+                if nc["why"].get(name):
+                    ncnn_notes.setdefault(name, nc["why"][name])
+            ratio = {n: cpu[p] / cpu[n] for n, p in LOWP_NCNN_RATIO if cpu.get(n) and cpu.get(p)}
+            rows.append({"layer": list(layer), "threads": t, "cpu_ms": cpu, "rel_l2_error": err, "gemm_path": path,
+                         "ncnn_over_nova": ratio,
+                         "ncnn": {"wall_ms": nc["wall_ms"], "why": nc["why"] or ({"all": ncnn_why} if ncnn_why else {}),
+                                  "fp32io_cpu_ms": nc["fp32io_cpu_ms"],
+                                  "fp32io_rel_l2_error": nc["fp32io_rel_l2_error"]}})
+            names = ([n for n, _ in LOWP_NOVA] + [n for n, _, _ in LOWP_ONEDNN] + ["torch bf16"] +
+                     [n for n, _ in LOWP_NCNN])
+
+            def cell(n):
+                if cpu.get(n):
+                    return f"{cpu[n]:11.3f}"
+                return f"{'n/a':>11}" if nc["why"].get(n) else f"{'-':>11}"
             if len(rows) == 1:
                 print(f"{'layer':>18} {'T':>2} | " + " ".join(f"{n:>11}" for n in names))
-            print(f"{'x'.join(map(str, layer[:4])) + '->' + str(layer[4]):>18} {t:>2} | " +
-                  " ".join(f"{cpu[n]:11.3f}" if cpu.get(n) else f"{'-':>11}" for n in names))
+            print(f"{'x'.join(map(str, layer[:4])) + '->' + str(layer[4]):>18} {t:>2} | " + " ".join(map(cell, names)))
             print(f"{'rel L2 error':>21} | " + " ".join(f"{err[n]:11.1e}" if err.get(n) else f"{'':>11}"
-                                                      for n, _ in LOWP_NOVA))
+                                                      for n in names))
+            if ratio:
+                print(f"{'ncnn / nova':>21} | " + " ".join(
+                    f"{ratio[n]:11.2f}" if n in ratio else f"{'':>11}" for n in names))
+    for name, why in ncnn_notes.items():
+        print(f"{name}: n/a: {why}")
     return rows
 
 
@@ -285,7 +354,8 @@ def main():
     ap.add_argument("--errors", action="store_true", help="also print the error-per-tile table")
     ap.add_argument("--json", help="write all results to this file")
     ap.add_argument("--lowp", action="store_true",
-                    help="only the low-precision table: nova fp32/bf16/int8/fp16 beside oneDNN bf16/int8")
+                    help="only the low-precision table: nova fp32/bf16/int8/fp16 beside oneDNN bf16/int8, "
+                         "torch bf16 and ncnn int8/bf16")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -294,6 +364,8 @@ def main():
             out = worker_torch(configs)
         elif args.worker == "torch_bf16":  # PyTorch's own bfloat16 conv2d (oneDNN inside), input and output bf16
             out = worker_torch(configs, "bfloat16")
+        elif args.worker in ("ncnn_lowp", "ncnn_lowp_check"):  # ncnn int8 and bf16 (bench/peers/ncnn_lowp.py)
+            out = worker_ncnn_lowp(configs, check=args.worker == "ncnn_lowp_check")
         else:
             out = worker_ncnn(configs)
         print(json.dumps(out))

@@ -159,6 +159,13 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   if (p.precision != Precision::kFp32) build_lowp(p, w);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   w.image_group = w.phased ? s.N : std::min(s.N, std::max<int64_t>(1, ceil_div(4 * p.threads * w.block, per_image)));
+  // Balance: the blocks of an image group are a whole multiple of the thread count (slightly smaller
+  // blocks), so that at the end of a group no thread waits while another finishes an extra block.
+  if (!w.phased && block_option <= 0 && p.threads > 1) {
+    const int64_t group_tiles = w.image_group * per_image;
+    const int64_t blocks_per_group = round_up(ceil_div(group_tiles, w.block), p.threads);
+    w.block = std::max<int64_t>(1, ceil_div(group_tiles, blocks_per_group));
+  }
   p.wino = std::move(w);
 
   // Scratch.

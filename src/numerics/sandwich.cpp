@@ -4,6 +4,7 @@
 #include <bit>
 #include <cfloat>
 #include <cmath>
+#include <optional>
 
 #include "numerics/isa_clones.hpp"
 #include "numerics/round_kernel.hpp"
@@ -166,16 +167,16 @@ void lanes_range(Format f, const std::vector<double>& L, int P, int I, const dou
   const int64_t II = int64_t{I} * I, PP = int64_t{P} * P;
   std::vector<float> x(static_cast<std::size_t>(II * kLanes)), tmp(static_cast<std::size_t>(P * I * kLanes)),
       o(static_cast<std::size_t>(PP * kLanes));
-  const bool narrow = f != Format::kFp32;
-  const NarrowRound nk(dk);
+  // The narrow rounding only for formats narrower than float (its shift is 24 - p >= 13).
+  const std::optional<NarrowRound> nk = f == Format::kFp32 ? std::nullopt : std::optional<NarrowRound>(dk);
   for (int64_t b0 = 0; b0 < batch; b0 += kLanes) {
     const int count = static_cast<int>(std::min<int64_t>(kLanes, batch - b0));
     for (int s = 0; s < kLanes; ++s) {
       const double* xs = X + (b0 + s) * II;
       for (int64_t k = 0; k < II; ++k) x[static_cast<std::size_t>(k * kLanes + s)] = s < count ? load(xs[k]) : 0.0f;
     }
-    if (narrow)
-      lanes_group_narrow(nk, l.data(), lt.data(), P, I, x.data(), tmp.data(), o.data());
+    if (nk)
+      lanes_group_narrow(*nk, l.data(), lt.data(), P, I, x.data(), tmp.data(), o.data());
     else
       lanes_group_fp32(l.data(), lt.data(), P, I, x.data(), tmp.data(), o.data());
     for (int s = 0; s < count; ++s) {

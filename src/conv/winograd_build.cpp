@@ -158,7 +158,15 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   if (w.phased) w.block = w.tiles;
   if (p.precision != Precision::kFp32) build_lowp(p, w);
   const int64_t per_image = w.tiles_y * w.tiles_x;
-  w.image_group = w.phased ? s.N : std::min(s.N, std::max<int64_t>(1, ceil_div(4 * p.threads * w.block, per_image)));
+  // Images per blocked input copy: as many as fit in 32 MiB (at least enough for four blocks per
+  // thread). Fewer, smaller groups were meant to keep the copy in L2 until its tiles are transformed,
+  // but on this machine's large L3 that gained nothing at 1 thread and each group costs two pool
+  // barriers: at 2 threads one copy of the batch was 4-10 % faster (docs/engine.md).
+  const int64_t packed_image_bytes = w.Cb * w.Hp * w.Wp * kLanes * static_cast<int64_t>(sizeof(float));
+  constexpr int64_t kPackedGroupBytes = int64_t{32} << 20;
+  w.image_group = w.phased ? s.N
+                           : std::min(s.N, std::max({int64_t{1}, ceil_div(4 * p.threads * w.block, per_image),
+                                                     kPackedGroupBytes / packed_image_bytes}));
   // Balance: the blocks of an image group are a whole multiple of the thread count (slightly smaller
   // blocks), so that at the end of a group no thread waits while another finishes an extra block.
   if (!w.phased && block_option <= 0 && p.threads > 1) {

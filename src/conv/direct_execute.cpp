@@ -52,12 +52,11 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
     for (int64_t k0 = 0; k0 < d.Kgpad; k0 += d.panel) {
       const int64_t width = std::min(d.panel, d.Kgpad - k0);
       const int nv = static_cast<int>(width / kLanes);
-      for (int64_t i0 = 0; i0 < rows; i0 += mr) {
-        const int mrows = static_cast<int>(std::min(mr, rows - i0));
+      for_each_row_group(rows, mr, [&](int64_t i0, int64_t mrows) {
         g.fn[mrows - 1][nv - 1](static_cast<std::size_t>(d.crs), a + i0 * d.crs, static_cast<std::size_t>(d.crs),
                                 wg + k0 * d.crs, static_cast<std::size_t>(width), mo + i0 * d.Kgpad + k0,
                                 static_cast<std::size_t>(d.Kgpad));
-      }
+      });
     }
     // Epilogue
     const float* bias = d.bias.data() + grp * d.Kgpad;

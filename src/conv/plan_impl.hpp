@@ -19,6 +19,22 @@ namespace nova::conv {
 
 inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 inline int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+
+// The rows of a GEMM in ceil(rows / mr) groups of nearly equal size, f(first row, row count) for each:
+// 32 rows run as 6,6,5,5,5,5 rather than 6,6,6,6,6,2, because a 2-row micro-kernel is load-bound
+// (it cost 8 % of 8x512x7x7->512 for 6 % of the rows). Which micro-kernel computes a row does not
+// change its result: each runs the same reduction in the same order.
+template <class F>
+void for_each_row_group(int64_t rows, int64_t mr, F&& f) {
+  const int64_t groups = ceil_div(rows, mr);
+  const int64_t base = rows / groups, extra = rows % groups;
+  int64_t i0 = 0;
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    const int64_t count = base + (grp < extra ? 1 : 0);
+    f(i0, count);
+    i0 += count;
+  }
+}
 // Floats between the n^2 Winograd positions of V or M: one cache line more than the data, so that
 // the n^2 loads and stores of one tile do not all fall into the same L1 set (a stride that is a
 // multiple of 4 KiB would, and the transforms would thrash).

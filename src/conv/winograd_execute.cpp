@@ -48,12 +48,11 @@ void gemm_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, int64_
       const int64_t width = std::min(w.panel, w.Kpad - k0);
       const int nv = static_cast<int>(width / kLanes);
       const float* b = ua + k0 * w.Cpad;
-      for (int64_t i0 = 0; i0 < rows; i0 += mr) {
-        const int mrows = static_cast<int>(std::min(mr, rows - i0));
+      for_each_row_group(rows, mr, [&](int64_t i0, int64_t mrows) {
         g.fn[mrows - 1][nv - 1](static_cast<std::size_t>(w.Cpad), va + i0 * w.Cpad, static_cast<std::size_t>(w.Cpad),
                                 b, static_cast<std::size_t>(width), ma + i0 * w.Kpad + k0,
                                 static_cast<std::size_t>(w.Kpad));
-      }
+      });
     }
   }
 }

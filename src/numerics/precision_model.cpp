@@ -90,6 +90,21 @@ std::vector<PrecisionModel> make_presets() {
     p.push_back(m);
   }
   {
+    // ncnn's int8 Winograd (src/layer/x86/convolution_x86.cpp): d and g quantized in the spatial
+    // domain, then integer transforms and an integer GEMM, all exact; the result dequantized in fp32.
+    PrecisionModel m = uniform("int8-spatial", Format::kFp64,
+                               "d int8 per tensor and g int8 per output channel, quantized before the transforms; "
+                               "transforms, products and sums exact (integer arithmetic, as ncnn's int8 Winograd); "
+                               "fp32 output; compared with the float64 convolution of the original data");
+    m.input = quant(Format::kInt8, Granularity::kTensor);
+    m.filter = quant(Format::kInt8, Granularity::kChannel);
+    // Integer arithmetic is exact; float64 carries it out exactly enough (the transforms' rational
+    // coefficients are what an integer kernel scales to integers).
+    m.gemm_output = m.output = fmt_only(Format::kFp32);
+    m.reference = ReferenceData::kOriginal;
+    p.push_back(m);
+  }
+  {
     PrecisionModel m = storage("seed-fp16", Format::kFp16,
                                "the seed paper's Table 18: matrices in fp16, d and g in fp16, every intermediate in "
                                "fp32; compared with the float64 convolution of the original data");

@@ -351,6 +351,23 @@ TEST(ErrorHarness, StreamedStagesEqualWholeTensorPipeline) {
   }
 }
 
+// int8-spatial (ncnn's int8 Winograd): with the quantization before exact transforms, Winograd's
+// error is the direct int8 convolution's, whatever the points; quantizing U and V after the
+// transforms (the engine's int8-tap-channel, LANCE's placement) costs several times more.
+TEST(ErrorHarness, SpatialInt8WinogradEqualsDirectInt8) {
+  const TileDataset ds = make_tile_dataset(parse_tile("4,3"), DataKind::kRelu, 1500, 24, 13);
+  const ErrorEvaluator spatial(ds, precision_preset("int8-spatial"));
+  const double direct = spatial.evaluate_direct().rel_l2;
+  EXPECT_GT(direct, 1e-3);  // int8 really quantizes
+  for (const char* points : {"0,±1,±2,inf", "0,±5/8,±14/9,inf", "0,±1/2,±3,inf"}) {
+    const double wino = spatial.score(make("4,3", points));
+    // Equal up to the fp32 rounding of M and of the output (about 1e-7 of the int8 error).
+    EXPECT_NEAR(wino / direct, 1.0, 1e-5) << points;
+  }
+  const double lance = ErrorEvaluator(ds, precision_preset("int8-tap-channel")).score(make("4,3", "0,±1,±2,inf"));
+  EXPECT_GT(lance, 3.0 * direct);
+}
+
 TEST(ErrorHarness, PIsInvariantUnderDiagonalScaling) {
   const double a = winograd_p(make("6,3", "0,±1,±2,±1/2,inf", "wincnn"));
   const double b = winograd_p(make("6,3", "0,±1,±2,±1/2,inf", "lagrange"));

@@ -172,8 +172,12 @@ void lanes_range(Format f, const std::vector<double>& L, int P, int I, const dou
   for (int64_t b0 = 0; b0 < batch; b0 += kLanes) {
     const int count = static_cast<int>(std::min<int64_t>(kLanes, batch - b0));
     for (int s = 0; s < kLanes; ++s) {
+      if (s >= count) {  // lanes past the batch: zeros, never read from X
+        for (int64_t k = 0; k < II; ++k) x[static_cast<std::size_t>(k * kLanes + s)] = 0.0f;
+        continue;
+      }
       const double* xs = X + (b0 + s) * II;
-      for (int64_t k = 0; k < II; ++k) x[static_cast<std::size_t>(k * kLanes + s)] = s < count ? load(xs[k]) : 0.0f;
+      for (int64_t k = 0; k < II; ++k) x[static_cast<std::size_t>(k * kLanes + s)] = load(xs[k]);
     }
     if (nk)
       lanes_group_narrow(*nk, l.data(), lt.data(), P, I, x.data(), tmp.data(), o.data());

@@ -9,7 +9,9 @@ export CCACHE_BASEDIR="$PWD"  # relative paths in ccache's hashes: build trees s
 jobs=$(nproc 2>/dev/null || echo 2)
 case "$kind" in
   release)  dir=build;      flags=(-DCMAKE_BUILD_TYPE=Release) ;;
-  sanitize) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNOVA_SANITIZE=ON -DNOVA_BUILD_BENCH=OFF) ;;
+  # -O1: the usual optimization for sanitizer builds; it halves their compile time against -O2.
+  sanitize) dir=build-asan; flags=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"
+                                   -DNOVA_SANITIZE=ON -DNOVA_BUILD_BENCH=OFF) ;;
   *) echo "usage: scripts/build.sh [release|sanitize]" >&2; exit 2 ;;
 esac
 # -UNOVA_PARTS: a tree once configured for a subset of the library (a developer's narrow build) is

@@ -78,6 +78,17 @@ inline double round_float(double x, const FloatKernel& k) {
 // The kernel of a floating format other than fp64 (defined in format.cpp).
 FloatKernel float_kernel(Format f, Overflow overflow);
 
+// Rounding policies for the emulation's templated loops: none (fp64, or native float arithmetic),
+// or every result through a format's kernel.
+struct NoRound {
+  double operator()(double x) const { return x; }
+  float operator()(float x) const { return x; }
+};
+struct KernelRound {
+  FloatKernel k;
+  double operator()(double x) const { return round_float(x, k); }
+};
+
 // Integers: nearest, ties to even, saturating. Clamping first keeps |x| < 2^51, where adding
 // and subtracting 1.5 * 2^52 rounds to an integer with the default round-to-nearest-even (a
 // branch-free form of nearbyint that vectorizes); NaN fails every comparison and stays NaN.

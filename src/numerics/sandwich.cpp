@@ -14,15 +14,6 @@ namespace {
 
 // ---- The definition: one matrix at a time -------------------------------------------------------
 
-struct NoRound {
-  double operator()(double x) const { return x; }
-  float operator()(float x) const { return x; }
-};
-struct KernelRound {
-  FloatKernel k;
-  double operator()(double x) const { return round_float(x, k); }
-};
-
 // out[b] = L X[b] L^T, every operation through `rnd`; `load` converts an operand to the
 // arithmetic (rounding it), so X itself is never copied.
 template <class T, class Rnd, class Load>
@@ -100,10 +91,6 @@ struct NarrowRound {
   }
 };
 
-struct PlainFloat {
-  float operator()(float x) const { return x; }
-};
-
 // One group of kLanes matrices: x [I*I][kLanes] -> o [P*P][kLanes] through tmp [P*I][kLanes], the
 // operations and their order exactly those of sandwich_batch.
 template <class Rnd>
@@ -143,7 +130,7 @@ template <class Rnd>
 
 NOVA_ISA_CLONES void lanes_group_fp32(const float* l, const float* lt, int P, int I, const float* x, float* tmp,
                                       float* o) {
-  lanes_group(l, lt, P, I, x, tmp, o, PlainFloat{});
+  lanes_group(l, lt, P, I, x, tmp, o, NoRound{});
 }
 
 NOVA_ISA_CLONES void lanes_group_narrow(const NarrowRound& k, const float* l, const float* lt, int P, int I,

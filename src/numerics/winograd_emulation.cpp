@@ -29,15 +29,6 @@ namespace {
 // many times, stay on their own thread).
 constexpr int64_t kMinBatchPerThread = 16384;
 
-struct NoRound {
-  double operator()(double x) const { return x; }
-  float operator()(float x) const { return x; }
-};
-struct KernelRound {
-  detail::FloatKernel k;
-  double operator()(double x) const { return detail::round_float(x, k); }
-};
-
 void sandwich(Format f, const std::vector<double>& L, int P, int I, const double* X, int64_t batch, double* out) {
   const int64_t II = int64_t{I} * I, PP = int64_t{P} * P;
   detail::parallel_for(batch, kMinBatchPerThread, [&](int64_t b0, int64_t b1) {
@@ -70,18 +61,18 @@ void accumulate_with(Format acc, const double* U, const double* V, int64_t tiles
   // model) it equals exact accumulation of the dequantized products, which float64 carries out up
   // to its own rounding (relative 1e-16, far below any integer format's error).
   if (acc == Format::kFp64 || acc == Format::kInt32)
-    accumulate(U, V, tiles, C, K, nn, paired, M, rp, NoRound{});
+    accumulate(U, V, tiles, C, K, nn, paired, M, rp, detail::NoRound{});
   else
-    accumulate(U, V, tiles, C, K, nn, paired, M, rp, KernelRound{detail::float_kernel(acc, Overflow::kIeee)});
+    accumulate(U, V, tiles, C, K, nn, paired, M, rp, detail::KernelRound{detail::float_kernel(acc, Overflow::kIeee)});
 }
 
 void accumulate_chunk(const PrecisionModel& model, const double* U, const double* V, int64_t tiles, int64_t C,
                       int64_t K, int64_t nn, bool paired, double* M) {
   if (model.product == Format::kFp64)
-    accumulate_with(model.accumulate, U, V, tiles, C, K, nn, paired, M, NoRound{});
+    accumulate_with(model.accumulate, U, V, tiles, C, K, nn, paired, M, detail::NoRound{});
   else
     accumulate_with(model.accumulate, U, V, tiles, C, K, nn, paired, M,
-                    KernelRound{detail::float_kernel(model.product, Overflow::kIeee)});
+                    detail::KernelRound{detail::float_kernel(model.product, Overflow::kIeee)});
 }
 
 // A transformed tensor [T][C][nn] produced chunk by chunk along its tiles, and its stage.

@@ -164,53 +164,50 @@ def worker_ncnn_lowp(configs, timer, check=False):
                 raise RuntimeError("ncnn extract failed (%d)" % ret)
             return np.array(y, dtype=np.float32).reshape(k, h, w)
 
-        # ---- int8
-        try:
-            net = _net(ncnn, _param(c, h, w, k, True), int8_model(wt, bias, x_scale), threads, int8=True)
-            scale = ncnn.Mat(np.array([x_scale], dtype=np.float32))
-            pack = _pack_for(c, 8, avx512)
-            q_in = [ncnn.convert_packing(ncnn.quantize_to_int8(m, scale, opt1), pack, opt1) for m in fp32_in]
-            ex = net.create_extractor()
-            ex.input("data", q_in[0])
-            ret, raw = ex.extract("out", 1)
-            if ret != 0 or raw.elembits() != 32:
-                raise RuntimeError("int8 net gave no fp32 output (ret %d)" % ret)
-            res["int8_ms"], res["int8_cpu_ms"] = timed(net, q_in, 1)
-            res["int8_fp32io_ms"], res["int8_fp32io_cpu_ms"] = timed(net, fp32_in, 0)
-            if check:
-                res["int8_rel_l2_error"] = rel_l2(result(net, q_in[0]), ref)
-                res["int8_fp32io_rel_l2_error"] = rel_l2(result(net, fp32_in[0]), ref)
-                if res["int8_rel_l2_error"] > 0.1:
-                    raise RuntimeError("int8 result wrong (rel L2 error %.3g)" % res["int8_rel_l2_error"])
-            del net
-        except Exception as e:  # report, do not fake a number
-            for key in ("int8_ms", "int8_cpu_ms", "int8_fp32io_ms", "int8_fp32io_cpu_ms"):
-                res.pop(key, None)
-            res["int8_why"] = str(e)
+        def measure(kind, make_net, make_inputs, output_ok):
+            """Times and (with check) errors of one kind ("int8" or "bf16") into res; on any failure its
+            reason under "<kind>_why" instead of a number."""
+            try:
+                net = make_net()
+                inputs = make_inputs()
+                ex = net.create_extractor()
+                ex.input("data", inputs[0])
+                ret, raw = ex.extract("out", 1)
+                if ret != 0:
+                    raise RuntimeError("%s net failed (ret %d)" % (kind, ret))
+                output_ok(raw)
+                res[kind + "_ms"], res[kind + "_cpu_ms"] = timed(net, inputs, 1)
+                res[kind + "_fp32io_ms"], res[kind + "_fp32io_cpu_ms"] = timed(net, fp32_in, 0)
+                if check:
+                    res[kind + "_rel_l2_error"] = rel_l2(result(net, inputs[0]), ref)
+                    res[kind + "_fp32io_rel_l2_error"] = rel_l2(result(net, fp32_in[0]), ref)
+                    if res[kind + "_rel_l2_error"] > 0.1:
+                        raise RuntimeError("%s result wrong (rel L2 error %.3g)" % (kind, res[kind + "_rel_l2_error"]))
+                del net
+            except Exception as e:  # report, do not fake a number
+                for key in ("_ms", "_cpu_ms", "_fp32io_ms", "_fp32io_cpu_ms"):
+                    res.pop(kind + key, None)
+                res[kind + "_why"] = str(e)
 
-        # ---- bf16
-        try:
-            net = _net(ncnn, _param(c, h, w, k, False), fp32_model(wt, bias), threads, bf16=True)
-            pack = _pack_for(c, 16, avx512)
-            b_in = [ncnn.convert_packing(ncnn.cast_float32_to_bfloat16(m, opt1), pack, opt1) for m in fp32_in]
-            ex = net.create_extractor()
-            ex.input("data", b_in[0])
-            ret, raw = ex.extract("out", 1)
-            if ret != 0:
-                raise RuntimeError("bf16 net failed (ret %d)" % ret)
+        def int8_output_ok(raw):
+            if raw.elembits() != 32:
+                raise RuntimeError("int8 net gave no fp32 output")
+
+        def bf16_output_ok(raw):
             if raw.elembits() != 16:
                 raise RuntimeError("no bf16 path on x86 (use_bf16_storage leaves the Convolution output fp32)")
-            res["bf16_ms"], res["bf16_cpu_ms"] = timed(net, b_in, 1)
-            res["bf16_fp32io_ms"], res["bf16_fp32io_cpu_ms"] = timed(net, fp32_in, 0)
-            if check:
-                res["bf16_rel_l2_error"] = rel_l2(result(net, b_in[0]), ref)
-                res["bf16_fp32io_rel_l2_error"] = rel_l2(result(net, fp32_in[0]), ref)
-                if res["bf16_rel_l2_error"] > 0.1:
-                    raise RuntimeError("bf16 result wrong (rel L2 error %.3g)" % res["bf16_rel_l2_error"])
-            del net
-        except Exception as e:
-            for key in ("bf16_ms", "bf16_cpu_ms", "bf16_fp32io_ms", "bf16_fp32io_cpu_ms"):
-                res.pop(key, None)
-            res["bf16_why"] = str(e)
+
+        scale_values = np.array([x_scale], dtype=np.float32)  # kept alive: the Mat does not own it
+        scale = ncnn.Mat(scale_values)
+        measure("int8",
+                lambda: _net(ncnn, _param(c, h, w, k, True), int8_model(wt, bias, x_scale), threads, int8=True),
+                lambda: [ncnn.convert_packing(ncnn.quantize_to_int8(m, scale, opt1), _pack_for(c, 8, avx512), opt1)
+                         for m in fp32_in],
+                int8_output_ok)
+        measure("bf16",
+                lambda: _net(ncnn, _param(c, h, w, k, False), fp32_model(wt, bias), threads, bf16=True),
+                lambda: [ncnn.convert_packing(ncnn.cast_float32_to_bfloat16(m, opt1), _pack_for(c, 16, avx512), opt1)
+                         for m in fp32_in],
+                bf16_output_ok)
         out.append(res)
     return out

@@ -8,15 +8,18 @@
 
 namespace nova::conv {
 
-void pack_blocked_input(Plan::Impl& p, const float* input, int64_t images, float* dst, int64_t Cb, int64_t Hp,
-                        int64_t Wp) {
+void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat format, int64_t images, float* dst,
+                        int64_t Cb, int64_t Hp, int64_t Wp) {
   const ConvShape& s = p.shape;
   const int64_t C = s.C, H = s.H, W = s.W, ph = s.pad_h, pw = s.pad_w;
   const bool nhwc = p.layout == Layout::kNHWC;
+  const bool fp32 = format.type == DataType::kFp32;
+  const auto* input = static_cast<const float*>(input_any);  // only when fp32
+  const WidenFn widen = p.kernels->convert.widen[static_cast<int>(format.type)];
   // One task per (image, channel block, band of rows).
   const int64_t band = 8;
   const int64_t bands = ceil_div(Hp, band);
-  p.pool->run(static_cast<std::size_t>(images * Cb * bands), [&](std::size_t task, int) {
+  p.pool->run(static_cast<std::size_t>(images * Cb * bands), [&](std::size_t task, int worker) {
     const int64_t t = static_cast<int64_t>(task);
     const int64_t img = t / (Cb * bands), cb = t / bands % Cb, bnd = t % bands;
     const int64_t c0 = cb * kLanes;
@@ -33,13 +36,25 @@ void pack_blocked_input(Plan::Impl& p, const float* input, int64_t images, float
       std::memset(row + (pw + W) * kLanes, 0, static_cast<std::size_t>(right * kLanes) * sizeof(float));
       float* r = row + pw * kLanes;
       if (nhwc) {
-        const float* src = input + ((img * H + y) * W) * C + c0;
+        const int64_t first = ((img * H + y) * W) * C + c0;
         for (int64_t x = 0; x < W; ++x) {
-          std::memcpy(r + x * kLanes, src + x * C, static_cast<std::size_t>(lanes) * sizeof(float));
+          if (fp32)
+            std::memcpy(r + x * kLanes, input + first + x * C,
+                        static_cast<std::size_t>(lanes) * sizeof(float));
+          else
+            widen(element_at(input_any, format.type, first + x * C), r + x * kLanes, lanes, format.scale);
           for (int64_t l = lanes; l < kLanes; ++l) r[x * kLanes + l] = 0.0f;
         }
+      } else if (fp32) {
+        p.kernels->layout.pack_rows16(input + ((img * C + c0) * H + y) * W, H * W, static_cast<int>(lanes), W,
+                                      r);
       } else {
-        p.kernels->layout.pack_rows16(input + ((img * C + c0) * H + y) * W, H * W, static_cast<int>(lanes), W, r);
+        // The 16 channel rows widened into FP32 first, then the same transposing copy.
+        float* rows = p.thread_io[static_cast<std::size_t>(worker)].data();
+        for (int64_t l = 0; l < lanes; ++l)
+          widen(element_at(input_any, format.type, ((img * C + c0 + l) * H + y) * W), rows + l * W, W,
+                format.scale);
+        p.kernels->layout.pack_rows16(rows, W, static_cast<int>(lanes), W, r);
       }
     }
   });

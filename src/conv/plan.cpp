@@ -1,6 +1,7 @@
 // Plan::create (validation, algorithm and kernel-path choice) and Plan::execute (buffer checks).
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -32,10 +33,18 @@ void check_finite(const float* data, int64_t count, const char* what, const Conv
   }
 }
 
+void check_format(const TensorFormat& f, const char* what) {
+  if (f.type != DataType::kInt8) return;
+  // A normal scale, so that 1 / scale is finite too.
+  if (!(std::isfinite(f.scale) && f.scale >= std::numeric_limits<float>::min()))
+    throw Error(std::string(what) + " is int8 but its scale " + std::to_string(f.scale) +
+                " is not a finite normal number > 0");
+}
+
 int resolve_threads(int requested) {
   if (requested < 0 || requested > kMaxThreads)
-    throw Error("thread count " + std::to_string(requested) + " is impossible (expected 0 for all cores, or 1.." +
-                std::to_string(kMaxThreads) + ")");
+    throw Error("thread count " + std::to_string(requested) +
+                " is impossible (expected 0 for all cores, or 1.." + std::to_string(kMaxThreads) + ")");
   if (requested > 0) return requested;
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
@@ -48,7 +57,8 @@ Plan::Plan(Plan&&) noexcept = default;
 Plan& Plan::operator=(Plan&&) noexcept = default;
 Plan::~Plan() = default;
 
-Plan Plan::create(const ConvShape& shape, const float* weights, const float* bias, const PlanOptions& options) {
+Plan Plan::create(const ConvShape& shape, const float* weights, const float* bias,
+                  const PlanOptions& options) {
   shape.validate();
   if (weights == nullptr) throw Error("weights pointer is null");
   check_finite(weights, shape.weight_size(), "weights", shape);
@@ -66,6 +76,10 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   p.lowp_kernel = options.lowp_kernel;
   p.gemm_path = to_string(p.isa);
   p.gemm_path_detail = "fp32 GEMM: " + to_string(p.isa);
+  check_format(options.input, "the input");
+  check_format(options.output, "the output");
+  p.input_format = options.input;
+  p.output_format = options.output;
 
   // Which algorithm, and which transform.
   const std::string why_not = winograd_ineligible(shape);
@@ -89,9 +103,9 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
         p.reason = "winograd: tile requested";
       }
       if (transform->r() != shape.R)
-        throw Error("transform " + transform->tile().to_string() + " is for " + std::to_string(transform->r()) + "x" +
-                    std::to_string(transform->r()) + " kernels but the kernel is " + std::to_string(shape.R) + "x" +
-                    std::to_string(shape.S));
+        throw Error("transform " + transform->tile().to_string() + " is for " +
+                    std::to_string(transform->r()) + "x" + std::to_string(transform->r()) +
+                    " kernels but the kernel is " + std::to_string(shape.R) + "x" + std::to_string(shape.S));
       p.algorithm = Algorithm::kWinograd;
       p.reason += tile_precision_caution(transform->tile(), p.precision);
     }
@@ -104,13 +118,15 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
       const AlgorithmEstimate e = estimate_winograd(shape, p.layout, p.threads, p.isa, t);
       if (!best.tile || e.ms < best.ms) best = e;
     }
-    if (!best.tile) throw Error("no default Winograd tile for " + std::to_string(shape.R) + "x" +
-                                std::to_string(shape.S) + " kernels; pass a transform");
+    if (!best.tile)
+      throw Error("no default Winograd tile for " + std::to_string(shape.R) + "x" + std::to_string(shape.S) +
+                  " kernels; pass a transform");
     transform = default_transform(*best.tile);
     p.algorithm = Algorithm::kWinograd;
     p.reason = "winograd: requested; fastest default tile " + best.tile->to_string();
   } else {
-    const AlgorithmEstimate best = choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason);
+    const AlgorithmEstimate best =
+        choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason);
     p.algorithm = best.algorithm;
     if (best.tile) transform = default_transform(*best.tile);
   }
@@ -125,25 +141,56 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     }
     build_direct(p, weights, bias);
   }
+  allocate_io_scratch(p);
   return Plan(std::move(impl));
 }
 
 void Plan::execute(const float* input, float* output) const {
+  const Impl& p = *impl_;
+  if (p.typed_io())
+    throw Error("this plan takes " + to_string(p.input_format.type) + " input and " +
+                to_string(p.output_format.type) + " output; call execute(const void*, void*)");
+  execute(static_cast<const void*>(input), static_cast<void*>(output));
+}
+
+void Plan::execute(const void* input, void* output) const {
+  Impl& p = *impl_;
   if (input == nullptr) throw Error("input pointer is null");
   if (output == nullptr) throw Error("output pointer is null");
-  if (reinterpret_cast<std::uintptr_t>(input) % alignof(float) != 0 ||
-      reinterpret_cast<std::uintptr_t>(output) % alignof(float) != 0)
-    throw Error("input and output must be aligned to 4 bytes");
-  const ConvShape& s = impl_->shape;
+  const std::size_t in_size = element_size(p.input_format.type),
+                    out_size = element_size(p.output_format.type);
   const auto in0 = reinterpret_cast<std::uintptr_t>(input), out0 = reinterpret_cast<std::uintptr_t>(output);
-  const auto in1 = in0 + static_cast<std::uintptr_t>(s.input_size()) * sizeof(float);
-  const auto out1 = out0 + static_cast<std::uintptr_t>(s.output_size()) * sizeof(float);
+  if (in0 % in_size != 0 || out0 % out_size != 0) {
+    if (!p.typed_io()) throw Error("input and output must be aligned to 4 bytes");
+    throw Error("input (" + to_string(p.input_format.type) + ") and output (" +
+                to_string(p.output_format.type) + ") must be aligned to their element sizes (" +
+                std::to_string(in_size) + " and " + std::to_string(out_size) + " bytes)");
+  }
+  const ConvShape& s = p.shape;
+  const auto in1 = in0 + static_cast<std::uintptr_t>(s.input_size()) * in_size;
+  const auto out1 = out0 + static_cast<std::uintptr_t>(s.output_size()) * out_size;
   if (in0 < out1 && out0 < in1) throw Error("input and output buffers overlap");
-  std::lock_guard<std::mutex> lock(impl_->exec_mutex);
-  if (impl_->algorithm == Algorithm::kWinograd) {
-    execute_winograd(*impl_, input, output);
+  std::lock_guard<std::mutex> lock(p.exec_mutex);
+  p.stats = LowpStats{};
+  std::fill(p.thread_io_counts.begin(), p.thread_io_counts.end(), NarrowCounts{});
+  if (p.algorithm == Algorithm::kWinograd) {
+    execute_winograd(p, input, output);  // converts on the fly
   } else {
-    execute_direct(*impl_, input, output);
+    // The direct path works on FP32 tensors: typed ones are converted whole, before and after.
+    const bool typed_in = p.input_format.type != DataType::kFp32,
+               typed_out = p.output_format.type != DataType::kFp32;
+    const float* in = static_cast<const float*>(input);
+    if (typed_in) {
+      widen_tensor(p, input, p.io_input.data(), s.input_size());
+      in = p.io_input.data();
+    }
+    float* out = typed_out ? p.io_output.data() : static_cast<float*>(output);
+    execute_direct(p, in, out);
+    if (typed_out) narrow_tensor(p, out, output, s.output_size());
+  }
+  for (const NarrowCounts& c : p.thread_io_counts) {
+    p.stats.output_saturated += c.saturated;
+    p.stats.output_nonfinite += c.nonfinite;
   }
 }
 
@@ -158,8 +205,8 @@ void Plan::calibrate(std::span<const float* const> inputs) {
     if (inputs[i] == nullptr) throw Error("calibration sample " + std::to_string(i) + " is null");
     for (int64_t j = 0; j < size; ++j)
       if (!std::isfinite(inputs[i][j]))
-        throw Error("calibration sample " + std::to_string(i) + " contains " + (std::isnan(inputs[i][j]) ? "NaN" : "Inf") +
-                    " at index " + std::to_string(j));
+        throw Error("calibration sample " + std::to_string(i) + " contains " +
+                    (std::isnan(inputs[i][j]) ? "NaN" : "Inf") + " at index " + std::to_string(j));
   }
   std::lock_guard<std::mutex> lock(p.exec_mutex);
   calibrate_winograd(p, inputs);
@@ -170,40 +217,76 @@ void Plan::clear_calibration() {
   if (impl_->wino) impl_->wino->cal_scale.clear();
 }
 
-bool Plan::calibrated() const { return impl_->wino && !impl_->wino->cal_scale.empty(); }
+bool Plan::calibrated() const {
+  return impl_->wino && !impl_->wino->cal_scale.empty();
+}
 
 std::vector<float> Plan::calibration_scales() const {
   if (!impl_->wino) return {};
   return impl_->wino->cal_scale;
 }
 
-LowpStats Plan::stats() const { return impl_->stats; }
-Precision Plan::precision() const { return impl_->precision; }
-std::string Plan::gemm_path() const { return impl_->gemm_path; }
+LowpStats Plan::stats() const {
+  return impl_->stats;
+}
+Precision Plan::precision() const {
+  return impl_->precision;
+}
+std::string Plan::gemm_path() const {
+  return impl_->gemm_path;
+}
+TensorFormat Plan::input_format() const {
+  return impl_->input_format;
+}
+TensorFormat Plan::output_format() const {
+  return impl_->output_format;
+}
 
-const ConvShape& Plan::shape() const { return impl_->shape; }
-Algorithm Plan::algorithm() const { return impl_->algorithm; }
+const ConvShape& Plan::shape() const {
+  return impl_->shape;
+}
+Algorithm Plan::algorithm() const {
+  return impl_->algorithm;
+}
 std::optional<TileSize> Plan::tile() const {
   if (!impl_->wino) return std::nullopt;
   return impl_->wino->transform.tile();
 }
-std::string Plan::reason() const { return impl_->reason; }
-Isa Plan::isa() const { return impl_->isa; }
-int Plan::threads() const { return impl_->threads; }
-bool Plan::generated_transform() const { return impl_->wino && impl_->wino->generated; }
+std::string Plan::reason() const {
+  return impl_->reason;
+}
+Isa Plan::isa() const {
+  return impl_->isa;
+}
+int Plan::threads() const {
+  return impl_->threads;
+}
+bool Plan::generated_transform() const {
+  return impl_->wino && impl_->wino->generated;
+}
 std::string Plan::transform_name() const {
   if (!impl_->wino) return "";
-  return impl_->wino->transform.points().empty() ? "(points unknown)" : to_string(impl_->wino->transform.points());
+  return impl_->wino->transform.points().empty() ? "(points unknown)"
+                                                 : to_string(impl_->wino->transform.points());
 }
 
 std::string Plan::describe() const {
+  std::string io;
+  if (impl_->typed_io()) {
+    auto name = [](const TensorFormat& f) {
+      return to_string(f.type) +
+             (f.type == DataType::kInt8 ? " (scale " + std::to_string(f.scale) + ")" : "");
+    };
+    io = ", " + name(impl_->input_format) + " in, " + name(impl_->output_format) + " out";
+  }
   std::string d = shape().to_string() + ": " + to_string(algorithm());
   if (impl_->wino) {
     d += " " + impl_->wino->transform.tile().to_string() + " {" + transform_name() + "} " +
-         (impl_->wino->generated ? "generated" : "generic") + (impl_->wino->run_phased() ? " phased" : " fused");
+         (impl_->wino->generated ? "generated" : "generic") +
+         (impl_->wino->run_phased() ? " phased" : " fused");
   }
-  d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) + " thread(s), " +
-       to_string(impl_->layout) + "; " + reason();
+  d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) +
+       " thread(s), " + to_string(impl_->layout) + io + "; " + reason();
   return d;
 }
 

@@ -17,8 +17,12 @@
 
 namespace nova::conv {
 
-inline int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
-inline int64_t ceil_div(int64_t x, int64_t y) { return (x + y - 1) / y; }
+inline int64_t round_up(int64_t x, int64_t to) {
+  return (x + to - 1) / to * to;
+}
+inline int64_t ceil_div(int64_t x, int64_t y) {
+  return (x + y - 1) / y;
+}
 
 // The rows of a GEMM in ceil(rows / mr) groups of nearly equal size, f(first row, row count) for each:
 // 32 rows run as 6,6,5,5,5,5 rather than 6,6,6,6,6,2, because a 2-row micro-kernel is load-bound
@@ -40,7 +44,17 @@ void for_each_row_group(int64_t rows, int64_t mr, F&& f) {
 // multiple of 4 KiB would, and the transforms would thrash).
 // Tiles of one tile row whose NCHW output is stored together (winograd_execute.cpp).
 inline constexpr int64_t kBandTiles = 8;
-inline std::size_t position_stride(int64_t rows, int64_t cols) { return static_cast<std::size_t>(rows * cols + 16); }
+inline std::size_t position_stride(int64_t rows, int64_t cols) {
+  return static_cast<std::size_t>(rows * cols + 16);
+}
+
+// Element i of a typed tensor.
+inline const void* element_at(const void* base, DataType type, int64_t i) {
+  return static_cast<const unsigned char*>(base) + static_cast<std::size_t>(i) * element_size(type);
+}
+inline void* element_at(void* base, DataType type, int64_t i) {
+  return static_cast<unsigned char*>(base) + static_cast<std::size_t>(i) * element_size(type);
+}
 
 // The Winograd part of a plan.
 struct WinogradPlan {
@@ -69,11 +83,11 @@ struct WinogradPlan {
   Bf16GemmFn bf16_gemm = nullptr;
   Fp16GemmFn fp16_gemm = nullptr;
   Int8GemmFn int8_gemm = nullptr;
-  LowpConvertFns convert;           // V conversions of the same path as the GEMM
-  AlignedBuffer U_lowp;             // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
-  std::vector<float> u_scale;       // int8: [n*n][Kpad] scale of U (per tap x output channel)
-  std::vector<int32_t> u_comp;      // int8: [n*n][Kpad] 128 * sum_c U codes
-  std::vector<float> cal_scale;     // int8: calibrated per-tap V scales; empty: per-call scales (phased)
+  LowpConvertFns convert;        // V conversions of the same path as the GEMM
+  AlignedBuffer U_lowp;          // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
+  std::vector<float> u_scale;    // int8: [n*n][Kpad] scale of U (per tap x output channel)
+  std::vector<int32_t> u_comp;   // int8: [n*n][Kpad] 128 * sum_c U codes
+  std::vector<float> cal_scale;  // int8: calibrated per-tap V scales; empty: per-call scales (phased)
   // int8 without calibration needs every tile's V before it can quantize any: the phased order takes
   // the scales from its V; the fused order runs the input transforms twice (a first pass for max |V|).
   bool run_phased() const { return phased; }
@@ -101,9 +115,13 @@ struct Plan::Impl {
   std::optional<DirectPlan> direct;
   Precision precision = Precision::kFp32;  // requested (the direct path runs FP32 and says so)
   LowpKernel lowp_kernel = LowpKernel::kAuto;
-  std::string gemm_path;                   // "avx512-bf16", "portable", ... (FP32: the isa)
-  std::string gemm_path_detail;            // "bf16 GEMM: avx512-bf16 (vdpbf16ps)"
-  LowpStats stats;                         // of the last execute
+  std::string gemm_path;                     // "avx512-bf16", "portable", ... (FP32: the isa)
+  std::string gemm_path_detail;              // "bf16 GEMM: avx512-bf16 (vdpbf16ps)"
+  LowpStats stats;                           // of the last execute
+  TensorFormat input_format, output_format;  // element types of the tensors execute() takes
+  bool typed_io() const {
+    return input_format.type != DataType::kFp32 || output_format.type != DataType::kFp32;
+  }
 
   // Scratch, reused by every execute (guarded by exec_mutex).
   std::mutex exec_mutex;
@@ -119,34 +137,51 @@ struct Plan::Impl {
   std::vector<int64_t> thread_saturated, thread_nonfinite;
   std::vector<float> v_scale;
   std::vector<std::vector<float>> thread_amax;  // per worker, per tap
+  // Typed tensors (tensor_io.cpp): per worker, FP32 rows being converted and the int8 output counts;
+  // the direct path's whole-tensor FP32 copies.
+  std::vector<AlignedBuffer> thread_io;
+  std::vector<NarrowCounts> thread_io_counts;
+  AlignedBuffer io_input, io_output;
 };
 
 // Stages, one file each.
-void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t, bool allow_generated,
-                    int64_t block_option);
-void execute_winograd(Plan::Impl& p, const float* input, float* output);
+void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t,
+                    bool allow_generated, int64_t block_option);
+// input and output in the plan's tensor types (p.input_format / p.output_format).
+void execute_winograd(Plan::Impl& p, const void* input, void* output);
 void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs);  // int8: stores cal_scale
 // Low-precision parts (lowp.cpp).
-void build_lowp(Plan::Impl& p, WinogradPlan& w);                 // packs U, picks the kernels
-void allocate_lowp_scratch(Plan::Impl& p);                       // after the Winograd scratch
-void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows, float* amax);  // max into amax
-void tap_amax_pass(Plan::Impl& p, const float* input, float* amax);  // winograd_execute.cpp
-void lowp_set_scales(Plan::Impl& p, const float* amax);          // v_scale from amax (calibrated: stored)
+void build_lowp(Plan::Impl& p, WinogradPlan& w);  // packs U, picks the kernels
+void allocate_lowp_scratch(Plan::Impl& p);        // after the Winograd scratch
+void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows,
+                   float* amax);  // max into amax
+// input of type `format` (calibration samples are FP32 whatever the plan's input type)
+void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format,
+                   float* amax);                         // winograd_execute.cpp
+void lowp_set_scales(Plan::Impl& p, const float* amax);  // v_scale from amax (calibrated: stored)
 // V block (rows tiles at v, position stride pos_v) into the GEMM operand at vl; flags[i] = 1 for tiles
 // with non-finite V (int8). Returns the count of saturated values (int8).
-int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl, uint8_t* flags);
+int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl,
+                     uint8_t* flags);
 void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, int64_t q0, int64_t q1,
                      const float* vl, std::size_t pos_v, float* mo, std::size_t pos_m);
 // NaN into every position of the flagged tiles' M; returns how many tiles.
 int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m);
 
+// Typed tensors (tensor_io.cpp): whole-tensor conversions in the plan's input / output type (the int8
+// output counts go to thread_io_counts), and the scratch both paths need.
+void widen_tensor(Plan::Impl& p, const void* src, float* dst, int64_t count);
+void narrow_tensor(Plan::Impl& p, const float* src, void* dst, int64_t count);
+void allocate_io_scratch(Plan::Impl& p);
+
 void build_direct(Plan::Impl& p, const float* weights, const float* bias);
 void execute_direct(Plan::Impl& p, const float* input, float* output);
 
 // Input copies (input_pack.cpp): NCHW or NHWC into the channel-blocked, zero-padded layout
-// [images][Cb][Hp][Wp][16] with the image at offset (pad_h, pad_w); and NCHW into NHWC.
-void pack_blocked_input(Plan::Impl& p, const float* input, int64_t images, float* dst, int64_t Cb, int64_t Hp,
-                        int64_t Wp);
+// [images][Cb][Hp][Wp][16] with the image at offset (pad_h, pad_w), widened to FP32 from the input's
+// type on the way; and NCHW into NHWC (FP32).
+void pack_blocked_input(Plan::Impl& p, const void* input, TensorFormat format, int64_t images, float* dst,
+                        int64_t Cb, int64_t Hp, int64_t Wp);
 void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst);
 
 }  // namespace nova::conv

@@ -15,6 +15,10 @@ struct TileCoord {
   int64_t img, ty, tx;
 };
 
+float* io_rows(Plan::Impl& p, std::size_t worker) {
+  return p.thread_io.empty() ? nullptr : p.thread_io[worker].data();
+}
+
 TileCoord coord(const WinogradPlan& w, int64_t t) {
   const int64_t per_img = w.tiles_y * w.tiles_x;
   const int64_t img = t / per_img, rem = t % per_img;
@@ -49,9 +53,9 @@ void gemm_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, int64_
       const int nv = static_cast<int>(width / kLanes);
       const float* b = ua + k0 * w.Cpad;
       for_each_row_group(rows, mr, [&](int64_t i0, int64_t mrows) {
-        g.fn[mrows - 1][nv - 1](static_cast<std::size_t>(w.Cpad), va + i0 * w.Cpad, static_cast<std::size_t>(w.Cpad),
-                                b, static_cast<std::size_t>(width), ma + i0 * w.Kpad + k0,
-                                static_cast<std::size_t>(w.Kpad));
+        g.fn[mrows - 1][nv - 1](static_cast<std::size_t>(w.Cpad), va + i0 * w.Cpad,
+                                static_cast<std::size_t>(w.Cpad), b, static_cast<std::size_t>(width),
+                                ma + i0 * w.Kpad + k0, static_cast<std::size_t>(w.Kpad));
       });
     }
   }
@@ -62,11 +66,18 @@ void gemm_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, int64_
 // one tile row are transformed into a band [m rows][run*m columns][16 channels] and stored as whole
 // channel rows of 16 floats (full cache lines instead of m-float pieces).
 void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_t t1, const float* mo,
-                  std::size_t pos_m, float* tmp, float* out) {
+                  std::size_t pos_m, float* tmp, void* out_any, float* io_rows, NarrowCounts* counts) {
   const ConvShape& s = p.shape;
   const int64_t OH = s.out_h(), OW = s.out_w(), K = s.K;
   const int m = w.m;
   const bool band = p.layout == Layout::kNCHW;
+  // Typed output: the FP32 results are rounded to the output type as they are stored (through io_rows
+  // for the NCHW bands, so that each output row is converted in one call).
+  const DataType otype = p.output_format.type;
+  const bool fp32 = otype == DataType::kFp32;
+  auto* out = static_cast<float*>(out_any);  // only when fp32
+  const NarrowFn narrow = p.kernels->convert.narrow[static_cast<int>(otype)];
+  const float inv_scale = 1.0f / p.output_format.scale;
   const std::size_t band_row = static_cast<std::size_t>(kBandTiles * m);
   for (int64_t kb = 0; kb < w.Kb; ++kb) {
     const int64_t k0 = kb * kLanes;
@@ -78,12 +89,25 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
         int64_t run = 1;
         while (t + run < t1 && run < kBandTiles && c.tx + run < w.tiles_x) ++run;
         for (int64_t q = 0; q < run; ++q)
-          w.fns.output(&w.coeffs, mo + (t + q - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp + q * m * kLanes, band_row);
+          w.fns.output(&w.coeffs, mo + (t + q - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp + q * m * kLanes,
+                       band_row);
         const int64_t y0 = c.ty * m, x0 = c.tx * m;
         const int64_t rows = std::min<int64_t>(m, OH - y0), width = std::min<int64_t>(run * m, OW - x0);
-        p.kernels->layout.store_band_nchw(tmp, static_cast<std::ptrdiff_t>(band_row), static_cast<int>(rows), width,
-                                          static_cast<int>(lanes), out + ((c.img * K + k0) * OH + y0) * OW + x0,
-                                          OH * OW, OW);
+        const int64_t first = ((c.img * K + k0) * OH + y0) * OW + x0;
+        if (fp32) {
+          p.kernels->layout.store_band_nchw(tmp, static_cast<std::ptrdiff_t>(band_row),
+                                            static_cast<int>(rows), width, static_cast<int>(lanes),
+                                            out + first, OH * OW, OW);
+        } else {
+          const auto plane = static_cast<std::ptrdiff_t>(m * band_row);
+          p.kernels->layout.store_band_nchw(tmp, static_cast<std::ptrdiff_t>(band_row),
+                                            static_cast<int>(rows), width, static_cast<int>(lanes), io_rows,
+                                            plane, static_cast<std::ptrdiff_t>(band_row));
+          for (int64_t l = 0; l < lanes; ++l)
+            for (int64_t i = 0; i < rows; ++i)
+              narrow(io_rows + l * plane + i * static_cast<std::ptrdiff_t>(band_row),
+                     element_at(out_any, otype, first + l * OH * OW + i * OW), width, inv_scale, counts);
+        }
         t += run;
       }
       continue;
@@ -92,11 +116,18 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
       const TileCoord c = coord(w, t);
       const int64_t y0 = c.ty * m, x0 = c.tx * m;
       const int64_t rows = std::min<int64_t>(m, OH - y0), cols = std::min<int64_t>(m, OW - x0);
-      w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp, static_cast<std::size_t>(m));
+      w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp,
+                   static_cast<std::size_t>(m));
       for (int64_t i = 0; i < rows; ++i) {
-        float* o = out + ((c.img * OH + y0 + i) * OW + x0) * K + k0;
-        for (int64_t j = 0; j < cols; ++j)
-          std::memcpy(o + j * K, tmp + (i * m + j) * kLanes, static_cast<std::size_t>(lanes) * sizeof(float));
+        const int64_t first = ((c.img * OH + y0 + i) * OW + x0) * K + k0;
+        for (int64_t j = 0; j < cols; ++j) {
+          if (fp32)
+            std::memcpy(out + first + j * K, tmp + (i * m + j) * kLanes,
+                        static_cast<std::size_t>(lanes) * sizeof(float));
+          else
+            narrow(tmp + (i * m + j) * kLanes, element_at(out_any, otype, first + j * K), lanes, inv_scale,
+                   counts);
+        }
       }
     }
   }
@@ -106,7 +137,7 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
 
 // Max |V| per tap (finite values) over every tile of `input`, into amax (running max): the input
 // transforms in the plan's order, without the GEMMs.
-void tap_amax_pass(Plan::Impl& p, const float* input, float* amax) {
+void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float* amax) {
   const WinogradPlan& w = *p.wino;
   const ConvShape& s = p.shape;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
@@ -115,7 +146,7 @@ void tap_amax_pass(Plan::Impl& p, const float* input, float* amax) {
   if (w.phased) {
     const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
     float* v = p.shared_v.data();
-    pack_blocked_input(p, input, s.N, xb, w.Cb, w.Hp, w.Wp);
+    pack_blocked_input(p, input, format, s.N, xb, w.Cb, w.Hp, w.Wp);
     p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
@@ -129,7 +160,8 @@ void tap_amax_pass(Plan::Impl& p, const float* input, float* amax) {
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, input + img0 * s.C * s.H * s.W, images, xb, w.Cb, w.Hp, w.Wp);
+    pack_blocked_input(p, element_at(input, format.type, img0 * s.C * s.H * s.W), format, images, xb, w.Cb,
+                       w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     p.pool->run(static_cast<std::size_t>(ceil_div(last - first, w.block)), [&](std::size_t task, int worker) {
       float* v = p.thread_scratch[static_cast<std::size_t>(worker)].data();
@@ -138,15 +170,16 @@ void tap_amax_pass(Plan::Impl& p, const float* input, float* amax) {
       const int64_t t1 = std::min(last, t0 + w.block);
       input_stage(w, xb, img0, t0, t1, v, pos_v);
       for (int64_t a = 0; a < nn; ++a)
-        m[static_cast<std::size_t>(a)] = std::max(m[static_cast<std::size_t>(a)],
-                                                  w.convert.amax(v + static_cast<std::size_t>(a) * pos_v, (t1 - t0) * w.Cpad));
+        m[static_cast<std::size_t>(a)] =
+            std::max(m[static_cast<std::size_t>(a)],
+                     w.convert.amax(v + static_cast<std::size_t>(a) * pos_v, (t1 - t0) * w.Cpad));
     });
   }
   for (const auto& m : p.thread_amax)
     for (int64_t a = 0; a < nn; ++a) amax[a] = std::max(amax[a], m[static_cast<std::size_t>(a)]);
 }
 
-void execute_winograd(Plan::Impl& p, const float* input, float* output) {
+void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const WinogradPlan& w = *p.wino;
   const ConvShape& s = p.shape;
   float* xb = p.packed_input.data();
@@ -162,7 +195,7 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
       std::copy(w.cal_scale.begin(), w.cal_scale.end(), p.v_scale.begin());
     } else if (w.precision == Precision::kInt8 && !w.phased) {
       std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
-      tap_amax_pass(p, input, amax.data());
+      tap_amax_pass(p, input, p.input_format, amax.data());
       lowp_set_scales(p, amax.data());
     }
   }
@@ -174,7 +207,7 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
   };
 
   if (w.run_phased()) {
-    pack_blocked_input(p, input, s.N, xb, w.Cb, w.Hp, w.Wp);
+    pack_blocked_input(p, input, p.input_format, s.N, xb, w.Cb, w.Hp, w.Wp);
     const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
     const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
     float* v = p.shared_v.data();
@@ -220,8 +253,9 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
       if (w.precision == Precision::kInt8)
         p.thread_nonfinite[static_cast<std::size_t>(worker)] +=
             lowp_poison(p, t1 - t0, p.shared_flags.data() + t0, mo + t0 * w.Kpad, pos_m);
-      output_stage(p, w, t0, t1, mo + t0 * w.Kpad, pos_m, p.thread_scratch[static_cast<std::size_t>(worker)].data(),
-                   output);
+      const auto wk = static_cast<std::size_t>(worker);
+      output_stage(p, w, t0, t1, mo + t0 * w.Kpad, pos_m, p.thread_scratch[wk].data(), output, io_rows(p, wk),
+                   &p.thread_io_counts[wk]);
     });
     if (lowp) finish_stats();
     return;
@@ -233,7 +267,8 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
   const std::size_t pos_m = position_stride(w.block, w.Kpad);
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, input + img0 * s.C * s.H * s.W, images, xb, w.Cb, w.Hp, w.Wp);
+    pack_blocked_input(p, element_at(input, p.input_format.type, img0 * s.C * s.H * s.W), p.input_format,
+                       images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);
     p.pool->run(static_cast<std::size_t>(blocks), [&](std::size_t task, int worker) {
@@ -249,11 +284,12 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
         uint8_t* flags = p.thread_flags[wk].data();
         p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
         lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
-        if (w.precision == Precision::kInt8) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
+        if (w.precision == Precision::kInt8)
+          p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
       } else {
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
       }
-      output_stage(p, w, t0, t1, mo, pos_m, tmp, output);
+      output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
     });
   }
   if (lowp) finish_stats();
@@ -262,7 +298,7 @@ void execute_winograd(Plan::Impl& p, const float* input, float* output) {
 void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs) {
   WinogradPlan& w = *p.wino;
   std::vector<float> amax(static_cast<std::size_t>(w.n) * static_cast<std::size_t>(w.n), 0.0f);
-  for (const float* input : inputs) tap_amax_pass(p, input, amax.data());
+  for (const float* input : inputs) tap_amax_pass(p, input, TensorFormat{}, amax.data());
   lowp_set_scales(p, amax.data());
   w.cal_scale = p.v_scale;
 }

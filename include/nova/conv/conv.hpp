@@ -6,9 +6,10 @@
 //   plan.execute(input, output);                 // any number of times
 //
 // Weights are always KCRS (K x C/groups x R x S), bias is K values or null. Input and output are NCHW
-// or NHWC (both the same), dense. A plan never refuses a valid convolution: shapes Winograd cannot do
-// (stride, dilation, groups, non-square or unsupported kernels) run through a direct path, and the plan
-// says which algorithm it chose and why (Plan::reason()).
+// or NHWC (both the same), dense, FP32 by default or of the element types PlanOptions::input and
+// ::output name (bf16, fp16, int8 with a scale; plan.execute(const void*, void*)). A plan never refuses a
+// valid convolution: shapes Winograd cannot do (stride, dilation, groups, non-square or unsupported kernels)
+// run through a direct path, and the plan says which algorithm it chose and why (Plan::reason()).
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,18 @@ enum class Precision { kFp32, kBf16, kInt8, kFp16 };
 // to the portable one and says so), always the portable one (bit-identical results), or the SIMD one
 // or an error (kSimd).
 enum class LowpKernel { kAuto, kPortable, kSimd };
+// Element type of the input or output tensor. Whatever the types, the engine computes from FP32 values:
+// an input is widened exactly (int8: code * scale, one FP32 multiply) while it is copied into the
+// engine's blocked layout, and the FP32 result is rounded once as it is stored:
+//   kBf16, kFp16  round to nearest even (overflow to inf, NaN stays NaN)
+//   kInt8         code = RNE(y * (1 / scale)) clamped to [-127, 127] (symmetric); values beyond are
+//                 counted in LowpStats::output_saturated, NaN and Inf in ::output_nonfinite (NaN is
+//                 stored as 0, Inf as +-127: int8 has no code for them, so they are counted instead)
+enum class DataType { kFp32, kBf16, kFp16, kInt8 };
+struct TensorFormat {
+  DataType type = DataType::kFp32;
+  float scale = 1.0f;  // kInt8 only: value = scale * code; finite and > 0
+};
 
 std::string to_string(Layout layout);
 std::string to_string(Algorithm algorithm);
@@ -51,6 +64,9 @@ std::string to_string(Precision precision);
 Precision parse_precision(const std::string& text);  // "fp32" | "bf16" | "int8" | "fp16"; throws nova::Error
 // Whether this CPU can run the SIMD low-precision GEMM of a precision (fp32: always), and its name
 // ("avx512-bf16", "avx512-vnni", "avx512-f16c"; "portable" when it cannot).
+std::string to_string(DataType type);
+DataType parse_data_type(const std::string& text);  // "fp32" | "bf16" | "fp16" | "int8"; throws nova::Error
+std::size_t element_size(DataType type);            // bytes
 bool lowp_simd_supported(Precision precision);
 std::string lowp_simd_name(Precision precision);
 
@@ -67,8 +83,8 @@ struct PlanOptions {
   // a tile and uses its default transform (nova::conv::default_transform).
   std::optional<Transform> transform;
   std::optional<TileSize> tile;
-  std::optional<Isa> isa;        // force a kernel path; throws if the CPU cannot run it
-  bool allow_generated = true;   // false: always use the generic (run-time matrix) tile transforms
+  std::optional<Isa> isa;       // force a kernel path; throws if the CPU cannot run it
+  bool allow_generated = true;  // false: always use the generic (run-time matrix) tile transforms
   // Winograd execution order, for tuning and tests: 0 chooses; > 0 fused blocks of that many tiles
   // (input transform, GEMMs and output transform of a block while it is in cache); < 0 phased (each
   // stage over all tiles). Results are identical whatever the order.
@@ -76,12 +92,19 @@ struct PlanOptions {
   // Precision of the Winograd GEMMs (the direct path always runs in FP32 and the plan says so).
   Precision precision = Precision::kFp32;
   LowpKernel lowp_kernel = LowpKernel::kAuto;
+  // Element types of the input and output tensors (any combination, any precision, either algorithm).
+  TensorFormat input;
+  TensorFormat output;
 };
 
 // What the last execute of a low-precision plan met (all zero for FP32 plans).
 struct LowpStats {
   int64_t saturated = 0;        // int8: V values beyond the calibrated range, clamped to +-127
   int64_t nonfinite_tiles = 0;  // int8: tiles whose input transform held NaN/Inf (their outputs are NaN)
+  // int8 output tensors: results beyond +-127.5 * scale (clamped), and NaN/Inf results (stored as 0 or
+  // +-127). Counted for every precision.
+  int64_t output_saturated = 0;
+  int64_t output_nonfinite = 0;
 };
 
 class Plan {
@@ -94,7 +117,11 @@ class Plan {
   // input: shape.input_size() floats, output: shape.output_size() floats, in the plan's layout.
   // Buffers must be 4-byte aligned and must not overlap. Throws nova::Error on null or misaligned
   // pointers. One execute at a time per plan (it owns its scratch memory and thread pool).
+  // For FP32 input and output only (the default); typed plans use the overload below.
   void execute(const float* input, float* output) const;
+  // Input and output in the plan's element types (PlanOptions::input, ::output): shape().input_size()
+  // and shape().output_size() elements, aligned to their element size, not overlapping.
+  void execute(const void* input, void* output) const;
 
   // INT8 plans: runs the input transforms of sample inputs (each shape().input_size() floats in the
   // plan's layout) and stores per-tap V scales (max |V| over the samples / 127). Later executes use
@@ -113,13 +140,15 @@ class Plan {
   std::string reason() const;            // why this algorithm (and tile)
   Isa isa() const;
   int threads() const;
-  bool generated_transform() const;      // build-time generated tile code (vs the generic path)
-  std::string transform_name() const;    // points of the Winograd transform, or empty
-  std::string describe() const;          // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
-  Precision precision() const;           // of the GEMMs actually run (kFp32 on the direct path)
+  bool generated_transform() const;    // build-time generated tile code (vs the generic path)
+  std::string transform_name() const;  // points of the Winograd transform, or empty
+  std::string describe() const;  // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
+  Precision precision() const;   // of the GEMMs actually run (kFp32 on the direct path)
   // The GEMM kernel path: "avx512-bf16", "avx512-vnni", "avx512-f16c" or "portable" for the
   // low-precision paths; to_string(isa()) for FP32.
   std::string gemm_path() const;
+  TensorFormat input_format() const;
+  TensorFormat output_format() const;
 
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;

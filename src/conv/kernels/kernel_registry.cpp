@@ -14,16 +14,19 @@ KernelTable make(Isa isa) {
       t.gemm = gemm_table_portable();
       t.transforms = transform_table_portable();
       t.layout = layout_table_portable();
+      t.convert = convert_table_portable();
       break;
     case Isa::kAvx2:
       t.gemm = gemm_table_avx2();
       t.transforms = transform_table_avx2();
-      t.layout = layout_table_portable();  // no AVX2-specific layout code yet
+      t.layout = layout_table_portable();  // no AVX2-specific layout or conversion code yet
+      t.convert = convert_table_portable();
       break;
     case Isa::kAvx512:
       t.gemm = gemm_table_avx512();
       t.transforms = transform_table_avx512();
       t.layout = layout_table_avx512();
+      t.convert = convert_table_avx512();
       break;
   }
   return t;

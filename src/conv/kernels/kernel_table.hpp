@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "nova/conv/conv.hpp"
 
@@ -70,11 +71,28 @@ struct LayoutTable {
   StoreBandNchwFn store_band_nchw = nullptr;
 };
 
+// Element conversions of typed input and output tensors (nova::conv::DataType), the same bits on every
+// path (conv.hpp, DataType, says what each rounding is):
+//   widen:  dst[i] = value of src[i] (int8: code * scale)
+//   narrow: dst[i] = src[i] rounded to the type (int8: with inv_scale = 1 / scale); int8 adds the
+//           clamped and the NaN/Inf values to *counts
+struct NarrowCounts {
+  int64_t saturated = 0;
+  int64_t nonfinite = 0;
+};
+using WidenFn = void (*)(const void* src, float* dst, int64_t count, float scale);
+using NarrowFn = void (*)(const float* src, void* dst, int64_t count, float inv_scale, NarrowCounts* counts);
+struct ConvertTable {
+  WidenFn widen[4] = {};  // indexed by DataType
+  NarrowFn narrow[4] = {};
+};
+
 struct KernelTable {
   Isa isa = Isa::kPortable;
   GemmTable gemm;
   TransformTable transforms;
   LayoutTable layout;
+  ConvertTable convert;
 };
 
 // Provided by the ISA files.
@@ -86,6 +104,8 @@ GemmTable gemm_table_avx512();
 TransformTable transform_table_avx512();
 LayoutTable layout_table_portable();
 LayoutTable layout_table_avx512();
+ConvertTable convert_table_portable();
+ConvertTable convert_table_avx512();
 
 // The table of a path; throws nova::Error when this CPU cannot run it.
 const KernelTable& kernels(Isa isa);

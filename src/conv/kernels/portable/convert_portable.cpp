@@ -1,0 +1,85 @@
+// Element conversions of typed input and output tensors, one element at a time: the definition the
+// SIMD paths must match bit for bit (tests/conv/test_conv_io.cpp checks it).
+#include <cmath>
+#include <cstring>
+
+#include "../kernel_table.hpp"
+#include "../lowp_kernels.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+// fp16 bits of a float that round_fp16 has already rounded (so it is an fp16 value, inf or NaN).
+uint16_t fp16_bits_of_rounded(float r) {
+  const uint32_t b = f32_bits(r);
+  const auto sign = static_cast<uint16_t>((b >> 16) & 0x8000u);
+  const uint32_t a = b & 0x7FFFFFFFu;
+  if (a >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | ((a & 0x7FFFFFu) >> 13));
+  if (a >= 0x38800000u)
+    return static_cast<uint16_t>(sign | (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3FFu));
+  return static_cast<uint16_t>(sign | static_cast<uint16_t>(f32_from_bits(a) * 16777216.0f));  // k * 2^-24
+}
+
+void widen_fp32(const void* src, float* dst, int64_t count, float) {
+  std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+}
+void widen_bf16(const void* src, float* dst, int64_t count, float) {
+  const auto* s = static_cast<const uint16_t*>(src);
+  for (int64_t i = 0; i < count; ++i) dst[i] = bf16_to_float(s[i]);
+}
+void widen_fp16(const void* src, float* dst, int64_t count, float) {
+  const auto* s = static_cast<const uint16_t*>(src);
+  for (int64_t i = 0; i < count; ++i) dst[i] = fp16_to_float(s[i]);
+}
+void widen_int8(const void* src, float* dst, int64_t count, float scale) {
+  const auto* s = static_cast<const int8_t*>(src);
+  for (int64_t i = 0; i < count; ++i) dst[i] = static_cast<float>(s[i]) * scale;
+}
+
+void narrow_fp32(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
+  std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+}
+void narrow_bf16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
+  auto* d = static_cast<uint16_t*>(dst);
+  for (int64_t i = 0; i < count; ++i) d[i] = bf16_bits_rne(src[i]);
+}
+void narrow_fp16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
+  auto* d = static_cast<uint16_t*>(dst);
+  for (int64_t i = 0; i < count; ++i) d[i] = fp16_bits_of_rounded(round_fp16(src[i]));
+}
+void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale, NarrowCounts* counts) {
+  auto* d = static_cast<int8_t*>(dst);
+  for (int64_t i = 0; i < count; ++i) {
+    const float q = src[i] * inv_scale;
+    float code;
+    if (std::isnan(q)) {
+      code = 0.0f;
+      ++counts->nonfinite;
+    } else if (std::isinf(q)) {
+      code = q > 0.0f ? 127.0f : -127.0f;
+      ++counts->nonfinite;
+    } else {
+      if (std::fabs(q) > 127.5f) ++counts->saturated;
+      code = std::fmin(std::fmax(std::nearbyint(q), -127.0f), 127.0f);  // ties to even (default mode)
+    }
+    d[i] = static_cast<int8_t>(code);
+  }
+}
+
+}  // namespace
+
+ConvertTable convert_table_portable() {
+  ConvertTable t;
+  t.widen[static_cast<int>(DataType::kFp32)] = &widen_fp32;
+  t.widen[static_cast<int>(DataType::kBf16)] = &widen_bf16;
+  t.widen[static_cast<int>(DataType::kFp16)] = &widen_fp16;
+  t.widen[static_cast<int>(DataType::kInt8)] = &widen_int8;
+  t.narrow[static_cast<int>(DataType::kFp32)] = &narrow_fp32;
+  t.narrow[static_cast<int>(DataType::kBf16)] = &narrow_bf16;
+  t.narrow[static_cast<int>(DataType::kFp16)] = &narrow_fp16;
+  t.narrow[static_cast<int>(DataType::kInt8)] = &narrow_int8;
+  return t;
+}
+
+}  // namespace nova::conv

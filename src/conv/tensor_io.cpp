@@ -1,0 +1,90 @@
+// Typed input and output tensors (conv.hpp, DataType): names, sizes, and whole-tensor conversions for
+// the paths that do not convert on the fly (the direct path).
+#include <algorithm>
+#include <cstddef>
+
+#include "nova/error.hpp"
+#include "plan_impl.hpp"
+
+namespace nova::conv {
+
+std::string to_string(DataType type) {
+  switch (type) {
+    case DataType::kFp32:
+      return "fp32";
+    case DataType::kBf16:
+      return "bf16";
+    case DataType::kFp16:
+      return "fp16";
+    case DataType::kInt8:
+      return "int8";
+  }
+  return "?";
+}
+
+DataType parse_data_type(const std::string& text) {
+  if (text == "fp32") return DataType::kFp32;
+  if (text == "bf16") return DataType::kBf16;
+  if (text == "fp16") return DataType::kFp16;
+  if (text == "int8") return DataType::kInt8;
+  throw Error("unknown tensor type '" + text + "' (expected fp32, bf16, fp16 or int8)");
+}
+
+std::size_t element_size(DataType type) {
+  switch (type) {
+    case DataType::kFp32:
+      return 4;
+    case DataType::kBf16:
+    case DataType::kFp16:
+      return 2;
+    case DataType::kInt8:
+      return 1;
+  }
+  return 4;
+}
+
+namespace {
+constexpr int64_t kConvertChunk = 16384;  // elements per task
+}
+
+void widen_tensor(Plan::Impl& p, const void* src, float* dst, int64_t count) {
+  const WidenFn widen = p.kernels->convert.widen[static_cast<int>(p.input_format.type)];
+  const float scale = p.input_format.scale;
+  p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)), [&](std::size_t task, int) {
+    const int64_t i0 = static_cast<int64_t>(task) * kConvertChunk, n = std::min(kConvertChunk, count - i0);
+    widen(element_at(src, p.input_format.type, i0), dst + i0, n, scale);
+  });
+}
+
+void narrow_tensor(Plan::Impl& p, const float* src, void* dst, int64_t count) {
+  const NarrowFn narrow = p.kernels->convert.narrow[static_cast<int>(p.output_format.type)];
+  const float inv = 1.0f / p.output_format.scale;
+  p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)), [&](std::size_t task, int worker) {
+    const int64_t i0 = static_cast<int64_t>(task) * kConvertChunk, n = std::min(kConvertChunk, count - i0);
+    narrow(src + i0, element_at(dst, p.output_format.type, i0), n, inv,
+           &p.thread_io_counts[static_cast<std::size_t>(worker)]);
+  });
+}
+
+}  // namespace nova::conv
+
+namespace nova::conv {
+
+void allocate_io_scratch(Plan::Impl& p) {
+  p.thread_io_counts.assign(static_cast<std::size_t>(p.threads), NarrowCounts{});
+  if (!p.typed_io()) return;
+  const ConvShape& s = p.shape;
+  if (p.wino) {
+    // NCHW input rows of one channel block, and one NCHW output band (winograd_execute.cpp).
+    const int64_t m = p.wino->m;
+    const auto size = static_cast<std::size_t>(std::max<int64_t>(kLanes * s.W, kLanes * m * kBandTiles * m));
+    p.thread_io.resize(static_cast<std::size_t>(p.threads));
+    for (AlignedBuffer& b : p.thread_io) b.resize(size);
+  } else {
+    if (p.input_format.type != DataType::kFp32) p.io_input.resize(static_cast<std::size_t>(s.input_size()));
+    if (p.output_format.type != DataType::kFp32)
+      p.io_output.resize(static_cast<std::size_t>(s.output_size()));
+  }
+}
+
+}  // namespace nova::conv

@@ -1,0 +1,355 @@
+// Typed input and output tensors (bf16, fp16, int8 with scales): the element conversions against
+// independent definitions (nova::encode_bits, float64 rounding), every conversion path bit for bit,
+// and the engine: a typed plan must give exactly the conversions of what the FP32 plan gives on the
+// same values, on the Winograd and the direct path, in both layouts and at every precision; int8
+// round trips, counts of clamped and non-finite outputs, bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "conv/kernels/kernel_table.hpp"
+#include "conv_test_util.hpp"
+#include "nova/error.hpp"
+#include "nova/numerics/format.hpp"
+
+namespace nova::conv {
+namespace {
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Values that reach every case of the roundings: ties, subnormals of fp16 and bf16, fp16 overflow,
+// int8 boundaries, signed zeros, inf and NaN, and random ones over many binades.
+std::vector<float> special_values() {
+  std::vector<float> v = {0.0f,     -0.0f,       1.0f,
+                          -1.0f,    65504.0f,    65519.0f,
+                          65520.0f, -65520.0f,   1e-5f,
+                          -3e-8f,   6.0e-8f,     2.98e-8f,
+                          1e-40f,   -1e-39f,     kInf,
+                          -kInf,    kNan,        -kNan,
+                          127.5f,   -127.5f,     126.5f,
+                          127.49f,  128.0f,      -300.0f,
+                          0.5f,     1.5f,        2.5f,
+                          -2.5f,    1.00390625f, 1.001953125f,
+                          3.0e38f,  -3.4e38f,    std::numeric_limits<float>::min()};
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> mant(1.0f, 2.0f);
+  std::uniform_int_distribution<int> ex(-30, 20);
+  for (int i = 0; i < 4000; ++i) v.push_back((i % 2 ? -1.0f : 1.0f) * std::ldexp(mant(rng), ex(rng)));
+  for (int i = 0; i < 2000; ++i) v.push_back(static_cast<float>(i - 1000) * 0.25f);  // int8 ties
+  return v;
+}
+
+std::vector<ConvertTable> convert_tables() {
+  std::vector<ConvertTable> t = {convert_table_portable()};
+  if (isa_supported(Isa::kAvx512)) t.push_back(convert_table_avx512());
+  return t;
+}
+
+bool is_nan_bits16(uint16_t h, bool bf16) {
+  return bf16 ? (h & 0x7F80u) == 0x7F80u && (h & 0x7Fu) != 0 : (h & 0x7C00u) == 0x7C00u && (h & 0x3FFu) != 0;
+}
+
+TEST(TensorConvert, NarrowMatchesTheFormatDefinitionsOnEveryPath) {
+  const std::vector<float> v = special_values();
+  const auto n = static_cast<int64_t>(v.size());
+  for (const ConvertTable& t : convert_tables()) {
+    for (DataType type : {DataType::kBf16, DataType::kFp16}) {
+      const bool bf16 = type == DataType::kBf16;
+      std::vector<uint16_t> out(v.size());
+      NarrowCounts counts;
+      t.narrow[static_cast<int>(type)](v.data(), out.data(), n, 1.0f, &counts);
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        if (std::isnan(v[i])) {
+          EXPECT_TRUE(is_nan_bits16(out[i], bf16)) << i;
+          continue;
+        }
+        // encode_bits is nova's format module: exact float64 rounding to nearest even, IEEE overflow.
+        const auto want = static_cast<uint16_t>(encode_bits(bf16 ? Format::kBf16 : Format::kFp16, v[i]));
+        EXPECT_EQ(out[i], want) << to_string(type) << " of " << v[i];
+      }
+      // widen gives back the exact value of every code
+      std::vector<float> back(v.size());
+      t.widen[static_cast<int>(type)](out.data(), back.data(), n, 1.0f);
+      for (std::size_t i = 0; i < v.size(); ++i)
+        if (!std::isnan(v[i])) {
+          EXPECT_EQ(back[i], static_cast<float>(decode_bits(bf16 ? Format::kBf16 : Format::kFp16, out[i])));
+        }
+    }
+    // int8: code = RNE(x * (1/scale)) clamped to +-127, NaN -> 0 and Inf -> +-127 counted apart.
+    const float scale = 0.5f, inv = 1.0f / scale;
+    std::vector<int8_t> out(v.size());
+    NarrowCounts counts;
+    t.narrow[static_cast<int>(DataType::kInt8)](v.data(), out.data(), n, inv, &counts);
+    int64_t saturated = 0, nonfinite = 0;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const double q = static_cast<double>(v[i] * inv);
+      double want;
+      if (std::isnan(q)) {
+        want = 0.0;
+        ++nonfinite;
+      } else if (std::isinf(q)) {
+        want = q > 0 ? 127.0 : -127.0;
+        ++nonfinite;
+      } else {
+        if (std::fabs(q) > 127.5) ++saturated;
+        want = std::clamp(q - std::remainder(q, 1.0), -127.0, 127.0);  // round half to even
+      }
+      EXPECT_EQ(out[i], static_cast<int8_t>(want)) << "int8 of " << v[i];
+    }
+    EXPECT_EQ(counts.saturated, saturated);
+    EXPECT_EQ(counts.nonfinite, nonfinite);
+    std::vector<float> back(v.size());
+    t.widen[static_cast<int>(DataType::kInt8)](out.data(), back.data(), n, scale);
+    for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(back[i], static_cast<float>(out[i]) * scale);
+  }
+}
+
+TEST(TensorConvert, TailsAreNotWrittenPastTheEnd) {
+  for (const ConvertTable& t : convert_tables())
+    for (int64_t count : {1, 7, 15, 16, 17, 33}) {
+      std::vector<float> src(static_cast<std::size_t>(count), 3.0f);
+      std::vector<unsigned char> dst(64 * 4, 0xAB);
+      NarrowCounts c;
+      for (DataType type : {DataType::kBf16, DataType::kFp16, DataType::kInt8}) {
+        std::fill(dst.begin(), dst.end(), 0xAB);
+        t.narrow[static_cast<int>(type)](src.data(), dst.data(), count, 1.0f, &c);
+        for (std::size_t b = static_cast<std::size_t>(count) * element_size(type); b < dst.size(); ++b)
+          ASSERT_EQ(dst[b], 0xAB) << to_string(type) << " count " << count;
+      }
+    }
+}
+
+// The typed input of a problem (its FP32 input rounded to `in`), the FP32 values it stands for, and
+// what a typed output must hold given the FP32 plan's output.
+struct Typed {
+  std::vector<unsigned char> bytes;
+  std::vector<float> values;
+};
+
+Typed make_input(const std::vector<float>& x, const TensorFormat& f) {
+  const ConvertTable t = convert_table_portable();
+  Typed out;
+  out.bytes.resize(x.size() * element_size(f.type));
+  NarrowCounts c;
+  t.narrow[static_cast<int>(f.type)](x.data(), out.bytes.data(), static_cast<int64_t>(x.size()),
+                                     1.0f / f.scale, &c);
+  out.values.resize(x.size());
+  t.widen[static_cast<int>(f.type)](out.bytes.data(), out.values.data(), static_cast<int64_t>(x.size()),
+                                    f.scale);
+  return out;
+}
+
+std::vector<unsigned char> narrow_all(const std::vector<float>& y, const TensorFormat& f,
+                                      NarrowCounts* counts) {
+  std::vector<unsigned char> out(y.size() * element_size(f.type));
+  convert_table_portable().narrow[static_cast<int>(f.type)](
+      y.data(), out.data(), static_cast<int64_t>(y.size()), 1.0f / f.scale, counts);
+  return out;
+}
+
+struct Case {
+  const char* name;
+  PlanOptions options;
+};
+
+std::vector<Case> engine_cases() {
+  std::vector<Case> cases;
+  auto add = [&](const char* name, std::optional<TileSize> tile, AlgorithmChoice algo, Precision prec) {
+    for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+      PlanOptions o;
+      o.layout = layout;
+      o.tile = tile;
+      o.algorithm = algo;
+      o.precision = prec;
+      o.relu = true;
+      cases.push_back({name, o});
+    }
+  };
+  add("winograd F(4,3) fp32", TileSize{4, 3}, AlgorithmChoice::kWinograd, Precision::kFp32);
+  add("winograd F(6,3) fp32", TileSize{6, 3}, AlgorithmChoice::kWinograd, Precision::kFp32);
+  add("winograd F(4,3) bf16", TileSize{4, 3}, AlgorithmChoice::kWinograd, Precision::kBf16);
+  add("winograd F(4,3) int8", TileSize{4, 3}, AlgorithmChoice::kWinograd, Precision::kInt8);
+  add("direct", std::nullopt, AlgorithmChoice::kDirect, Precision::kFp32);
+  return cases;
+}
+
+// A typed plan computes exactly what the FP32 plan computes on the input's values, rounded once to
+// the output type: so its output bits equal the output conversion of the FP32 plan's output.
+TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
+  ConvShape s;
+  s.N = 2;
+  s.C = 19;
+  s.K = 21;
+  s.H = 13;
+  s.W = 11;
+  s.pad_h = s.pad_w = 1;
+  const testing::Problem p = testing::random_problem(s, 11);
+  const std::vector<TensorFormat> formats = {{DataType::kFp32, 1.0f},
+                                             {DataType::kBf16, 1.0f},
+                                             {DataType::kFp16, 1.0f},
+                                             {DataType::kInt8, 1.0f / 127.0f},
+                                             {DataType::kInt8, 0.01f}};  // the last one clamps outputs
+  for (const Case& c : engine_cases()) {
+    for (std::size_t fi = 0; fi < formats.size(); ++fi) {
+      const TensorFormat in = formats[fi], out = formats[(fi + 1) % formats.size()];
+      // The same values in the plan's layout.
+      std::vector<float> x = p.input;
+      if (c.options.layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
+      const Typed typed = make_input(x, in);
+
+      const Plan f32 = Plan::create(s, p.weights.data(), p.bias.data(), c.options);
+      std::vector<float> y(static_cast<std::size_t>(s.output_size()));
+      f32.execute(typed.values.data(), y.data());
+      NarrowCounts want_counts;
+      const std::vector<unsigned char> want = narrow_all(y, out, &want_counts);
+
+      PlanOptions o = c.options;
+      o.input = in;
+      o.output = out;
+      const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+      std::vector<unsigned char> got(want.size(), 0xCD);
+      plan.execute(static_cast<const void*>(typed.bytes.data()), static_cast<void*>(got.data()));
+      const std::string what = std::string(c.name) + " " + to_string(c.options.layout) + " " +
+                               to_string(in.type) + " -> " + to_string(out.type);
+      EXPECT_EQ(got, want) << what;
+      EXPECT_EQ(plan.stats().output_saturated, want_counts.saturated) << what;
+      EXPECT_EQ(plan.stats().output_nonfinite, 0) << what;
+      if (out.type == DataType::kInt8 && out.scale == 0.01f) {
+        EXPECT_GT(want_counts.saturated, 0) << what;
+      }
+      if (in.type != DataType::kFp32 || out.type != DataType::kFp32) {
+        EXPECT_NE(plan.describe().find(to_string(in.type)), std::string::npos) << plan.describe();
+        EXPECT_NE(plan.describe().find(" out;"), std::string::npos) << plan.describe();
+      }
+    }
+  }
+}
+
+// int8 in, int8 out against the float64 convolution of the dequantized input: every output within
+// half an output step plus the FP32 engine's own error.
+TEST(TypedTensors, Int8RoundTripWithinHalfAStep) {
+  ConvShape s;
+  s.N = 1;
+  s.C = 16;
+  s.K = 8;
+  s.H = s.W = 12;
+  s.pad_h = s.pad_w = 1;
+  testing::Problem p = testing::random_problem(s, 5);
+  const TensorFormat in{DataType::kInt8, 1.0f / 127.0f};
+  const Typed x = make_input(p.input, in);
+  p.input = x.values;  // the reference sees the dequantized input
+  const std::vector<double> ref = testing::reference(p, Layout::kNCHW, false);
+  double amax = 0.0;
+  for (double v : ref) amax = std::max(amax, std::fabs(v));
+  const TensorFormat out{DataType::kInt8, static_cast<float>(amax / 127.0)};
+  for (AlgorithmChoice algo : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
+    PlanOptions o;
+    o.algorithm = algo;
+    o.input = in;
+    o.output = out;
+    const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+    std::vector<int8_t> y(static_cast<std::size_t>(s.output_size()));
+    plan.execute(static_cast<const void*>(x.bytes.data()), static_cast<void*>(y.data()));
+    for (std::size_t i = 0; i < y.size(); ++i)
+      ASSERT_LE(std::fabs(static_cast<double>(y[i]) * out.scale - ref[i]), 0.5 * out.scale + 1e-4 * amax)
+          << to_string(plan.algorithm()) << " element " << i;
+    EXPECT_EQ(plan.stats().output_saturated, 0);
+  }
+}
+
+// NaN in a bf16 input reaches the bf16 output as NaN; with an int8 output it is counted.
+TEST(TypedTensors, NonFiniteOutputsPropagateOrAreCounted) {
+  ConvShape s;
+  s.C = 4;
+  s.K = 4;
+  s.H = s.W = 8;
+  s.pad_h = s.pad_w = 1;
+  testing::Problem p = testing::random_problem(s, 9);
+  p.input[static_cast<std::size_t>(3 * 8 + 3)] = kNan;  // channel 0, row 3, column 3
+  for (AlgorithmChoice algo : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
+    PlanOptions o;
+    o.algorithm = algo;
+    o.tile = TileSize{2, 3};
+    o.input = {DataType::kBf16, 1.0f};
+    const Typed x = make_input(p.input, o.input);
+    o.output = {DataType::kBf16, 1.0f};
+    const Plan bf = Plan::create(s, p.weights.data(), nullptr, o);
+    std::vector<uint16_t> yb(static_cast<std::size_t>(s.output_size()));
+    bf.execute(static_cast<const void*>(x.bytes.data()), static_cast<void*>(yb.data()));
+    int64_t nans = 0;
+    for (uint16_t h : yb) nans += is_nan_bits16(h, true) ? 1 : 0;
+    EXPECT_GE(nans, 9 * s.K) << to_string(bf.algorithm());  // the 3x3 outputs around it, every k
+
+    o.output = {DataType::kInt8, 0.05f};
+    const Plan i8 = Plan::create(s, p.weights.data(), nullptr, o);
+    std::vector<int8_t> yi(static_cast<std::size_t>(s.output_size()));
+    i8.execute(static_cast<const void*>(x.bytes.data()), static_cast<void*>(yi.data()));
+    EXPECT_EQ(i8.stats().output_nonfinite, nans) << to_string(i8.algorithm());
+  }
+}
+
+TEST(TypedTensors, SameBitsAtEveryThreadCount) {
+  ConvShape s;
+  s.N = 3;
+  s.C = 24;
+  s.K = 40;
+  s.H = s.W = 17;
+  s.pad_h = s.pad_w = 1;
+  const testing::Problem p = testing::random_problem(s, 13);
+  const Typed x = make_input(p.input, {DataType::kFp16, 1.0f});
+  std::vector<uint16_t> first;
+  for (int threads : {1, 2, 3}) {
+    PlanOptions o;
+    o.threads = threads;
+    o.tile = TileSize{6, 3};  // the automatic choice may depend on the thread count
+    o.input = {DataType::kFp16, 1.0f};
+    o.output = {DataType::kFp16, 1.0f};
+    const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+    std::vector<uint16_t> y(static_cast<std::size_t>(s.output_size()));
+    plan.execute(static_cast<const void*>(x.bytes.data()), static_cast<void*>(y.data()));
+    if (first.empty())
+      first = y;
+    else
+      EXPECT_EQ(y, first) << threads << " threads";
+  }
+}
+
+TEST(TypedTensors, BadInputGetsAClearError) {
+  ConvShape s;
+  s.C = 3;
+  s.K = 4;
+  s.H = s.W = 8;
+  const testing::Problem p = testing::random_problem(s, 3);
+  auto expect_error = [](auto f, const std::string& needle) {
+    try {
+      f();
+      ADD_FAILURE() << "no error; expected one mentioning '" << needle << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  for (float bad : {0.0f, -1.0f, kNan, kInf, 1e-40f}) {
+    PlanOptions o;
+    o.output = {DataType::kInt8, bad};
+    expect_error([&] { Plan::create(s, p.weights.data(), nullptr, o); }, "scale");
+  }
+  PlanOptions o;
+  o.input = {DataType::kBf16, 1.0f};
+  const Plan plan = Plan::create(s, p.weights.data(), nullptr, o);
+  std::vector<float> y(static_cast<std::size_t>(s.output_size()));
+  expect_error([&] { plan.execute(p.input.data(), y.data()); }, "bf16 input");
+  std::vector<uint16_t> x(static_cast<std::size_t>(s.input_size()) + 1);
+  const void* odd = reinterpret_cast<const unsigned char*>(x.data()) + 1;
+  expect_error([&] { plan.execute(odd, static_cast<void*>(y.data())); }, "aligned");
+  expect_error([&] { plan.execute(static_cast<const void*>(x.data()), static_cast<void*>(x.data())); },
+               "overlap");
+  EXPECT_EQ(parse_data_type("int8"), DataType::kInt8);
+  expect_error([] { parse_data_type("fp64"); }, "fp64");
+}
+
+}  // namespace
+}  // namespace nova::conv

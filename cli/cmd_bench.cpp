@@ -35,6 +35,9 @@ struct BenchOptions {
   std::string algorithm = "auto";
   std::string layout = "nchw";
   std::string dtype = "fp32";
+  std::string io;  // both tensor types
+  std::string input_type, output_type;
+  float input_scale = 0.0f, output_scale = 0.0f;
   std::string isa;
   std::string lowp_kernel = "auto";
   int threads = 0;
@@ -106,6 +109,11 @@ void run_bench(const BenchOptions& o) {
   }
   if (!o.tile.empty()) po.tile = parse_tile(o.tile);
   if (!o.transform_file.empty()) po.transform = load_transform(o.transform_file);
+  const std::string in_type = !o.input_type.empty() ? o.input_type : !o.io.empty() ? o.io : "fp32";
+  const std::string out_type = !o.output_type.empty() ? o.output_type : !o.io.empty() ? o.io : "fp32";
+  po.input = {conv::parse_data_type(in_type), o.input_scale > 0.0f ? o.input_scale : 1.0f / 127.0f};
+  po.output = {conv::parse_data_type(out_type), 1.0f};
+  if (po.input.type != conv::DataType::kInt8) po.input.scale = 1.0f;
 
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -114,6 +122,28 @@ void run_bench(const BenchOptions& o) {
   for (auto& v : x) v = u(rng);
   for (auto& v : w) v = u(rng) * 0.1f;
   for (auto& v : b) v = u(rng);
+
+  if (po.output.type == conv::DataType::kInt8) {
+    if (o.output_scale > 0.0f) {
+      po.output.scale = o.output_scale;
+    } else {  // max |y| / 127 of this input, from an FP32 plan
+      conv::PlanOptions f32 = po;
+      f32.input = f32.output = {};
+      const conv::Plan probe = conv::Plan::create(s, w.data(), b.data(), f32);
+      probe.execute(x.data(), y.data());
+      float amax = 0.0f;
+      for (float v : y) amax = std::max(amax, std::fabs(v));
+      po.output.scale = amax > 0.0f ? amax / 127.0f : 1.0f;
+    }
+  }
+  // The input as the plan takes it (the benchmark's values rounded to the input type), and its values.
+  const conv::TensorFormat in_fmt = po.input, out_fmt = po.output;
+  std::vector<unsigned char> xt(x.size() * conv::element_size(in_fmt.type));
+  std::vector<unsigned char> yt(y.size() * conv::element_size(out_fmt.type));
+  conv::convert_from_fp32(x.data(), static_cast<int64_t>(x.size()), in_fmt, xt.data());
+  conv::convert_to_fp32(xt.data(), static_cast<int64_t>(x.size()), in_fmt, x.data());
+  const void* xp = xt.data();
+  void* yp = yt.data();
 
   const auto t0 = std::chrono::steady_clock::now();
   conv::Plan plan = conv::Plan::create(s, w.data(), b.data(), po);
@@ -124,9 +154,9 @@ void run_bench(const BenchOptions& o) {
   const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   // Warm up, then enough repetitions for about half a second (at least 5) unless --repeat says.
-  plan.execute(x.data(), y.data());
+  plan.execute(xp, yp);
   const auto w0 = std::chrono::steady_clock::now();
-  plan.execute(x.data(), y.data());
+  plan.execute(xp, yp);
   const double once = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
   const int reps = o.repeat > 0 ? o.repeat : std::clamp(static_cast<int>(500.0 / std::max(once, 1e-3)), 5, 200);
   // Wall time per execute, and process CPU time per execute (all threads; it leaves out the time the
@@ -140,7 +170,7 @@ void run_bench(const BenchOptions& o) {
   for (int i = 0; i < reps; ++i) {
     const double c0 = cpu_ms();
     const auto a = std::chrono::steady_clock::now();
-    plan.execute(x.data(), y.data());
+    plan.execute(xp, yp);
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - a).count());
     cpu.push_back(cpu_ms() - c0);
   }
@@ -151,15 +181,19 @@ void run_bench(const BenchOptions& o) {
 
   std::optional<double> err;
   if (o.check) {
-    // Relative L2 error of the engine's output against the float64 reference (without ReLU).
+    // Relative L2 error of the engine's output as stored (in its type) against the float64 reference
+    // on the input's values (without ReLU).
     std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
     if (po.layout == conv::Layout::kNHWC) {
       const auto xn = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
-      plan.execute(xn.data(), y.data());
+      conv::convert_from_fp32(xn.data(), static_cast<int64_t>(xn.size()), in_fmt, xt.data());
+      plan.execute(xp, yp);
+      conv::convert_to_fp32(yt.data(), static_cast<int64_t>(y.size()), out_fmt, y.data());
       const auto yn = nhwc_to_nchw(std::span<const float>(y), s.N, s.K, s.out_h(), s.out_w());
       y = yn;
     } else {
-      plan.execute(x.data(), y.data());
+      plan.execute(xp, yp);
+      conv::convert_to_fp32(yt.data(), static_cast<int64_t>(y.size()), out_fmt, y.data());
     }
     std::vector<double> ref = reference_conv2d(s, xd, wd, bd);
     if (o.relu)
@@ -184,6 +218,8 @@ void run_bench(const BenchOptions& o) {
                      {"threads", plan.threads()},
                      {"layout", o.layout},
                      {"dtype", conv::to_string(plan.precision())},
+                     {"input_type", conv::to_string(in_fmt.type)},
+                     {"output_type", conv::to_string(out_fmt.type)},
                      {"gemm_path", plan.gemm_path()},
                      {"calibrated", plan.calibrated()},
                      {"reason", plan.reason()},
@@ -219,8 +255,13 @@ void setup(CLI::App& app) {
   c->add_option("--transform", o->transform_file, "Winograd transform JSON file (any verified transform)");
   c->add_option("--algorithm", o->algorithm, "auto | winograd | direct")->default_val("auto");
   c->add_option("--layout", o->layout, "nchw | nhwc")->default_val("nchw");
-  c->add_option("--dtype", o->dtype, "Precision of the Winograd GEMMs: fp32 | bf16 | int8 | fp16 (input/output stay fp32)")
+  c->add_option("--dtype", o->dtype, "Precision of the Winograd GEMMs: fp32 | bf16 | int8 | fp16 (tensor types: --io)")
       ->default_val("fp32");
+  c->add_option("--io", o->io, "Element type of the input and output tensors: fp32 | bf16 | fp16 | int8");
+  c->add_option("--input-type", o->input_type, "Input tensor type (overrides --io)");
+  c->add_option("--output-type", o->output_type, "Output tensor type (overrides --io)");
+  c->add_option("--input-scale", o->input_scale, "int8 input: value = scale * code (default 1/127; the data is in [-1, 1])");
+  c->add_option("--output-scale", o->output_scale, "int8 output: value = scale * code (default max|y|/127 of an FP32 run)");
   c->add_option("--lowp-kernel", o->lowp_kernel, "Low-precision GEMM kernel: auto | portable | simd")->default_val("auto");
   c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
   c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);

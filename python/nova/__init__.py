@@ -16,6 +16,12 @@ Analysis, error harness, discovery and the catalogue::
     t2, info = nova.discover("6,3", seed=1)          # points minimizing kappa_2(V), verified exactly
     nova.catalogue_transform("6,3", "fp16-storage")  # the best transform nova found for a preset
 
+The convolution engine (plan once, execute many times on numpy arrays or torch tensors, no copies)::
+
+    plan = nova.ConvPlan((N, C, H, W, K), weights=w, precision="bf16")      # w: float32 [K, C, 3, 3]
+    plan.execute(x, y)                                                    # float32 NCHW in and out
+    nova.ConvPlan(..., input_type="int8", input_scale=s_x, output_type="fp16")  # typed tensors
+
 Errors in the input (bad points, tiles, files, presets) raise ValueError with a one-line message.
 """
 
@@ -23,7 +29,10 @@ import os as _os
 
 from . import _nova
 from ._nova import (
+    ConvPlan,
     Transform,
+    best_isa,
+    default_transform,
     analyze,
     discover,
     error,

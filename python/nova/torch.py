@@ -5,7 +5,9 @@
     print(report)                                    # what was replaced, what was not, and why
 
 Eligible layers: 3x3 or 5x5 kernels, stride 1, dilation 1, groups 1, zero padding. Others are left as
-they are and listed in the report with the reason. The forward pass runs on CPU float32 tensors through
+they are and listed in the report with the reason. The forward pass runs on CPU float32, float16 or
+bfloat16 tensors (the output has the input's type; the engine widens the input exactly, computes from
+FP32 values and rounds the output once; half-precision weights are widened to FP32 too) through
 nova's engine (registered as the custom operator ``nova::winograd_conv2d`` so that
 ``torch.compile(fullgraph=True)`` traces through it); the backward pass uses PyTorch's own convolution
 gradients. Filters are transformed once per plan and again whenever the weights change (tracked through
@@ -44,6 +46,10 @@ _ENGINE_PRECISION = {
 _CATALOGUE_PRESET = {"fp32": "fp32", "bf16": "bf16-storage", "fp16": "fp16-storage", "int8": "int8-tap"}
 
 
+# Tensor types the engine reads and writes directly (its input/output types).
+_IO_TYPES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
+
+
 def _engine_precision(precision: str) -> str:
     try:
         return _ENGINE_PRECISION[precision]
@@ -57,7 +63,7 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
               transform_json: str, threads: int, precision: str = "fp32"):
     """A cached engine plan; the key includes the weights' identity and version, so an in-place update
     of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters."""
-    key = (tuple(x.shape), weight.data_ptr(), weight._version, tuple(weight.shape),
+    key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), weight._version, tuple(weight.shape),
            None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads,
            precision)
     plan = _plans.get(key)
@@ -67,10 +73,12 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     n, c, h, w = x.shape
     k, _, r, s = weight.shape
     transform = _nova.Transform.from_json(transform_json) if transform_json else None
-    w32 = weight.detach().contiguous()
-    b32 = None if bias is None else bias.detach().contiguous()
+    w32 = weight.detach().float().contiguous()  # exact for float16 / bfloat16 weights
+    b32 = None if bias is None else bias.detach().float().contiguous()
+    io = _IO_TYPES[x.dtype]
     plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), weights=w32, bias=b32,
-                          threads=threads, tile=tile, transform=transform, precision=precision)
+                          threads=threads, tile=tile, transform=transform, precision=precision, input_type=io,
+                          output_type=io)
     _plans[key] = plan
     if len(_plans) > _PLAN_CACHE_SIZE:
         _plans.popitem(last=False)
@@ -80,8 +88,9 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
 def _check_input(x: torch.Tensor, weight: torch.Tensor):
     if x.device.type != "cpu" or weight.device.type != "cpu":
         raise ValueError(f"nova's engine runs on CPU tensors; got input on {x.device}, weight on {weight.device}")
-    if x.dtype != torch.float32 or weight.dtype != torch.float32:
-        raise ValueError(f"nova's engine takes float32 tensors; got input {x.dtype}, weight {weight.dtype}")
+    if x.dtype not in _IO_TYPES or weight.dtype not in _IO_TYPES:
+        raise ValueError(f"nova's engine takes float32, float16 or bfloat16 tensors; got input {x.dtype}, "
+                         f"weight {weight.dtype}")
     if x.dim() != 4:
         raise ValueError(f"expected a 4D NCHW input, got shape {tuple(x.shape)}")
     if x.shape[1] != weight.shape[1]:
@@ -91,11 +100,12 @@ def _check_input(x: torch.Tensor, weight: torch.Tensor):
 @torch.library.custom_op("nova::winograd_conv2d", mutates_args=())
 def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding: list[int],
                     tile: str, transform_json: str, threads: int, precision: str = "fp32") -> torch.Tensor:
-    """Stride-1, dilation-1 conv2d (cross-correlation, NCHW, float32, CPU) through nova's Winograd engine;
-    ``precision`` (fp32, bf16, fp16, int8) is the type of its Winograd-domain GEMMs."""
+    """Stride-1, dilation-1 conv2d (cross-correlation, NCHW, CPU) through nova's Winograd engine; the input
+    is float32, float16 or bfloat16 and the output has its type; ``precision`` (fp32, bf16, fp16, int8) is
+    the type of the engine's Winograd-domain GEMMs."""
     _check_input(x, weight)
     plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision)
-    out = torch.empty(plan.output_shape, dtype=torch.float32)
+    out = torch.empty(plan.output_shape, dtype=x.dtype)
     plan.execute(x.detach().contiguous(), out)
     return out
 
@@ -233,8 +243,8 @@ def ineligibility(conv: nn.Module) -> str:
         return f"padding_mode '{conv.padding_mode}'"
     if isinstance(conv.padding, str) and conv.padding != "same":
         return f"padding '{conv.padding}'"
-    if conv.weight.dtype != torch.float32:
-        return f"weights are {conv.weight.dtype}, not float32"
+    if conv.weight.dtype not in _IO_TYPES:
+        return f"weights are {conv.weight.dtype}, not float32, float16 or bfloat16"
     if conv.weight.device.type != "cpu":
         return f"weights on {conv.weight.device}"
     return ""

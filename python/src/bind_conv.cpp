@@ -17,6 +17,32 @@ namespace {
 
 using ConstTensor = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
 using Tensor = nb::ndarray<float, nb::c_contig, nb::device::cpu>;
+// Input and output of execute(): any element type, checked against the plan's tensor types.
+using AnyTensor = nb::ndarray<nb::c_contig, nb::device::cpu>;
+
+// The array element types a tensor type accepts: fp32 float32; fp16 float16; bf16 torch.bfloat16 or
+// uint16 (numpy has no bfloat16: the raw bits); int8 int8.
+bool dtype_matches(nb::dlpack::dtype d, conv::DataType t) {
+  using code = nb::dlpack::dtype_code;
+  auto is = [&](code c, int bits) { return d.code == static_cast<uint8_t>(c) && d.bits == bits && d.lanes == 1; };
+  switch (t) {
+    case conv::DataType::kFp32: return is(code::Float, 32);
+    case conv::DataType::kFp16: return is(code::Float, 16);
+    case conv::DataType::kBf16: return is(code::Bfloat, 16) || is(code::UInt, 16);
+    case conv::DataType::kInt8: return is(code::Int, 8);
+  }
+  return false;
+}
+
+const char* dtype_names(conv::DataType t) {
+  switch (t) {
+    case conv::DataType::kFp32: return "float32";
+    case conv::DataType::kFp16: return "float16";
+    case conv::DataType::kBf16: return "bfloat16 (torch) or uint16 bf16 bits (numpy)";
+    case conv::DataType::kInt8: return "int8";
+  }
+  return "?";
+}
 
 std::string dims(const auto& a) {
   std::string s = "(";
@@ -38,7 +64,8 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
                  std::tuple<int64_t, int64_t> padding, int64_t stride, int64_t dilation, int64_t groups, ConstTensor weights,
                  std::optional<ConstTensor> bias, const std::string& layout, bool relu, int threads,
                  const std::string& tile, std::optional<Transform> transform, const std::string& algorithm,
-                 const std::string& precision) {
+                 const std::string& precision, const std::string& input_type, const std::string& output_type,
+                 float input_scale, float output_scale) {
   ConvShape s;
   std::tie(s.N, s.C, s.H, s.W, s.K) = nchwk;
   std::tie(s.R, s.S) = kernel;
@@ -56,6 +83,8 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   if (!tile.empty()) o.tile = parse_tile(tile);
   o.transform = std::move(transform);
   o.precision = conv::parse_precision(precision);
+  o.input = {conv::parse_data_type(input_type), input_scale};
+  o.output = {conv::parse_data_type(output_type), output_scale};
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
@@ -63,12 +92,17 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   return PyPlan{conv::Plan::create(s, weights.data(), bias ? bias->data() : nullptr, o)};
 }
 
-void execute(const PyPlan& p, ConstTensor input, Tensor output) {
+void execute(const PyPlan& p, AnyTensor input, AnyTensor output) {
   const ConvShape& s = p.plan.shape();
   expect_size(input, s.input_size(), "input");
   expect_size(output, s.output_size(), "output");
+  const conv::DataType in = p.plan.input_format().type, out = p.plan.output_format().type;
+  if (!dtype_matches(input.dtype(), in))
+    throw Error(std::string("the plan takes ") + conv::to_string(in) + " input: a " + dtype_names(in) + " array");
+  if (!dtype_matches(output.dtype(), out))
+    throw Error(std::string("the plan writes ") + conv::to_string(out) + " output: a " + dtype_names(out) + " array");
   nb::gil_scoped_release release;
-  p.plan.execute(input.data(), output.data());
+  p.plan.execute(static_cast<const void*>(input.data()), output.data());
 }
 
 }  // namespace
@@ -80,11 +114,20 @@ void bind_conv(nb::module_& m) {
            nb::arg("padding") = std::make_tuple(1, 1), nb::arg("stride") = 1, nb::arg("dilation") = 1,
            nb::arg("groups") = 1, nb::arg("weights"), nb::arg("bias") = nb::none(), nb::arg("layout") = "nchw",
            nb::arg("relu") = false, nb::arg("threads") = 0, nb::arg("tile") = "", nb::arg("transform") = nb::none(),
-           nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32",
+           nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32", nb::arg("input_type") = "fp32",
+           nb::arg("output_type") = "fp32", nb::arg("input_scale") = 1.0f, nb::arg("output_scale") = 1.0f,
            "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None; "
-           "precision of the Winograd GEMMs: fp32, bf16, fp16 or int8 (input and output stay float32)")
+           "precision of the Winograd GEMMs: fp32, bf16, fp16 or int8; input_type / output_type: the tensors' "
+           "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / output_scale)")
       .def("execute", &execute, nb::arg("input"), nb::arg("output"),
-           "Run on float32 C-contiguous CPU buffers (numpy arrays or torch tensors; no copies)")
+           "Run on C-contiguous CPU buffers of the plan's tensor types (numpy arrays or torch tensors; no copies): "
+           "float32, float16, bfloat16 (numpy: uint16 bits) or int8")
+      .def_prop_ro("input_type", [](const PyPlan& p) { return conv::to_string(p.plan.input_format().type); })
+      .def_prop_ro("output_type", [](const PyPlan& p) { return conv::to_string(p.plan.output_format().type); })
+      .def_prop_ro("output_saturated", [](const PyPlan& p) { return p.plan.stats().output_saturated; },
+                   "int8 output: results clamped to +-127 codes in the last execute")
+      .def_prop_ro("output_nonfinite", [](const PyPlan& p) { return p.plan.stats().output_nonfinite; },
+                   "int8 output: NaN/Inf results in the last execute (stored as 0 / +-127)")
       .def_prop_ro("algorithm", [](const PyPlan& p) { return conv::to_string(p.plan.algorithm()); })
       .def_prop_ro("tile", [](const PyPlan& p) { return p.plan.tile() ? p.plan.tile()->to_string() : std::string(); })
       .def_prop_ro("reason", [](const PyPlan& p) { return p.plan.reason(); })

@@ -187,3 +187,56 @@ def test_low_precision_bad_input():
         y = wino(x)
     assert torch.isnan(y[0, :, 15, 15]).all()  # NaN propagates, never saturated into a finite value
     assert not torch.isnan(y[0, :, :6, :6]).any()  # the 6x6 output tile far from it is unaffected
+
+
+@pytest.mark.parametrize("dtype, tol", [(torch.float16, 1.5e-3), (torch.bfloat16, 1e-2)])
+def test_half_precision_models_run_in_their_own_type(dtype, tol):
+    """model.half() / model.bfloat16(): the engine reads and writes the tensors in their type (the output
+    rounded once from FP32), so the error against float64 on the same half-precision values is about
+    the output format's rounding, and the output keeps the input's type."""
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Conv2d(8, 16, 3, padding=1), nn.ReLU(), nn.Conv2d(16, 8, 3, padding=1)).to(dtype)
+    report = nova_torch.replace_conv2d(model, tile="4,3")
+    assert len(report.replaced) == 2, report
+    x = torch.randn(2, 8, 14, 14).to(dtype)
+    with torch.no_grad():
+        got = model(x)
+        first = model[0]
+        ref1 = torch.nn.functional.conv2d(x.double(), first.weight.double(), first.bias.double(), padding=1)
+        y1 = first(x)
+    assert got.dtype == dtype and y1.dtype == dtype
+    assert rel_l2(y1, ref1) < tol
+    # the output is the input type's rounding of the FP32 result: no worse than rounding the reference
+    assert rel_l2(y1, ref1) < 3 * rel_l2(ref1.to(dtype), ref1)
+
+
+def test_typed_plans_on_numpy_buffers():
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    x = rng.uniform(-1, 1, (1, 3, 9, 9)).astype(np.float32)
+    ref = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(), padding=1).numpy()
+    scale_in, scale_out = 1 / 127, float(np.abs(ref).max()) / 127
+    xq = np.clip(np.rint(x / scale_in), -127, 127).astype(np.int8)
+    plan = nova.ConvPlan((1, 3, 9, 9, 4), weights=w, input_type="int8", output_type="int8", input_scale=scale_in,
+                         output_scale=scale_out)
+    assert (plan.input_type, plan.output_type) == ("int8", "int8")
+    yq = np.zeros((1, 4, 9, 9), np.int8)
+    plan.execute(xq, yq)
+    ref_q = torch.nn.functional.conv2d(torch.from_numpy(xq.astype(np.float64) * scale_in),
+                                       torch.from_numpy(w).double(), padding=1).numpy()
+    assert np.abs(yq * scale_out - ref_q).max() <= 0.5 * scale_out + 1e-5
+    assert plan.output_saturated == 0
+    with pytest.raises(ValueError, match="int8 input"):
+        plan.execute(x, yq)
+    bf = nova.ConvPlan((1, 3, 9, 9, 4), weights=w, input_type="bf16", output_type="fp16")
+    xb = (x.view(np.uint32) >> 16).astype(np.uint16)  # bf16 bits (truncated: exact values either way)
+    yh = np.zeros((1, 4, 9, 9), np.float16)
+    bf.execute(xb, yh)
+    xv = (xb.astype(np.uint32) << 16).view(np.float32)
+    ref_b = torch.nn.functional.conv2d(torch.from_numpy(xv).double(), torch.from_numpy(w).double(), padding=1)
+    assert rel_l2(torch.from_numpy(yh), ref_b) < 1e-3
+    with pytest.raises(ValueError, match="fp16 output"):
+        bf.execute(xb, np.zeros((1, 4, 9, 9), np.float32))
+    with pytest.raises(ValueError, match="scale"):
+        nova.ConvPlan((1, 3, 9, 9, 4), weights=w, output_type="int8", output_scale=0.0)

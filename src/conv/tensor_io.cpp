@@ -1,7 +1,9 @@
 // Typed input and output tensors (conv.hpp, DataType): names, sizes, and whole-tensor conversions for
 // the paths that do not convert on the fly (the direct path).
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <limits>
 
 #include "nova/error.hpp"
 #include "plan_impl.hpp"
@@ -41,6 +43,22 @@ std::size_t element_size(DataType type) {
       return 1;
   }
   return 4;
+}
+
+ConvertCounts convert_from_fp32(const float* src, int64_t count, TensorFormat to, void* dst) {
+  if (count < 0 || (count > 0 && (src == nullptr || dst == nullptr)))
+    throw Error("convert_from_fp32: null buffer or negative count");
+  if (to.type == DataType::kInt8 && !(std::isfinite(to.scale) && to.scale >= std::numeric_limits<float>::min()))
+    throw Error("int8 scale " + std::to_string(to.scale) + " is not a finite normal number > 0");
+  NarrowCounts c;
+  kernels(best_isa()).convert.narrow[static_cast<int>(to.type)](src, dst, count, 1.0f / to.scale, &c);
+  return {c.saturated, c.nonfinite};
+}
+
+void convert_to_fp32(const void* src, int64_t count, TensorFormat from, float* dst) {
+  if (count < 0 || (count > 0 && (src == nullptr || dst == nullptr)))
+    throw Error("convert_to_fp32: null buffer or negative count");
+  kernels(best_isa()).convert.widen[static_cast<int>(from.type)](src, dst, count, from.scale);
 }
 
 namespace {

@@ -62,6 +62,15 @@ Layout parse_layout(const std::string& text);  // "nchw" | "nhwc"; throws nova::
 Isa parse_isa(const std::string& text);        // "portable" | "avx2" | "avx512"; throws nova::Error
 std::string to_string(Precision precision);
 Precision parse_precision(const std::string& text);  // "fp32" | "bf16" | "int8" | "fp16"; throws nova::Error
+// The engine's own element conversions (the same bits as execute()): `count` FP32 values into a tensor
+// of type `to` (int8 symmetric with to.scale; returns how many values were clamped or were NaN/Inf),
+// and a typed tensor back into FP32 values (exact).
+struct ConvertCounts {
+  int64_t saturated = 0;
+  int64_t nonfinite = 0;
+};
+ConvertCounts convert_from_fp32(const float* src, int64_t count, TensorFormat to, void* dst);
+void convert_to_fp32(const void* src, int64_t count, TensorFormat from, float* dst);
 // Whether this CPU can run the SIMD low-precision GEMM of a precision (fp32: always), and its name
 // ("avx512-bf16", "avx512-vnni", "avx512-f16c"; "portable" when it cannot).
 std::string to_string(DataType type);

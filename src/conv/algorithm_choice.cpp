@@ -65,6 +65,8 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
 
 bool auto_tile_allowed(TileSize tile, Precision precision) {
   if (tile.n() > 8) return false;
+  // int8-spatial: its integer transforms fit int16 for F(2,3) and F(4,3) only (F(2,5)'s U' does not).
+  if (precision == Precision::kInt8Spatial) return tile.r == 3 && tile.n() <= 6;
   return precision != Precision::kInt8 || tile.n() <= 6;
 }
 
@@ -97,6 +99,7 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   }
   *reason = "auto: fastest estimate (" + detail + ")";
   if (precision == Precision::kInt8) *reason += "; int8: tiles up to 6 points only, for accuracy";
+  if (precision == Precision::kInt8Spatial) *reason += "; int8-spatial: F(2,3) or F(4,3) (integer transforms in int16)";
   return best;
 }
 

@@ -51,7 +51,8 @@ bool lowp_simd_supported(Precision precision) {
   switch (precision) {
     case Precision::kFp32: return true;
     case Precision::kBf16: return avx512 && __builtin_cpu_supports("avx512bf16");
-    case Precision::kInt8: return avx512 && __builtin_cpu_supports("avx512vnni");
+    case Precision::kInt8:
+    case Precision::kInt8Spatial: return avx512 && __builtin_cpu_supports("avx512vnni");
     case Precision::kFp16: return avx512;  // vcvtph2ps on zmm is AVX-512F
   }
   return false;
@@ -65,6 +66,7 @@ std::string lowp_simd_name(Precision precision) {
     case Precision::kFp32: return to_string(best_isa());
     case Precision::kBf16: return "avx512-bf16";
     case Precision::kInt8: return "avx512-vnni";
+    case Precision::kInt8Spatial: return "avx512-vnni";
     case Precision::kFp16: return "avx512-f16c";
   }
   return "?";
@@ -76,6 +78,7 @@ std::string to_string(Precision precision) {
     case Precision::kBf16: return "bf16";
     case Precision::kInt8: return "int8";
     case Precision::kFp16: return "fp16";
+    case Precision::kInt8Spatial: return "int8-spatial";
   }
   return "?";
 }
@@ -85,7 +88,8 @@ Precision parse_precision(const std::string& text) {
   if (text == "bf16") return Precision::kBf16;
   if (text == "int8") return Precision::kInt8;
   if (text == "fp16") return Precision::kFp16;
-  throw Error("unknown precision '" + text + "' (expected fp32, bf16, int8 or fp16)");
+  if (text == "int8-spatial") return Precision::kInt8Spatial;
+  throw Error("unknown precision '" + text + "' (expected fp32, bf16, int8, fp16 or int8-spatial)");
 }
 
 std::string to_string(Layout layout) { return layout == Layout::kNCHW ? "nchw" : "nhwc"; }

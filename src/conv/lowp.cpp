@@ -65,6 +65,12 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       }
       p.gemm_path_detail = use_simd ? "int8 GEMM: avx512-vnni (vpdpbusd)" : "int8 GEMM: portable (int32)";
       break;
+    case Precision::kInt8Spatial:
+      w.int16 = use_simd ? int16_fns_avx512vnni() : int16_fns_portable();
+      if (use_simd) w.convert.amax = amax_avx512vnni();
+      p.gemm_path_detail =
+          use_simd ? "int8-spatial GEMM: avx512-vnni (vpdpwssd)" : "int8-spatial GEMM: portable (int32)";
+      break;
     case Precision::kFp32:
       break;
   }
@@ -73,9 +79,13 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
 
 }  // namespace
 
-void build_lowp(Plan::Impl& p, WinogradPlan& w) {
+void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
   w.precision = p.precision;
   pick_kernels(p, w);
+  if (w.precision == Precision::kInt8Spatial) {
+    build_int8_spatial(p, w, weights);
+    return;
+  }
   const int64_t nn = static_cast<int64_t>(w.n) * w.n, Cpad = w.Cpad, Kpad = w.Kpad, panel = w.panel;
   const std::size_t count = static_cast<std::size_t>(nn * Cpad * Kpad);
   const float* U = w.U.data();
@@ -177,6 +187,18 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
     case Precision::kFp16:
       for (int64_t a = 0; a < nn; ++a) w.convert.fp16(v + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
       break;
+    case Precision::kInt8Spatial: {
+      auto* out = reinterpret_cast<int16_t*>(vl);
+      std::fill(flags, flags + rows, uint8_t{0});
+      for (int64_t a = 0; a < nn; ++a)
+        for (int64_t i = 0; i < rows; ++i) {
+          const std::size_t off = static_cast<std::size_t>(a) * pos_v + static_cast<std::size_t>(i * Cpad);
+          int bad = 0;
+          w.int16.convert(v + off, out + off, Cpad, &bad);
+          flags[i] = static_cast<uint8_t>(flags[i] | bad);
+        }
+      break;
+    }
     case Precision::kInt8: {
       auto* out = reinterpret_cast<uint8_t*>(vl);
       std::fill(flags, flags + rows, uint8_t{0});
@@ -221,6 +243,16 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
                       static_cast<std::size_t>(Kpad));
           break;
+        case Precision::kInt8Spatial: {
+          float scale[kMaxNV * kLanes];
+          for (int64_t j = 0; j < width; ++j)
+            scale[j] = p.d_scale * w.u_scale[static_cast<std::size_t>(a * Kpad + k0 + j)];
+          w.int16.gemm(rows, nv, kc, static_cast<std::size_t>(w.int16_chunk),
+                       reinterpret_cast<const int16_t*>(vl) + a * pos_v, kc,
+                       reinterpret_cast<const int16_t*>(w.U_lowp.data()) + boff, scale, ma + k0,
+                       static_cast<std::size_t>(Kpad));
+          break;
+        }
         case Precision::kInt8: {
           float scale[kMaxNV * kLanes];
           const float sv = p.v_scale[static_cast<std::size_t>(a)];

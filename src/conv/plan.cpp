@@ -131,6 +131,9 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     if (best.tile) transform = default_transform(*best.tile);
   }
 
+  // int8-spatial needs transforms that scale to small integers: points 0, +-1, +-2 unless one is given.
+  if (p.precision == Precision::kInt8Spatial && transform && !options.transform)
+    transform = int8_spatial_transform(transform->tile());
   p.pool = std::make_unique<ThreadPool>(p.threads);
   if (p.algorithm == Algorithm::kWinograd) {
     build_winograd(p, weights, bias, *transform, options.allow_generated, options.tile_block);
@@ -196,7 +199,7 @@ void Plan::execute(const void* input, void* output) const {
 
 void Plan::calibrate(std::span<const float* const> inputs) {
   Impl& p = *impl_;
-  if (p.precision != Precision::kInt8 || !p.wino)
+  if ((p.precision != Precision::kInt8 && p.precision != Precision::kInt8Spatial) || !p.wino)
     throw Error("calibration is for int8 Winograd plans (this plan: " + to_string(p.precision) + " " +
                 to_string(p.algorithm) + ")");
   if (inputs.empty()) throw Error("calibration needs at least one sample input");

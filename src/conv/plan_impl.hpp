@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "aligned_buffer.hpp"
+#include "kernels/int16_kernels.hpp"
 #include "kernels/kernel_table.hpp"
 #include "kernels/lowp_kernels.hpp"
 #include "nova/conv/conv.hpp"
@@ -87,7 +88,9 @@ struct WinogradPlan {
   AlignedBuffer U_lowp;          // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
   std::vector<float> u_scale;    // int8: [n*n][Kpad] scale of U (per tap x output channel)
   std::vector<int32_t> u_comp;   // int8: [n*n][Kpad] 128 * sum_c U codes
-  std::vector<float> cal_scale;  // int8: calibrated per-tap V scales; empty: per-call scales (phased)
+  std::vector<float> cal_scale;  // int8: calibrated per-tap V scales (int8-spatial: the input scale); empty: per call
+  Int16Fns int16;                // int8-spatial kernels (int8_spatial.cpp)
+  int64_t int16_chunk = 0;       // int8-spatial: channels per exact int32 partial sum
   // int8 without calibration needs every tile's V before it can quantize any: the phased order takes
   // the scales from its V; the fused order runs the input transforms twice (a first pass for max |V|).
   bool run_phased() const { return phased; }
@@ -118,6 +121,7 @@ struct Plan::Impl {
   std::string gemm_path;                     // "avx512-bf16", "portable", ... (FP32: the isa)
   std::string gemm_path_detail;              // "bf16 GEMM: avx512-bf16 (vdpbf16ps)"
   LowpStats stats;                           // of the last execute
+  float d_scale = 1.0f;                      // int8-spatial: the input scale of the current execute
   TensorFormat input_format, output_format;  // element types of the tensors execute() takes
   bool typed_io() const {
     return input_format.type != DataType::kFp32 || output_format.type != DataType::kFp32;
@@ -151,7 +155,14 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
 void execute_winograd(Plan::Impl& p, const void* input, void* output);
 void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs);  // int8: stores cal_scale
 // Low-precision parts (lowp.cpp).
-void build_lowp(Plan::Impl& p, WinogradPlan& w);  // packs U, picks the kernels
+void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights);  // packs U, picks the kernels
+// int8-spatial (int8_spatial.cpp): the default transform of a tile (points 0, +-1, +-2, ..., inf); the
+// integer transforms, quantized filters and packed U' (throws when they do not fit int16); max |d| of
+// an input (finite values); the input's codes in the blocked copy, in place (saturation counted).
+Transform int8_spatial_transform(TileSize tile);
+void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights);
+float spatial_input_amax(Plan::Impl& p, const void* input);
+void spatial_quantize_packed(Plan::Impl& p, float* xb, int64_t count);
 void allocate_lowp_scratch(Plan::Impl& p);        // after the Winograd scratch
 void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows,
                    float* amax);  // max into amax

@@ -156,7 +156,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     w.phased = true;
   }
   if (w.phased) w.block = w.tiles;
-  if (p.precision != Precision::kFp32) build_lowp(p, w);
+  if (p.precision != Precision::kFp32) build_lowp(p, w, weights);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   // Images per blocked input copy: as many as fit in 32 MiB (at least enough for four blocks per
   // thread). Fewer, smaller groups were meant to keep the copy in L2 until its tiles are transformed,

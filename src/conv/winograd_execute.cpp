@@ -187,11 +187,16 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const int64_t panels = ceil_div(w.Kpad, w.panel);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   const bool lowp = w.precision != Precision::kFp32;
+  const bool spatial = w.precision == Precision::kInt8Spatial;
+  const bool marks_tiles = w.precision == Precision::kInt8 || spatial;  // NaN/Inf tiles flagged, poisoned
   p.stats = LowpStats{};
   if (lowp) {
     std::fill(p.thread_saturated.begin(), p.thread_saturated.end(), 0);
     std::fill(p.thread_nonfinite.begin(), p.thread_nonfinite.end(), 0);
-    if (!w.cal_scale.empty()) {
+    if (spatial) {  // one input scale: calibrated, or max |d| of this input / 127
+      const float amax = w.cal_scale.empty() ? spatial_input_amax(p, input) : 0.0f;
+      p.d_scale = !w.cal_scale.empty() ? w.cal_scale[0] : amax > 0.0f ? amax / 127.0f : 1.0f;
+    } else if (!w.cal_scale.empty()) {
       std::copy(w.cal_scale.begin(), w.cal_scale.end(), p.v_scale.begin());
     } else if (w.precision == Precision::kInt8 && !w.phased) {
       std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
@@ -208,6 +213,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
 
   if (w.run_phased()) {
     pack_blocked_input(p, input, p.input_format, s.N, xb, w.Cb, w.Hp, w.Wp);
+    if (spatial) spatial_quantize_packed(p, xb, s.N * w.Cb * w.Hp * w.Wp * kLanes);
     const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
     const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
     float* v = p.shared_v.data();
@@ -232,7 +238,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         const int64_t t1 = std::min(w.tiles, t0 + chunk);
         const auto off = static_cast<std::size_t>(t0 * w.Cpad);
         float* dst = vl;
-        if (w.precision == Precision::kBf16)
+        if (w.precision == Precision::kBf16 || spatial)
           dst = reinterpret_cast<float*>(reinterpret_cast<uint16_t*>(vl) + off);
         else if (w.precision == Precision::kInt8)
           dst = reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(vl) + off);
@@ -250,7 +256,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
-      if (w.precision == Precision::kInt8)
+      if (marks_tiles)
         p.thread_nonfinite[static_cast<std::size_t>(worker)] +=
             lowp_poison(p, t1 - t0, p.shared_flags.data() + t0, mo + t0 * w.Kpad, pos_m);
       const auto wk = static_cast<std::size_t>(worker);
@@ -269,6 +275,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     const int64_t images = std::min(w.image_group, s.N - img0);
     pack_blocked_input(p, element_at(input, p.input_format.type, img0 * s.C * s.H * s.W), p.input_format,
                        images, xb, w.Cb, w.Hp, w.Wp);
+    if (spatial) spatial_quantize_packed(p, xb, images * w.Cb * w.Hp * w.Wp * kLanes);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);
     p.pool->run(static_cast<std::size_t>(blocks), [&](std::size_t task, int worker) {
@@ -284,7 +291,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         uint8_t* flags = p.thread_flags[wk].data();
         p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
         lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
-        if (w.precision == Precision::kInt8)
+        if (marks_tiles)
           p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
       } else {
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
@@ -297,6 +304,15 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
 
 void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs) {
   WinogradPlan& w = *p.wino;
+  if (w.precision == Precision::kInt8Spatial) {  // the input scale: max |d| over the samples / 127
+    float amax = 0.0f;
+    const int64_t count = p.shape.input_size();
+    for (const float* input : inputs)
+      for (int64_t i0 = 0; i0 < count; i0 += 1 << 20)
+        amax = std::max(amax, w.convert.amax(input + i0, std::min<int64_t>(1 << 20, count - i0)));
+    w.cal_scale = {amax > 0.0f ? amax / 127.0f : 1.0f};
+    return;
+  }
   std::vector<float> amax(static_cast<std::size_t>(w.n) * static_cast<std::size_t>(w.n), 0.0f);
   for (const float* input : inputs) tap_amax_pass(p, input, TensorFormat{}, amax.data());
   lowp_set_scales(p, amax.data());

@@ -31,6 +31,8 @@ const char* preset_of(Precision p) {
       return "fp16-storage";
     case Precision::kInt8:
       return "int8-tap-channel";
+    case Precision::kInt8Spatial:
+      return "int8-spatial";
     case Precision::kFp32:
       return "fp32";
   }

@@ -37,7 +37,13 @@ enum class AlgorithmChoice { kAuto, kWinograd, kDirect };
 //   kInt8  U int8 per tap x output channel, V int8 per tap (per-call or calibrated scales), exact int32
 //          accumulation (vpdpbusd), dequantized to FP32: the int8-tap-channel preset
 //   kFp16  U, V in fp16 (round to nearest even), FP32 products and accumulation: the fp16-storage preset
-enum class Precision { kFp32, kBf16, kInt8, kFp16 };
+//   kInt8Spatial  d int8 per tensor (per-call or calibrated scale) and g int8 per output channel,
+//          quantized before the transforms; the transforms scaled to integers and run exactly (U', V'
+//          int16), int32 GEMM (vpdpwssd) over channel chunks short enough never to overflow, the chunk
+//          sums added in FP32, FP32 output transform: the int8-spatial preset (ncnn's int8 Winograd).
+//          Its error is the direct int8 convolution's; tiles of up to 6 points (F(2,3), F(4,3), F(2,5))
+//          with the integer points {0, +-1, +-2} by default
+enum class Precision { kFp32, kBf16, kInt8, kFp16, kInt8Spatial };
 // The low-precision GEMM kernel: the SIMD one when this CPU has its instructions (kAuto, falls back
 // to the portable one and says so), always the portable one (bit-identical results), or the SIMD one
 // or an error (kSimd).
@@ -61,7 +67,7 @@ std::string to_string(Isa isa);
 Layout parse_layout(const std::string& text);  // "nchw" | "nhwc"; throws nova::Error
 Isa parse_isa(const std::string& text);        // "portable" | "avx2" | "avx512"; throws nova::Error
 std::string to_string(Precision precision);
-Precision parse_precision(const std::string& text);  // "fp32" | "bf16" | "int8" | "fp16"; throws nova::Error
+Precision parse_precision(const std::string& text);  // "fp32" | "bf16" | "int8" | "fp16" | "int8-spatial"; throws
 // The engine's own element conversions (the same bits as execute()): `count` FP32 values into a tensor
 // of type `to` (int8 symmetric with to.scale; returns how many values were clamped or were NaN/Inf),
 // and a typed tensor back into FP32 values (exact).
@@ -136,7 +142,8 @@ class Plan {
   // plan's layout) and stores per-tap V scales (max |V| over the samples / 127). Later executes use
   // them instead of per-call scales (the fused order; values beyond the range saturate and are
   // counted in stats()). Calling it again replaces the scales. Throws for other precisions, an empty
-  // list, null pointers or non-finite samples.
+  // list, null pointers or non-finite samples. INT8-spatial plans: stores the input scale instead
+  // (max |d| over the samples / 127; calibration_scales() then holds that one value).
   void calibrate(std::span<const float* const> inputs);
   void clear_calibration();
   bool calibrated() const;

@@ -238,6 +238,13 @@ int main(int argc, char** argv) {
       const char* what;
     };
     std::vector<Generated> transforms;
+    // The int8-spatial path's transforms (integer points, wincnn scaling: B^T is an integer matrix, so
+    // the same code computes its exact integer V'); F(2,3)'s is the wincnn variant below.
+    static constexpr nova::conv::DefaultPointsEntry kIntegerPoints[] = {{4, 3, "0, 1, -1, 2, -2, inf", ""},
+                                                                        {2, 5, "0, 1, -1, 2, -2, inf", ""}};
+    for (const auto& e : kIntegerPoints)
+      transforms.push_back({e, nova::Transform::construct({e.m, e.r}, nova::parse_points(e.points)),
+                            "integer points (int8-spatial)"});
     for (const auto& e : nova::conv::kDefaultPoints) {
       const nova::TileSize tile{e.m, e.r};
       const auto points = nova::parse_points(e.points);

@@ -1,0 +1,251 @@
+// The int8-spatial path: input quantized per tensor and filters per output channel before exact
+// integer transforms. Its result must be the float64 direct convolution of the quantized data up to
+// FP32 rounding (the closed form: Winograd adds no error of its own), also on data built to drive the
+// int32 sums past 2^31 if the plan did not split the channels; its error must match the int8-spatial
+// preset's emulation; portable and SIMD kernels, orders and thread counts give the same bits.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "conv_test_util.hpp"
+#include "nova/error.hpp"
+#include "nova/exact/points.hpp"
+#include "nova/numerics/error_harness.hpp"
+#include "nova/numerics/reference_conv.hpp"
+
+namespace nova::conv {
+namespace {
+
+std::vector<LowpKernel> spatial_kernels() {
+  std::vector<LowpKernel> k = {LowpKernel::kPortable};
+  if (lowp_simd_supported(Precision::kInt8Spatial) && best_isa() == Isa::kAvx512)
+    k.push_back(LowpKernel::kSimd);
+  return k;
+}
+
+std::vector<float> run(const ConvShape& s, const std::vector<float>& x, const std::vector<float>& w,
+                       TileSize tile, LowpKernel kernel, int threads = 2, int block = 0,
+                       LowpStats* stats = nullptr) {
+  PlanOptions o;
+  o.precision = Precision::kInt8Spatial;
+  o.tile = tile;
+  o.lowp_kernel = kernel;
+  o.threads = threads;
+  o.tile_block = block;
+  const Plan plan = Plan::create(s, w.data(), nullptr, o);
+  EXPECT_EQ(plan.precision(), Precision::kInt8Spatial);
+  EXPECT_NE(plan.describe().find("int8-spatial GEMM"), std::string::npos) << plan.describe();
+  std::vector<float> y(static_cast<std::size_t>(s.output_size()));
+  plan.execute(x.data(), y.data());
+  if (stats != nullptr) *stats = plan.stats();
+  return y;
+}
+
+// The data as the engine quantizes it: input per tensor (s = max|x| / 127 in FP32, codes RNE(x * (1/s))
+// in FP32), weights per output channel (s = max|w_k| / 127, codes RNE(w / s) in float64).
+void quantized(const ConvShape& s, const std::vector<float>& x, const std::vector<float>& w,
+               std::vector<double>* xq, std::vector<double>* wq) {
+  float amax = 0.0f;
+  for (float v : x) amax = std::max(amax, std::fabs(v));
+  const float sx = amax / 127.0f, inv = 1.0f / sx;
+  xq->resize(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i)
+    (*xq)[i] = static_cast<double>(std::clamp(std::nearbyint(x[i] * inv), -127.0f, 127.0f)) * sx;
+  const int64_t per_k = s.C * s.R * s.S;
+  wq->resize(w.size());
+  for (int64_t k = 0; k < s.K; ++k) {
+    double m = 0.0;
+    for (int64_t i = 0; i < per_k; ++i) m = std::max(m, std::fabs(static_cast<double>(w[k * per_k + i])));
+    const double sw = m > 0.0 ? m / 127.0 : 1.0;
+    for (int64_t i = 0; i < per_k; ++i) {
+      const auto idx = static_cast<std::size_t>(k * per_k + i);
+      (*wq)[idx] = std::clamp(std::nearbyint(static_cast<double>(w[idx]) / sw), -127.0, 127.0) * sw;
+    }
+  }
+}
+
+double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double e = static_cast<double>(got[i]) - ref[i];
+    num += e * e;
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+TEST(Int8Spatial, EqualsTheDirectConvolutionOfTheQuantizedData) {
+  for (TileSize tile : {TileSize{2, 3}, TileSize{4, 3}}) {
+    ConvShape s;
+    s.N = 2;
+    s.C = 37;
+    s.K = 29;
+    s.H = 19;
+    s.W = 22;
+    s.pad_h = s.pad_w = 1;
+    const testing::Problem p = testing::random_problem(s, 21, false);
+    std::vector<double> xq, wq;
+    quantized(s, p.input, p.weights, &xq, &wq);
+    const std::vector<double> ref_q = reference_conv2d(s, xq, wq, {});
+    for (LowpKernel k : spatial_kernels()) {
+      const std::vector<float> y = run(s, p.input, p.weights, tile, k);
+      // Only FP32 rounding of the dequantized sums and of the output transform remains.
+      EXPECT_LT(rel_l2(y, ref_q), 2e-6) << tile.to_string() << " kernel " << static_cast<int>(k);
+    }
+  }
+}
+
+// Every channel carries the same pattern, chosen so that one tap's integer product is as large as the
+// plan's bound allows in every channel: with 512 channels the exact sum (about 1.5e10) is far beyond
+// int32, so a plan that summed all channels in one int32 run would return garbage.
+TEST(Int8Spatial, ChannelRunsKeepTheInt32SumsExactAtTheWorstCase) {
+  ConvShape s;
+  s.C = 512;
+  s.K = 16;
+  s.H = s.W = 6;  // one F(4,3) tile, no padding
+  const TileSize tile{4, 3};
+  const Transform t = Transform::construct(tile, standard_points(5, true));
+  // Tap (3, 3): B^T row 3 and G row 3 (scaled to integers: [0,-2,-1,2,1,0] and [1,2,4]).
+  std::vector<float> x(static_cast<std::size_t>(s.input_size())),
+      w(static_cast<std::size_t>(s.weight_size()));
+  for (int64_t c = 0; c < s.C; ++c)
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j) {
+        const double b = to_double(t.BT()(3, static_cast<std::size_t>(i))) *
+                         to_double(t.BT()(3, static_cast<std::size_t>(j)));
+        x[static_cast<std::size_t>((c * 6 + i) * 6 + j)] = b > 0 ? 1.0f : b < 0 ? -1.0f : 0.5f;
+      }
+  for (int64_t k = 0; k < s.K; ++k)
+    for (int64_t c = 0; c < s.C; ++c)
+      for (int i = 0; i < 9; ++i)
+        w[static_cast<std::size_t>((k * s.C + c) * 9 + i)] = k % 2 == 0 ? 1.0f : -0.5f;
+  std::vector<double> xq, wq;
+  quantized(s, x, w, &xq, &wq);
+  const std::vector<double> ref_q = reference_conv2d(s, xq, wq, {});
+  for (LowpKernel k : spatial_kernels()) {
+    const std::vector<float> y = run(s, x, w, tile, k, 1);
+    EXPECT_LT(rel_l2(y, ref_q), 2e-6) << "kernel " << static_cast<int>(k);
+  }
+}
+
+TEST(Int8Spatial, MatchesThePresetEmulationAndBeatsWinogradDomainInt8) {
+  const LayerDataset d = make_layer_dataset(1, 40, 23, 23, 48, 3, DataKind::kGaussian, 7);
+  const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
+  const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights, {});
+  for (TileSize tile : {TileSize{2, 3}, TileSize{4, 3}}) {
+    const Transform t = Transform::construct(tile, standard_points(tile.n() - 1, true));
+    const double emulated =
+        ErrorEvaluator(d, precision_preset("int8-spatial"), tile).evaluate(t.to_f64()).rel_l2;
+    const double e = rel_l2(run(d.shape, x, w, tile, LowpKernel::kAuto), ref);
+    EXPECT_NEAR(e / emulated, 1.0, 0.10) << tile.to_string() << " engine " << e << " emulated " << emulated;
+    PlanOptions o;
+    o.precision = Precision::kInt8;
+    o.tile = tile;
+    const Plan lance = Plan::create(d.shape, w.data(), nullptr, o);
+    std::vector<float> y(static_cast<std::size_t>(d.shape.output_size()));
+    lance.execute(x.data(), y.data());
+    if (tile.m == 4) {
+      EXPECT_LT(3.0 * e, rel_l2(y, ref)) << "int8-spatial " << e;  // measured: about 8x at F(4,3)
+    }
+  }
+}
+
+TEST(Int8Spatial, SameBitsOnEveryKernelOrderAndThreadCount) {
+  ConvShape s;
+  s.N = 2;
+  s.C = 48;
+  s.K = 40;
+  s.H = s.W = 15;
+  s.pad_h = s.pad_w = 1;
+  const testing::Problem p = testing::random_problem(s, 5, false);
+  std::vector<float> first;
+  for (LowpKernel k : spatial_kernels())
+    for (int threads : {1, 3})
+      for (int block : {0, 7, -1}) {
+        const std::vector<float> y = run(s, p.input, p.weights, TileSize{4, 3}, k, threads, block);
+        if (first.empty())
+          first = y;
+        else
+          EXPECT_TRUE(same_bits(y, first))
+              << "kernel " << static_cast<int>(k) << " threads " << threads << " block " << block;
+      }
+}
+
+TEST(Int8Spatial, CalibrationSaturationAndNaN) {
+  ConvShape s;
+  s.C = 16;
+  s.K = 16;
+  s.H = s.W = 12;
+  s.pad_h = s.pad_w = 1;
+  testing::Problem p = testing::random_problem(s, 9, false);
+  PlanOptions o;
+  o.precision = Precision::kInt8Spatial;
+  o.tile = TileSize{4, 3};
+  Plan plan = Plan::create(s, p.weights.data(), nullptr, o);
+  std::vector<float> per_call(static_cast<std::size_t>(s.output_size())), y(per_call.size());
+  plan.execute(p.input.data(), per_call.data());
+  float amax = 0.0f;
+  for (float v : p.input) amax = std::max(amax, std::fabs(v));
+  const float* samples[] = {p.input.data()};
+  plan.calibrate(samples);
+  ASSERT_EQ(plan.calibration_scales().size(), 1u);
+  EXPECT_EQ(plan.calibration_scales()[0], amax / 127.0f);
+  plan.execute(p.input.data(), y.data());
+  EXPECT_TRUE(same_bits(y, per_call));  // the same scale as per call
+  EXPECT_EQ(plan.stats().saturated, 0);
+  std::vector<float> half(p.input);
+  for (float& v : half) v *= 0.5f;
+  const float* half_samples[] = {half.data()};
+  plan.calibrate(half_samples);
+  plan.execute(p.input.data(), y.data());
+  EXPECT_GT(plan.stats().saturated, 0);
+  // NaN: the tiles it reaches give NaN and are counted; the others are untouched.
+  plan.clear_calibration();
+  p.input[static_cast<std::size_t>(5 * 12 + 5)] = std::numeric_limits<float>::quiet_NaN();
+  plan.execute(p.input.data(), y.data());
+  EXPECT_GT(plan.stats().nonfinite_tiles, 0);
+  EXPECT_TRUE(std::isnan(y[static_cast<std::size_t>(5 * 12 + 5)]));
+  EXPECT_FALSE(std::isnan(y[static_cast<std::size_t>(11 * 12 + 11)]));
+}
+
+TEST(Int8Spatial, TilesItCannotRunAreRefusedOrLeftToTheDirectPath) {
+  ConvShape s;
+  s.C = 8;
+  s.K = 8;
+  s.H = s.W = 16;
+  s.pad_h = s.pad_w = 1;
+  const testing::Problem p = testing::random_problem(s, 2, false);
+  PlanOptions o;
+  o.precision = Precision::kInt8Spatial;
+  o.tile = TileSize{6, 3};
+  try {
+    Plan::create(s, p.weights.data(), nullptr, o);
+    ADD_FAILURE() << "F(6,3) accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("int16"), std::string::npos) << e.what();
+  }
+  // The automatic choice keeps to F(2,3) / F(4,3); 5x5 kernels go to the direct path, which says so.
+  o.tile.reset();
+  const Plan three = Plan::create(s, p.weights.data(), nullptr, o);
+  if (three.algorithm() == Algorithm::kWinograd) {
+    EXPECT_LE(three.tile()->n(), 6);
+  }
+  ConvShape s5 = s;
+  s5.R = s5.S = 5;
+  s5.pad_h = s5.pad_w = 2;
+  const testing::Problem p5 = testing::random_problem(s5, 3, false);
+  const Plan five = Plan::create(s5, p5.weights.data(), nullptr, o);
+  EXPECT_EQ(five.algorithm(), Algorithm::kDirect);
+  EXPECT_NE(five.reason().find("int8-spatial"), std::string::npos) << five.reason();
+  EXPECT_EQ(parse_precision("int8-spatial"), Precision::kInt8Spatial);
+}
+
+}  // namespace
+}  // namespace nova::conv

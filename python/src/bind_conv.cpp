@@ -38,7 +38,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
                  std::tuple<int64_t, int64_t> padding, int64_t stride, int64_t dilation, int64_t groups, ConstTensor weights,
                  std::optional<ConstTensor> bias, const std::string& layout, bool relu, int threads,
                  const std::string& tile, std::optional<Transform> transform, const std::string& algorithm,
-                 const std::string& precision) {
+                 const std::string& precision, const std::string& fp16_arithmetic) {
   ConvShape s;
   std::tie(s.N, s.C, s.H, s.W, s.K) = nchwk;
   std::tie(s.R, s.S) = kernel;
@@ -56,6 +56,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   if (!tile.empty()) o.tile = parse_tile(tile);
   o.transform = std::move(transform);
   o.precision = conv::parse_precision(precision);
+  o.fp16_arithmetic = conv::parse_fp16_arithmetic(fp16_arithmetic);
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
@@ -80,9 +81,10 @@ void bind_conv(nb::module_& m) {
            nb::arg("padding") = std::make_tuple(1, 1), nb::arg("stride") = 1, nb::arg("dilation") = 1,
            nb::arg("groups") = 1, nb::arg("weights"), nb::arg("bias") = nb::none(), nb::arg("layout") = "nchw",
            nb::arg("relu") = false, nb::arg("threads") = 0, nb::arg("tile") = "", nb::arg("transform") = nb::none(),
-           nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32",
+           nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32", nb::arg("fp16_arithmetic") = "auto",
            "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None; "
-           "precision of the Winograd GEMMs: fp32, bf16, fp16 or int8 (input and output stay float32)")
+           "precision of the Winograd GEMMs: fp32, bf16, fp16 or int8 (input and output stay float32); "
+           "fp16_arithmetic (fp16 plans): auto (fp16 FMAs where AVX512-FP16 is present), fp32 or fp16")
       .def("execute", &execute, nb::arg("input"), nb::arg("output"),
            "Run on float32 C-contiguous CPU buffers (numpy arrays or torch tensors; no copies)")
       .def_prop_ro("algorithm", [](const PyPlan& p) { return conv::to_string(p.plan.algorithm()); })

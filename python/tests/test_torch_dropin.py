@@ -133,7 +133,8 @@ def test_explicit_transform_and_bad_input():
 
 
 @pytest.mark.parametrize("precision, preset, cast", [
-    ("bf16", "bf16-storage", torch.bfloat16), ("fp16", "fp16-storage", torch.float16),
+    ("bf16", "bf16-storage", torch.bfloat16), ("fp16-storage", "fp16-storage", torch.float16),
+    ("fp16-fma", "fp16-fma", torch.float16),
     ("int8", "int8-tap-channel", None),
 ])
 @pytest.mark.parametrize("tile", ["4,3", "6,3"])

@@ -40,6 +40,7 @@ struct BenchOptions {
   float input_scale = 0.0f, output_scale = 0.0f;
   std::string isa;
   std::string lowp_kernel = "auto";
+  std::string fp16_arith = "auto";
   int threads = 0;
   int repeat = 0;
   int tile_block = 0;
@@ -100,6 +101,7 @@ void run_bench(const BenchOptions& o) {
   if (o.lowp_kernel == "portable") po.lowp_kernel = conv::LowpKernel::kPortable;
   else if (o.lowp_kernel == "simd") po.lowp_kernel = conv::LowpKernel::kSimd;
   else if (o.lowp_kernel != "auto") throw Error("--lowp-kernel wants auto, portable or simd, got '" + o.lowp_kernel + "'");
+  po.fp16_arithmetic = conv::parse_fp16_arithmetic(o.fp16_arith);
   if (o.algorithm == "winograd") {
     po.algorithm = conv::AlgorithmChoice::kWinograd;
   } else if (o.algorithm == "direct") {
@@ -263,6 +265,10 @@ void setup(CLI::App& app) {
   c->add_option("--input-scale", o->input_scale, "int8 input: value = scale * code (default 1/127; the data is in [-1, 1])");
   c->add_option("--output-scale", o->output_scale, "int8 output: value = scale * code (default max|y|/127 of an FP32 run)");
   c->add_option("--lowp-kernel", o->lowp_kernel, "Low-precision GEMM kernel: auto | portable | simd")->default_val("auto");
+  c->add_option("--fp16-arith", o->fp16_arith,
+                "fp16 GEMM arithmetic: auto (fp16 where AVX512-FP16 is present) | fp32 (F16C widening) | fp16 (fp16 FMAs "
+                "over chunks of 32 channels, fp32 chunk sums)")
+      ->default_val("auto");
   c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
   c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);
   c->add_option("--repeat", o->repeat, "Timed executes (default: about 0.5 s worth)");

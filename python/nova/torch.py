@@ -36,11 +36,14 @@ atexit.register(_plans.clear)  # release the engine's plans before the extension
 
 
 # precision= of the drop-in: the engine's GEMM types and the error-harness presets they implement.
+# fp16 carries the GEMM arithmetic after a colon: "fp16" lets the engine choose (fp16 FMAs where the CPU
+# has AVX512-FP16, the fp16-fma preset; FP32 arithmetic otherwise), the presets force theirs.
 _ENGINE_PRECISION = {
     "fp32": "fp32",
     "bf16": "bf16", "bf16-storage": "bf16",
-    "fp16": "fp16", "fp16-storage": "fp16",
+    "fp16": "fp16", "fp16-storage": "fp16:fp32", "fp16-fma": "fp16:fp16",
     "int8": "int8", "int8-tap-channel": "int8",
+    "int8-spatial": "int8-spatial",
 }
 # The catalogue preset whose transform a low-precision layer uses when none is given.
 _CATALOGUE_PRESET = {"fp32": "fp32", "bf16": "bf16-storage", "fp16": "fp16-storage", "int8": "int8-tap"}
@@ -76,9 +79,10 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     w32 = weight.detach().float().contiguous()  # exact for float16 / bfloat16 weights
     b32 = None if bias is None else bias.detach().float().contiguous()
     io = _IO_TYPES[x.dtype]
+    engine, _, arithmetic = precision.partition(":")
     plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), weights=w32, bias=b32,
-                          threads=threads, tile=tile, transform=transform, precision=precision, input_type=io,
-                          output_type=io)
+                          threads=threads, tile=tile, transform=transform, precision=engine,
+                          fp16_arithmetic=arithmetic or "auto", input_type=io, output_type=io)
     _plans[key] = plan
     if len(_plans) > _PLAN_CACHE_SIZE:
         _plans.popitem(last=False)
@@ -152,6 +156,10 @@ def _default_tile(kernel: int, engine_precision: str = "fp32") -> str:
     # lose 4-11 top-1 points in int8 (F(4,3): under 0.5; docs/engine.md).
     if engine_precision == "int8":
         return "4,3" if kernel == 3 else "2,5"
+    if engine_precision == "int8-spatial":  # its integer transforms fit int16 only for F(2,3) and F(4,3)
+        if kernel != 3:
+            raise ValueError("int8-spatial runs 3x3 kernels only (F(2,3), F(4,3))")
+        return "4,3"
     return "6,3" if kernel == 3 else "4,5"
 
 
@@ -162,8 +170,9 @@ class WinogradConv2d(nn.Module):
     keep int8 accurate); ``transform`` an explicit
     ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means every core.
     ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset),
-    "fp16" (fp16-storage) or "int8" (int8-tap-channel: per-tap x per-channel U, per-tap V scales from each
-    call's data). Without an explicit transform, a low-precision layer uses nova's catalogue entry for
+    "fp16-storage" (fp16 U and V, FP32 arithmetic), "fp16-fma" (fp16 FMAs over chunks of 32 channels, FP32
+    sums of the chunks), "fp16" (fp16-fma where the CPU has AVX512-FP16, else fp16-storage) or "int8"
+    (int8-tap-channel: per-tap x per-channel U, per-tap V scales from each call's data). Without an explicit transform, a low-precision layer uses nova's catalogue entry for
     its tile and precision; the input, output, bias and ReLU stay float32.
     """
 
@@ -186,15 +195,16 @@ class WinogradConv2d(nn.Module):
                 raise ValueError(f"transform {transform.tile} is for {transform.r}-tap filters, the kernel is {kernel_size}")
             self.tile, self._transform_json = transform.tile, transform.to_json()
         else:
-            self.tile = tile or _default_tile(kernel_size, engine_precision)
+            base = engine_precision.partition(":")[0]
+            self.tile = tile or _default_tile(kernel_size, base)
             r = _tile_r(self.tile)
             if r != kernel_size:
                 raise ValueError(f"tile {self.tile} is for {r}-tap filters, the kernel is {kernel_size}")
             self._transform_json = ""
-            if engine_precision != "fp32":
+            if base not in ("fp32", "int8-spatial"):  # int8-spatial: the engine's integer points {0, ±1, ±2}
                 from . import catalogue_transform  # the package's own catalogue (installed with it)
                 try:
-                    self._transform_json = catalogue_transform(self.tile, _CATALOGUE_PRESET[engine_precision]).to_json()
+                    self._transform_json = catalogue_transform(self.tile, _CATALOGUE_PRESET[base]).to_json()
                 except ValueError:
                     pass  # no catalogue entry for this tile: the engine's default transform
         self.threads = threads

@@ -64,8 +64,8 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
                  std::tuple<int64_t, int64_t> padding, int64_t stride, int64_t dilation, int64_t groups, ConstTensor weights,
                  std::optional<ConstTensor> bias, const std::string& layout, bool relu, int threads,
                  const std::string& tile, std::optional<Transform> transform, const std::string& algorithm,
-                 const std::string& precision, const std::string& input_type, const std::string& output_type,
-                 float input_scale, float output_scale) {
+                 const std::string& precision, const std::string& fp16_arithmetic, const std::string& input_type,
+                 const std::string& output_type, float input_scale, float output_scale) {
   ConvShape s;
   std::tie(s.N, s.C, s.H, s.W, s.K) = nchwk;
   std::tie(s.R, s.S) = kernel;
@@ -85,6 +85,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   o.precision = conv::parse_precision(precision);
   o.input = {conv::parse_data_type(input_type), input_scale};
   o.output = {conv::parse_data_type(output_type), output_scale};
+  o.fp16_arithmetic = conv::parse_fp16_arithmetic(fp16_arithmetic);
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
@@ -114,10 +115,12 @@ void bind_conv(nb::module_& m) {
            nb::arg("padding") = std::make_tuple(1, 1), nb::arg("stride") = 1, nb::arg("dilation") = 1,
            nb::arg("groups") = 1, nb::arg("weights"), nb::arg("bias") = nb::none(), nb::arg("layout") = "nchw",
            nb::arg("relu") = false, nb::arg("threads") = 0, nb::arg("tile") = "", nb::arg("transform") = nb::none(),
-           nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32", nb::arg("input_type") = "fp32",
-           nb::arg("output_type") = "fp32", nb::arg("input_scale") = 1.0f, nb::arg("output_scale") = 1.0f,
+           nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32", nb::arg("fp16_arithmetic") = "auto",
+           nb::arg("input_type") = "fp32", nb::arg("output_type") = "fp32", nb::arg("input_scale") = 1.0f,
+           nb::arg("output_scale") = 1.0f,
            "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None; "
-           "precision of the Winograd GEMMs: fp32, bf16, fp16 or int8; input_type / output_type: the tensors' "
+           "precision of the Winograd GEMMs: fp32, bf16, fp16, int8 or int8-spatial; fp16_arithmetic (fp16 plans): "
+           "auto (fp16 FMAs where AVX512-FP16 is present), fp32 or fp16; input_type / output_type: the tensors' "
            "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / output_scale)")
       .def("execute", &execute, nb::arg("input"), nb::arg("output"),
            "Run on C-contiguous CPU buffers of the plan's tensor types (numpy arrays or torch tensors; no copies): "

@@ -133,7 +133,8 @@ def test_explicit_transform_and_bad_input():
 
 
 @pytest.mark.parametrize("precision, preset, cast", [
-    ("bf16", "bf16-storage", torch.bfloat16), ("fp16", "fp16-storage", torch.float16),
+    ("bf16", "bf16-storage", torch.bfloat16), ("fp16-storage", "fp16-storage", torch.float16),
+    ("fp16-fma", "fp16-fma", torch.float16),
     ("int8", "int8-tap-channel", None),
 ])
 @pytest.mark.parametrize("tile", ["4,3", "6,3"])
@@ -240,3 +241,21 @@ def test_typed_plans_on_numpy_buffers():
         bf.execute(xb, np.zeros((1, 4, 9, 9), np.float32))
     with pytest.raises(ValueError, match="scale"):
         nova.ConvPlan((1, 3, 9, 9, 4), weights=w, output_type="int8", output_scale=0.0)
+
+
+def test_int8_spatial_is_more_accurate_than_winograd_domain_int8():
+    """int8-spatial (input and filters quantized before exact integer transforms) has the error of a direct
+    int8 convolution; the Winograd-domain int8 at F(4,3) is several times worse (docs/engine.md)."""
+    torch.manual_seed(5)
+    conv = nn.Conv2d(32, 32, 3, padding=1)
+    x = torch.randn(1, 32, 20, 20)
+    with torch.no_grad():
+        ref = reference(conv, x)
+        spatial = nova_torch.WinogradConv2d.from_conv2d(conv, precision="int8-spatial")
+        lance = nova_torch.WinogradConv2d.from_conv2d(conv, precision="int8", tile="4,3")
+        e_spatial, e_lance = rel_l2(spatial(x), ref), rel_l2(lance(x), ref)
+    assert spatial.tile == "4,3"
+    assert e_spatial < 1.5e-2
+    assert 3 * e_spatial < e_lance
+    with pytest.raises(ValueError, match="3x3"):
+        nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(4, 4, 5, padding=2), precision="int8-spatial")

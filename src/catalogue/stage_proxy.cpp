@@ -229,8 +229,11 @@ ProxyTerms stage_proxy_terms(const TransformF64& t, const PrecisionModel& model,
         const double w = gA[static_cast<std::size_t>(a)] * gA[static_cast<std::size_t>(b)];
         const double uv = EU(a, b) * EV(a, b);
         if (is_float_rounding(model.product)) e += w * C * float_noise(StageFormat{model.product}, uv, false).var;
+        const AccumulationWeights aw = accumulation_weights(model, C);
         if (is_float_rounding(model.accumulate))
-          e += w * (C * (C + 1) / 2 - 1) * float_noise(StageFormat{model.accumulate}, uv, false).var;
+          e += w * aw.accumulate * float_noise(StageFormat{model.accumulate}, uv, false).var;
+        if (model.accumulate_chunk > 0 && is_float_rounding(model.chunk_accumulate))
+          e += w * aw.chunk * float_noise(StageFormat{model.chunk_accumulate}, uv, false).var;
         const auto ng = storage_noise(model.gemm_output, C * uv, maxM);
         out.overflow = out.overflow || ng.overflow;
         e += w * ng.var;

@@ -61,6 +61,32 @@ bool lowp_simd_supported(Precision precision) {
 #endif
 }
 
+bool fp16_arithmetic_supported() {
+#if defined(__x86_64__) || defined(__i386__)
+  // GCC's cpu model checks CPUID.(EAX=7,ECX=0):EDX[23] and that the OS saves the AVX-512 state (XCR0).
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512fp16");
+#else
+  return false;
+#endif
+}
+
+std::string to_string(Fp16Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Fp16Arithmetic::kAuto: return "auto";
+    case Fp16Arithmetic::kFp32: return "fp32";
+    case Fp16Arithmetic::kFp16: return "fp16";
+  }
+  return "?";
+}
+
+Fp16Arithmetic parse_fp16_arithmetic(const std::string& text) {
+  if (text == "auto") return Fp16Arithmetic::kAuto;
+  if (text == "fp32") return Fp16Arithmetic::kFp32;
+  if (text == "fp16") return Fp16Arithmetic::kFp16;
+  throw Error("unknown fp16 arithmetic '" + text + "' (expected auto, fp32 or fp16)");
+}
+
 std::string lowp_simd_name(Precision precision) {
   switch (precision) {
     case Precision::kFp32: return to_string(best_isa());

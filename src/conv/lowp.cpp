@@ -1,8 +1,8 @@
 // The low-precision Winograd paths (docs/engine.md, "Low-precision paths"): U packed once at plan time
-// in bf16, fp16 or int8 (per tap x output channel scales), V converted block by block after the FP32
-// input transform, the GEMM kernels of kernels/lowp_kernels.hpp, NaN marking of int8 tiles whose
-// input held NaN/Inf. The conversions here are shared by the portable and the SIMD kernels, so the
-// two paths see the same operands and give the same bits.
+// in bf16, fp16 (both fp16 arithmetics share the panel layout) or int8 (per tap x output channel scales), V
+// converted block by block after the FP32 input transform, the GEMM kernels of kernels/lowp_kernels.hpp, NaN
+// marking of int8 tiles whose input held NaN/Inf. The conversions here are shared by the portable and the
+// SIMD kernels, so the two paths see the same operands and give the same bits.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -20,10 +20,24 @@ std::size_t floats_for_bytes(std::size_t bytes) {
   return (bytes + 3) / 4;
 }
 
+// Whether a kFp16 plan runs the fp16-arithmetic GEMM (PlanOptions::fp16_arithmetic).
+bool use_fp16_fma(const Plan::Impl& p) {
+  switch (p.fp16_arithmetic) {
+    case Fp16Arithmetic::kFp32:
+      return false;
+    case Fp16Arithmetic::kFp16:
+      return true;
+    case Fp16Arithmetic::kAuto:
+      break;
+  }
+  return fp16_arithmetic_supported() && p.isa == Isa::kAvx512;
+}
+
 void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;
-  const std::string simd = lowp_simd_name(prec);
-  const bool cpu_has = lowp_simd_supported(prec);
+  w.fp16_fma = prec == Precision::kFp16 && use_fp16_fma(p);
+  const std::string simd = w.fp16_fma ? "avx512-fp16" : lowp_simd_name(prec);
+  const bool cpu_has = w.fp16_fma ? fp16_arithmetic_supported() : lowp_simd_supported(prec);
   const bool isa_ok = p.isa == Isa::kAvx512;
   bool use_simd = false;
   std::string why;
@@ -52,6 +66,16 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
           use_simd ? "bf16 GEMM: avx512-bf16 (vdpbf16ps)" : "bf16 GEMM: portable (vdpbf16ps emulated)";
       break;
     case Precision::kFp16:
+      if (w.fp16_fma) {
+        w.fp16_fma_gemm = use_simd ? fp16_fma_gemm_avx512fp16() : fp16_fma_gemm_portable();
+        if (use_simd) w.convert.fp16_bits = fp16_convert_avx512fp16();
+        p.gemm_path_detail = use_simd
+                                 ? "fp16 GEMM: avx512-fp16 (vfmadd231ph over chunks of " +
+                                       std::to_string(kFp16FmaChunk) + " channels, fp32 sums of the chunks)"
+                                 : "fp16 GEMM: portable (fp16 fma emulated, chunks of " +
+                                       std::to_string(kFp16FmaChunk) + " channels, fp32 sums of the chunks)";
+        break;
+      }
       w.fp16_gemm = use_simd ? fp16_gemm_avx512() : fp16_gemm_portable();
       if (use_simd) w.convert.fp16 = fp16_round_avx512();
       p.gemm_path_detail =
@@ -75,6 +99,9 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       break;
   }
   p.gemm_path_detail += why;
+  if (prec == Precision::kFp16 && !w.fp16_fma && p.fp16_arithmetic == Fp16Arithmetic::kAuto &&
+      !fp16_arithmetic_supported())
+    p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on this CPU)";
 }
 
 }  // namespace
@@ -142,7 +169,7 @@ void allocate_lowp_scratch(Plan::Impl& p) {
   p.thread_saturated.assign(threads, 0);
   p.thread_nonfinite.assign(threads, 0);
   p.v_scale.assign(static_cast<std::size_t>(nn), 1.0f);
-  const bool own_v = w.precision != Precision::kFp16;  // fp16 rounds V in place
+  const bool own_v = !w.v_in_place();
   if (!w.phased) {
     p.thread_lowp.resize(threads);
     p.thread_flags.resize(threads);
@@ -185,6 +212,13 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
       break;
     }
     case Precision::kFp16:
+      if (w.fp16_fma) {
+        auto* out = reinterpret_cast<uint16_t*>(vl);
+        for (int64_t a = 0; a < nn; ++a)
+          w.convert.fp16_bits(v + static_cast<std::size_t>(a) * pos_v,
+                              out + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
+        break;
+      }
       for (int64_t a = 0; a < nn; ++a) w.convert.fp16(v + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
       break;
     case Precision::kInt8Spatial: {
@@ -239,6 +273,12 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
                       static_cast<std::size_t>(Kpad));
           break;
         case Precision::kFp16:
+          if (w.fp16_fma) {
+            w.fp16_fma_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
+                            reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
+                            static_cast<std::size_t>(Kpad));
+            break;
+          }
           w.fp16_gemm(rows, nv, kc, vl + a * pos_v, kc,
                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
                       static_cast<std::size_t>(Kpad));

@@ -74,6 +74,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   p.kernels = &kernels(p.isa);  // throws if the CPU cannot run a forced path
   p.precision = options.precision;
   p.lowp_kernel = options.lowp_kernel;
+  p.fp16_arithmetic = options.fp16_arithmetic;
   p.gemm_path = to_string(p.isa);
   p.gemm_path_detail = "fp32 GEMM: " + to_string(p.isa);
   check_format(options.input, "the input");

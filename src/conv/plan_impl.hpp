@@ -83,6 +83,8 @@ struct WinogradPlan {
   Precision precision = Precision::kFp32;
   Bf16GemmFn bf16_gemm = nullptr;
   Fp16GemmFn fp16_gemm = nullptr;
+  Fp16FmaGemmFn fp16_fma_gemm = nullptr;
+  bool fp16_fma = false;            // kFp16 with fp16 arithmetic: V as fp16 bits, fp16_fma_gemm
   Int8GemmFn int8_gemm = nullptr;
   LowpConvertFns convert;        // V conversions of the same path as the GEMM
   AlignedBuffer U_lowp;          // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
@@ -94,6 +96,8 @@ struct WinogradPlan {
   // int8 without calibration needs every tile's V before it can quantize any: the phased order takes
   // the scales from its V; the fused order runs the input transforms twice (a first pass for max |V|).
   bool run_phased() const { return phased; }
+  // The FP32-arithmetic fp16 path rounds V in place (fp32 values); the others convert V into a copy.
+  bool v_in_place() const { return precision == Precision::kFp16 && !fp16_fma; }
 };
 
 struct DirectPlan {
@@ -118,6 +122,7 @@ struct Plan::Impl {
   std::optional<DirectPlan> direct;
   Precision precision = Precision::kFp32;  // requested (the direct path runs FP32 and says so)
   LowpKernel lowp_kernel = LowpKernel::kAuto;
+  Fp16Arithmetic fp16_arithmetic = Fp16Arithmetic::kAuto;
   std::string gemm_path;                     // "avx512-bf16", "portable", ... (FP32: the isa)
   std::string gemm_path_detail;              // "bf16 GEMM: avx512-bf16 (vdpbf16ps)"
   LowpStats stats;                           // of the last execute

@@ -38,6 +38,18 @@ void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t
   }
 }
 
+// As input_stage, V written as fp16 bits (the fp16-arithmetic GEMM's operand; w.fns.input_fp16 set).
+void input_stage_fp16(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1, uint16_t* v,
+                      std::size_t pos_v) {
+  const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
+  const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
+  for (int64_t t = t0; t < t1; ++t) {
+    const TileCoord c = coord(w, t);
+    const float* src = xb + (c.img - img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx;
+    w.fns.input_fp16(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + (t - t0) * w.Cpad, pos_v);
+  }
+}
+
 // GEMMs of positions [a0, a1) and panels [q0, q1) for `rows` tiles.
 void gemm_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, int64_t a0, int64_t a1, int64_t q0,
                 int64_t q1, const float* v, std::size_t pos_v, float* mo, std::size_t pos_m) {
@@ -211,6 +223,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     }
   };
 
+  // The fp16-arithmetic GEMM's operand written by the input transform itself, where the ISA has it
+  // (the same bits as the conversion pass: round to nearest even).
+  const bool fp16_direct = lowp && w.fp16_fma && w.fns.input_fp16 != nullptr;
   if (w.run_phased()) {
     pack_blocked_input(p, input, p.input_format, s.N, xb, w.Cb, w.Hp, w.Wp);
     if (spatial) spatial_quantize_packed(p, xb, s.N * w.Cb * w.Hp * w.Wp * kLanes);
@@ -219,13 +234,16 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     float* v = p.shared_v.data();
     float* mo = p.shared_m.data();
     const int64_t chunk = 4;
+    float* vl = w.v_in_place() ? v : p.shared_lowp.data();
     p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
-      input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
+      if (fp16_direct)
+        input_stage_fp16(w, xb, 0, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
+      else
+        input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
     });
-    float* vl = w.precision == Precision::kFp16 ? v : p.shared_lowp.data();
-    if (lowp) {
+    if (lowp && !fp16_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
         std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
         lowp_tap_amax(p, v, pos_v, w.tiles, amax.data());
@@ -238,7 +256,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         const int64_t t1 = std::min(w.tiles, t0 + chunk);
         const auto off = static_cast<std::size_t>(t0 * w.Cpad);
         float* dst = vl;
-        if (w.precision == Precision::kBf16 || spatial)
+        if (w.precision == Precision::kBf16 || spatial || (w.precision == Precision::kFp16 && w.fp16_fma))
           dst = reinterpret_cast<float*>(reinterpret_cast<uint16_t*>(vl) + off);
         else if (w.precision == Precision::kInt8)
           dst = reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(vl) + off);
@@ -285,9 +303,16 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
+      if (fp16_direct) {  // the transform writes the fp16 operand: no FP32 V, no conversion pass
+        float* vl = p.thread_lowp[wk].data();
+        input_stage_fp16(w, xb, img0, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
+        lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
+        output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+        return;
+      }
       input_stage(w, xb, img0, t0, t1, v, pos_v);
       if (lowp) {
-        float* vl = w.precision == Precision::kFp16 ? v : p.thread_lowp[wk].data();
+        float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
         uint8_t* flags = p.thread_flags[wk].data();
         p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
         lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);

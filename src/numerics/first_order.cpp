@@ -150,14 +150,16 @@ double predicted_rel_error_2d(const TransformF64& t, const PrecisionModel& model
   }
   const double sp = s2(model.product, "product");
   const double sa = model.accumulate == Format::kInt32 ? 0.0 : s2(model.accumulate, "accumulate");
+  const double sc = model.accumulate_chunk > 0 ? s2(model.chunk_accumulate, "chunk_accumulate") : 0.0;
   const double sm = s2(model.gemm_output, "gemm_output");
   const auto C = static_cast<double>(channels);
+  const AccumulationWeights aw = accumulation_weights(model, C);
   Moments M{n, n, std::vector<double>(U.signal.size()), std::vector<double>(U.signal.size())};
   for (std::size_t k = 0; k < M.signal.size(); ++k) {
     const double uv = U.signal[k] * V.signal[k];
     M.signal[k] = C * uv;
     M.error[k] = C * (U.error[k] * V.signal[k] + U.signal[k] * V.error[k] + sp * uv) +
-                 sa * uv * (C * (C + 1) / 2 - 1) + sm * C * uv;
+                 sa * uv * aw.accumulate + sc * uv * aw.chunk + sm * C * uv;
   }
   Moments Y = sandwich(AT, m, n, M, model.output_arith, model.gemm_output.format);
   const double so = s2(model.output, "output");

@@ -59,6 +59,19 @@ std::vector<PrecisionModel> make_presets() {
   p.push_back(storage("fp16-storage", Format::kFp16,
                       "d, g, U, V stored in fp16; matrices, transforms, products, accumulation and output in fp32 "
                       "(tensor-core / AMX GEMM)"));
+  {
+    // The engine's fp16-arithmetic GEMM (vfmadd231ph): each FMA rounds once to fp16 (product exact in
+    // fp64, then accumulate = fp16), over chunks of 32 channels, whose sums are widened to fp32.
+    PrecisionModel m = storage("fp16-fma", Format::kFp16,
+                               "d, g, U, V stored in fp16; fp16 FMAs (one rounding each) over chunks of 32 input "
+                               "channels, the chunk sums added in fp32; transforms and output in fp32 (the "
+                               "engine's fp16 path on AVX512-FP16)");
+    m.product = Format::kFp64;
+    m.accumulate = Format::kFp16;
+    m.accumulate_chunk = 32;
+    m.chunk_accumulate = Format::kFp32;
+    p.push_back(m);
+  }
   p.push_back(all_in("fp16-all", Format::kFp16,
                      "matrices, transforms and every stored tensor in fp16; products summed in fp32, the sums "
                      "written back in fp16 (the seed's MI300X kernel)"));
@@ -257,6 +270,15 @@ void PrecisionModel::validate() const {
   } else if (is_integer_format(accumulate)) {
     throw Error("precision model: accumulate must be a floating format or int32");
   }
+  if (accumulate_chunk < 0) throw Error("precision model: accumulate_chunk must be 0 (no chunks) or a chunk length");
+  if (accumulate_chunk > 0) {
+    if (accumulate == Format::kInt32)
+      throw Error("precision model: accumulate_chunk needs a floating accumulate format (int32 sums are exact)");
+    check_arith(chunk_accumulate, "chunk_accumulate");
+  } else if (chunk_accumulate != Format::kFp64) {
+    // A chunk format without chunks would be silently ignored.
+    throw Error("precision model: chunk_accumulate needs accumulate_chunk > 0");
+  }
 }
 
 double PrecisionModel::operand_unit_roundoff() const {
@@ -265,6 +287,20 @@ double PrecisionModel::operand_unit_roundoff() const {
     return i.is_integer ? 0.5 / i.max_finite : i.unit_roundoff;
   };
   return std::max(u(filter_transform), u(input_transform));
+}
+
+AccumulationWeights accumulation_weights(const PrecisionModel& m, double C) {
+  if (m.accumulate_chunk <= 0) return {C * (C + 1) / 2 - 1, 0.0};
+  AccumulationWeights w;
+  const double L = m.accumulate_chunk;
+  double done = 0.0;
+  for (int64_t q = 0; done < C; ++q) {
+    const double l = std::min(L, C - done);
+    w.accumulate += l * (l + 1) / 2;
+    done += l;
+    if (q > 0) w.chunk += done;  // the first chunk sum is added to zero: exact
+  }
+  return w;
 }
 
 const std::vector<PrecisionModel>& precision_presets() {
@@ -298,12 +334,17 @@ PrecisionModel precision_model_from_json(const json& j) {
       if (r == "stored") m.reference = ReferenceData::kStored;
       else if (r == "original") m.reference = ReferenceData::kOriginal;
       else throw Error("precision model: 'reference' must be \"stored\" or \"original\", not '" + r + "'");
+    } else if (k == "accumulate_chunk") {
+      if (!it.value().is_number_integer()) throw Error("precision model: 'accumulate_chunk' must be an integer");
+      m.accumulate_chunk = it.value().get<int>();
+    } else if (k == "chunk_accumulate") {
+      m.chunk_accumulate = parse_format_name(json_string(it.value(), k));
     } else if (StageFormat* s = stage_field(m, k)) {
       *s = stage_from_json(it.value(), k);
     } else if (Format* f = arith_field(m, k)) {
       *f = parse_format_name(json_string(it.value(), k));
     } else {
-      std::vector<std::string> valid = {"name", "description", "reference"};
+      std::vector<std::string> valid = {"name", "description", "reference", "accumulate_chunk", "chunk_accumulate"};
       for (const auto& key : stage_keys()) valid.push_back(key);
       for (const auto& key : arith_keys()) valid.push_back(key);
       throw Error(fmt::format("precision model: unknown key '{}' (valid: {})", k, fmt::join(valid, ", ")));
@@ -318,6 +359,10 @@ json to_json(const PrecisionModel& m) {
   j["name"] = m.name;
   j["description"] = m.description;
   for (const auto& k : arith_keys()) j[k] = format_name(*arith_field(m, k));
+  if (m.accumulate_chunk > 0) {  // left out otherwise: the models without chunks keep their JSON
+    j["accumulate_chunk"] = m.accumulate_chunk;
+    j["chunk_accumulate"] = format_name(m.chunk_accumulate);
+  }
   for (const auto& k : stage_keys()) j[k] = stage_to_json(*stage_field(m, k));
   j["reference"] = m.reference == ReferenceData::kStored ? "stored" : "original";
   return j;
@@ -351,7 +396,11 @@ std::string describe(const PrecisionModel& m) {
   s += fmt::format("  matrices {}; input {}; filter {}\n", format_name(m.matrices), stage_text(m.input), stage_text(m.filter));
   s += fmt::format("  transforms in {}; U {}; V {}\n", format_name(m.transform_arith), stage_text(m.filter_transform),
                    stage_text(m.input_transform));
-  s += fmt::format("  products {}; accumulation {}; sums stored {}\n", format_name(m.product), format_name(m.accumulate),
+  const std::string acc =
+      m.accumulate_chunk > 0 ? fmt::format("{} over chunks of {} channels, chunk sums added in {}", format_name(m.accumulate),
+                                           m.accumulate_chunk, format_name(m.chunk_accumulate))
+                             : std::string(format_name(m.accumulate));
+  s += fmt::format("  products {}; accumulation {}; sums stored {}\n", format_name(m.product), acc,
                    stage_text(m.gemm_output));
   s += fmt::format("  output transform in {}; output {}; reference: {} data\n", format_name(m.output_arith),
                    stage_text(m.output), m.reference == ReferenceData::kStored ? "stored" : "original");

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <vector>
 
 #include "nova/error.hpp"
 #include "nova/numerics/error_harness.hpp"
@@ -54,6 +55,41 @@ void accumulate(const double* U, const double* V, int64_t tiles, int64_t C, int6
     }
 }
 
+// As accumulate, over chunks of L channels: each chunk's sum starts from zero and is rounded by `ra`
+// after every step; the chunk sums are added in channel order into M, each sum rounded by `rc`.
+template <class RP, class RA, class RC>
+void accumulate_chunked(const double* U, const double* V, int64_t tiles, int64_t C, int64_t K, int64_t nn,
+                        bool paired, int64_t L, double* M, RP rp, RA ra, RC rc) {
+  std::vector<double> part(static_cast<std::size_t>(nn));
+  for (int64_t t = 0; t < tiles; ++t)
+    for (int64_t k = 0; k < K; ++k) {
+      const int64_t f = paired ? t : k;
+      double* acc = M + (t * K + k) * nn;
+      for (int64_t a = 0; a < nn; ++a) acc[a] = 0.0;
+      for (int64_t c0 = 0; c0 < C; c0 += L) {
+        for (int64_t a = 0; a < nn; ++a) part[static_cast<std::size_t>(a)] = 0.0;
+        for (int64_t c = c0; c < std::min(C, c0 + L); ++c) {
+          const double* u = U + (f * C + c) * nn;
+          const double* v = V + (t * C + c) * nn;
+          for (int64_t a = 0; a < nn; ++a) {
+            double& p = part[static_cast<std::size_t>(a)];
+            p = ra(p + rp(u[a] * v[a]));
+          }
+        }
+        for (int64_t a = 0; a < nn; ++a) acc[a] = rc(acc[a] + part[static_cast<std::size_t>(a)]);
+      }
+    }
+}
+
+// A rounding functor for a floating format (fp64: none).
+template <class F>
+void with_rounding(Format f, const F& body) {
+  if (f == Format::kFp64)
+    body(detail::NoRound{});
+  else
+    body(detail::KernelRound{detail::float_kernel(f, Overflow::kIeee)});
+}
+
 template <class RP>
 void accumulate_with(Format acc, const double* U, const double* V, int64_t tiles, int64_t C, int64_t K, int64_t nn,
                      bool paired, double* M, RP rp) {
@@ -68,6 +104,16 @@ void accumulate_with(Format acc, const double* U, const double* V, int64_t tiles
 
 void accumulate_chunk(const PrecisionModel& model, const double* U, const double* V, int64_t tiles, int64_t C,
                       int64_t K, int64_t nn, bool paired, double* M) {
+  if (model.accumulate_chunk > 0) {  // validate() keeps every format here floating
+    with_rounding(model.product, [&](auto rp) {
+      with_rounding(model.accumulate, [&](auto ra) {
+        with_rounding(model.chunk_accumulate, [&](auto rc) {
+          accumulate_chunked(U, V, tiles, C, K, nn, paired, model.accumulate_chunk, M, rp, ra, rc);
+        });
+      });
+    });
+    return;
+  }
   if (model.product == Format::kFp64)
     accumulate_with(model.accumulate, U, V, tiles, C, K, nn, paired, M, detail::NoRound{});
   else

@@ -23,12 +23,25 @@
 namespace nova::conv {
 namespace {
 
-const char* preset_of(Precision p) {
-  switch (p) {
+// A precision with, for kFp16, the GEMM arithmetic forced (kFp32 or kFp16; others ignore it).
+struct Variant {
+  Precision prec;
+  Fp16Arithmetic arith = Fp16Arithmetic::kFp32;
+};
+std::string name_of(Variant v) {
+  return to_string(v.prec) + (v.prec == Precision::kFp16 && v.arith == Fp16Arithmetic::kFp16 ? "fma" : "");
+}
+bool fp16_fma(Variant v) { return v.prec == Precision::kFp16 && v.arith == Fp16Arithmetic::kFp16; }
+// Every low-precision variant: bf16, int8, fp16 with FP32 arithmetic, fp16 with fp16 FMAs.
+const Variant kVariants[] = {{Precision::kBf16}, {Precision::kInt8}, {Precision::kFp16, Fp16Arithmetic::kFp32},
+                             {Precision::kFp16, Fp16Arithmetic::kFp16}};
+
+const char* preset_of(Variant v) {
+  switch (v.prec) {
     case Precision::kBf16:
       return "bf16-storage";
     case Precision::kFp16:
-      return "fp16-storage";
+      return fp16_fma(v) ? "fp16-fma" : "fp16-storage";
     case Precision::kInt8:
       return "int8-tap-channel";
     case Precision::kInt8Spatial:
@@ -58,11 +71,13 @@ struct LowpRun {
   LowpStats stats;
 };
 
-LowpRun run_lowp(const LayerDataset& d, Precision prec, TileSize tile, LowpKernel kernel, int threads,
+LowpRun run_lowp(const LayerDataset& d, Variant var, TileSize tile, LowpKernel kernel, int threads,
                  int block = 0) {
+  const Precision prec = var.prec;
   const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
   PlanOptions o;
   o.precision = prec;
+  o.fp16_arithmetic = var.arith;
   o.tile = tile;
   o.lowp_kernel = kernel;
   o.threads = threads;
@@ -92,14 +107,19 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-std::vector<LowpKernel> kernels_for(Precision p) {
+bool simd_supported(Variant v) {
+  return (fp16_fma(v) ? fp16_arithmetic_supported() : lowp_simd_supported(v.prec)) && best_isa() == Isa::kAvx512;
+}
+std::string simd_name(Variant v) { return fp16_fma(v) ? "avx512-fp16" : lowp_simd_name(v.prec); }
+
+std::vector<LowpKernel> kernels_for(Variant v) {
   std::vector<LowpKernel> k = {LowpKernel::kPortable};
-  if (lowp_simd_supported(p) && best_isa() == Isa::kAvx512) k.push_back(LowpKernel::kSimd);
+  if (simd_supported(v)) k.push_back(LowpKernel::kSimd);
   return k;
 }
 
 struct Case {
-  Precision prec;
+  Variant var;
   TileSize tile;
 };
 
@@ -107,25 +127,27 @@ class LowpAccuracy : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LowpAccuracy, MatchesReferenceAndPresetEmulation) {
   const Case c = GetParam();
-  const LayerDataset d = layer(c.prec, 1, 40, 23, 48, c.tile.r, 7);
+  const Precision prec = c.var.prec;
+  const LayerDataset d = layer(prec, 1, 40, 23, 48, c.tile.r, 7);
   const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights, {});
   const TransformF64 t = default_transform(c.tile).to_f64();
-  const PrecisionModel model = precision_preset(preset_of(c.prec));
+  const PrecisionModel model = precision_preset(preset_of(c.var));
   const double emulated = ErrorEvaluator(d, model, c.tile).evaluate(t).rel_l2;
   // First-order prediction of the error of rounding U and V with unit roundoff u. For int8, u is half
   // a quantization step relative to the largest |value| of a tap, which is larger than the rms of the
-  // values by the crest factor of Gaussian data (<= 5 at these sizes): u * 5.
-  const double u =
-      c.prec == Precision::kInt8 ? model.operand_unit_roundoff() * 5.0 : model.operand_unit_roundoff();
-  const double bound = 3.0 * predicted_rel_error_2d(t, u);
+  // values by the crest factor of Gaussian data (<= 5 at these sizes): u * 5. fp16 FMAs: the
+  // stagewise prediction of the whole model (its fp16 sums cost more than the rounding of U and V).
+  const double u = prec == Precision::kInt8 ? model.operand_unit_roundoff() * 5.0 : model.operand_unit_roundoff();
+  const double bound =
+      3.0 * (fp16_fma(c.var) ? predicted_rel_error_2d(t, model, d.shape.C) : predicted_rel_error_2d(t, u));
   std::vector<float> first;
-  for (LowpKernel k : kernels_for(c.prec)) {
-    const LowpRun r = run_lowp(d, c.prec, c.tile, k, 2);
+  for (LowpKernel k : kernels_for(c.var)) {
+    const LowpRun r = run_lowp(d, c.var, c.tile, k, 2);
     const double e = rel_l2(r.out, ref);
-    SCOPED_TRACE(to_string(c.prec) + " " + c.tile.to_string() + " " + r.path);
-    EXPECT_EQ(r.path, k == LowpKernel::kPortable ? std::string("portable") : lowp_simd_name(c.prec));
+    SCOPED_TRACE(name_of(c.var) + " " + c.tile.to_string() + " " + r.path);
+    EXPECT_EQ(r.path, k == LowpKernel::kPortable ? std::string("portable") : simd_name(c.var));
     if (std::getenv("NOVA_LOWP_VERBOSE") != nullptr)
-      std::printf("%s %s %-12s engine %.4e emulated %.4e ratio %.4f bound %.3e\n", to_string(c.prec).c_str(),
+      std::printf("%s %s %-12s engine %.4e emulated %.4e ratio %.4f bound %.3e\n", name_of(c.var).c_str(),
                   c.tile.to_string().c_str(), r.path.c_str(), e, emulated, e / emulated, bound);
     EXPECT_LT(e, bound) << "emulated " << emulated;
     EXPECT_NEAR(e / emulated, 1.0, 0.10) << "engine " << e << " emulated " << emulated;
@@ -139,28 +161,28 @@ TEST_P(LowpAccuracy, MatchesReferenceAndPresetEmulation) {
 
 std::vector<Case> accuracy_cases() {
   std::vector<Case> out;
-  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16})
-    for (TileSize t : {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}, TileSize{4, 5}}) out.push_back({p, t});
+  for (Variant v : kVariants)
+    for (TileSize t : {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}, TileSize{4, 5}}) out.push_back({v, t});
   return out;
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return to_string(info.param.prec) + "_F" + std::to_string(info.param.tile.m) + "x" +
-         std::to_string(info.param.tile.r);
+  return name_of(info.param.var) + "_F" + std::to_string(info.param.tile.m) + "x" + std::to_string(info.param.tile.r);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTiles, LowpAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
 
 TEST(Lowp, IdenticalAcrossThreadsAndBlockings) {
-  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
-    const LayerDataset d = layer(p, 2, 21, 17, 35, 3, 3);
-    for (LowpKernel k : kernels_for(p)) {
-      const LowpRun base = run_lowp(d, p, TileSize{4, 3}, k, 1);
+  for (Variant v : kVariants) {
+    // 70 channels: fp16 FMA chunks of 32, 32 and 6 (+ 10 padding channels)
+    const LayerDataset d = layer(v.prec, 2, fp16_fma(v) ? 70 : 21, 17, 35, 3, 3);
+    for (LowpKernel k : kernels_for(v)) {
+      const LowpRun base = run_lowp(d, v, TileSize{4, 3}, k, 1);
       for (int threads : {1, 2})
         for (int block : {0, 5, -1}) {
-          const LowpRun r = run_lowp(d, p, TileSize{4, 3}, k, threads, block);
+          const LowpRun r = run_lowp(d, v, TileSize{4, 3}, k, threads, block);
           EXPECT_TRUE(same_bits(r.out, base.out))
-              << to_string(p) << " " << r.path << " threads=" << threads << " block=" << block;
+              << name_of(v) << " " << r.path << " threads=" << threads << " block=" << block;
         }
     }
   }
@@ -210,13 +232,14 @@ TEST(Lowp, Int8CalibrationStoresScalesAndCountsSaturation) {
 }
 
 TEST(Lowp, NanInInputPropagates) {
-  for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
+  for (Variant var : kVariants) {
+    const Precision p = var.prec;
     LayerDataset d = layer(p, 1, 16, 16, 16, 3, 9);
     const int64_t y = 7, x = 9;
     d.input[static_cast<std::size_t>((2 * 16 + y) * 16 + x)] = std::nan("");  // channel 2
-    for (LowpKernel k : kernels_for(p)) {
-      const LowpRun r = run_lowp(d, p, TileSize{4, 3}, k, 2);
-      SCOPED_TRACE(to_string(p) + " " + r.path);
+    for (LowpKernel k : kernels_for(var)) {
+      const LowpRun r = run_lowp(d, var, TileSize{4, 3}, k, 2);
+      SCOPED_TRACE(name_of(var) + " " + r.path);
       int64_t nans = 0, nonfinite_other = 0;
       for (int64_t kk = 0; kk < 16; ++kk)
         for (int64_t oy = 0; oy < 16; ++oy)
@@ -272,16 +295,18 @@ TEST(Lowp, PathsAndOptions) {
 
 TEST(Lowp, BiasReluAndNhwc) {
   const testing::Problem p = testing::random_problem(ConvShape{2, 19, 13, 11, 21, 3, 3, 1, 1}, 4);
-  for (Precision prec : {Precision::kBf16, Precision::kInt8, Precision::kFp16}) {
+  for (Variant v : kVariants) {
+    const Precision prec = v.prec;
     for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
       PlanOptions o;
       o.precision = prec;
+      o.fp16_arithmetic = v.arith;
       o.layout = layout;
       o.relu = true;
       o.tile = TileSize{4, 3};
       const std::vector<float> got = testing::run(p, o);
       const std::vector<double> ref = testing::reference(p, layout, true);
-      EXPECT_LT(testing::rel_l2(got, ref), prec == Precision::kFp16 ? 1e-2 : 5e-2) << to_string(prec);
+      EXPECT_LT(testing::rel_l2(got, ref), prec == Precision::kFp16 ? 1e-2 : 5e-2) << name_of(v);
     }
   }
 }
@@ -292,8 +317,8 @@ TEST(Lowp, BiasReluAndNhwc) {
 TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
   const LayerDataset d = layer(Precision::kInt8, 1, 32, 24, 32, 3, 31);
   const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights);
-  const double e43 = rel_l2(run_lowp(d, Precision::kInt8, TileSize{4, 3}, LowpKernel::kAuto, 1).out, ref);
-  const double e63 = rel_l2(run_lowp(d, Precision::kInt8, TileSize{6, 3}, LowpKernel::kAuto, 1).out, ref);
+  const double e43 = rel_l2(run_lowp(d, {Precision::kInt8}, TileSize{4, 3}, LowpKernel::kAuto, 1).out, ref);
+  const double e63 = rel_l2(run_lowp(d, {Precision::kInt8}, TileSize{6, 3}, LowpKernel::kAuto, 1).out, ref);
   std::printf("int8 engine error: F(4,3) %.3g, F(6,3) %.3g\n", e43, e63);
   EXPECT_GT(e63, 2.0 * e43);
 

@@ -11,6 +11,7 @@
 #include "nova/exact/transform.hpp"
 #include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/first_order.hpp"
+#include "nova/numerics/precision_model.hpp"
 #include "nova/numerics/quantization.hpp"
 #include "numerics/sandwich.hpp"
 
@@ -128,6 +129,87 @@ TEST(ErrorHarness, SoftwareRoundedArithmeticEqualsTheScalarDefinitionBitForBit) 
       }
     }
     EXPECT_EQ(mismatches, 0) << preset;
+  }
+}
+
+// Chunked accumulation (fp16-fma: fp16 FMAs over chunks of channels, chunk sums in fp32) against a
+// straightforward evaluation of its definition on a small case: C = 45 channels (chunks 32 + 13, and
+// 9 x 5 for a custom chunk of 5), independent filters per tile, data that overflows nothing.
+TEST(ErrorHarness, ChunkedAccumulationMatchesItsDefinition) {
+  PrecisionModel five = precision_preset("fp16-fma");
+  five.accumulate_chunk = 5;
+  for (const PrecisionModel& model : {precision_preset("fp16-fma"), five}) {
+    const TransformF64 t = make("4,3", "0,±1,±2,inf");
+    const int n = t.n, m = t.m, r = t.r;
+    const int64_t T = 23, C = 45;
+    TileDataset ds = make_tile_dataset(parse_tile("4,3"), DataKind::kGaussian, T, C, 17);
+    for (double& v : ds.d) v = round_to(Format::kFp16, v);
+    for (double& v : ds.g) v = round_to(Format::kFp16, v);
+    const std::vector<double> y = emulate_winograd(t, model, ds.d, ds.g, T, C, T, true);
+    auto rounded = [](Format f, std::vector<double> v) {
+      for (double& x : v) x = round_to(f, x);
+      return v;
+    };
+    const auto AT = rounded(model.matrices, t.AT), G = rounded(model.matrices, t.G),
+               BT = rounded(model.matrices, t.BT);
+    const int64_t L = model.accumulate_chunk;
+    int64_t mismatches = 0, differs_from_unchunked = 0;
+    for (int64_t tile = 0; tile < T; ++tile) {
+      std::vector<double> M(static_cast<std::size_t>(n * n), 0.0), plain(M);
+      std::vector<double> part(M.size(), 0.0);
+      for (int64_t c = 0; c < C; ++c) {
+        const auto U = rounded(Format::kFp16,
+                               sandwich_rounded(model.transform_arith, G, n, r, ds.g.data() + (tile * C + c) * r * r));
+        const auto V = rounded(Format::kFp16,
+                               sandwich_rounded(model.transform_arith, BT, n, n, ds.d.data() + (tile * C + c) * n * n));
+        if (c % L == 0) std::fill(part.begin(), part.end(), 0.0);
+        for (int a = 0; a < n * n; ++a) {
+          const auto A = static_cast<std::size_t>(a);
+          part[A] = round_to(Format::kFp16, part[A] + U[A] * V[A]);  // one fp16 FMA
+          plain[A] = round_to(Format::kFp16, plain[A] + U[A] * V[A]);
+        }
+        if (c % L == L - 1 || c == C - 1)
+          for (std::size_t a = 0; a < M.size(); ++a) M[a] = round_to(Format::kFp32, M[a] + part[a]);
+      }
+      const auto Y = rounded(Format::kFp32, sandwich_rounded(model.output_arith, AT, m, n, M.data()));
+      const auto Yp = rounded(Format::kFp32, sandwich_rounded(model.output_arith, AT, m, n, plain.data()));
+      for (int a = 0; a < m * m; ++a) {
+        const double got = y[static_cast<std::size_t>(tile * m * m + a)], want = Y[static_cast<std::size_t>(a)];
+        mismatches += got != want;
+        differs_from_unchunked += got != Yp[static_cast<std::size_t>(a)];
+      }
+    }
+    EXPECT_EQ(mismatches, 0) << "chunk " << L;
+    EXPECT_GT(differs_from_unchunked, T * m * m / 2) << "chunk " << L;  // the chunks matter
+  }
+}
+
+// The first-order model of chunked accumulation: the fp16-fma error grows with the chunk and stays
+// within the stagewise model's factor 2; without chunks the weights are the running sum's.
+TEST(ErrorHarness, ChunkedAccumulationFirstOrder) {
+  PrecisionModel plain = precision_preset("fp16-fma");
+  plain.accumulate_chunk = 0;
+  plain.chunk_accumulate = Format::kFp64;
+  EXPECT_EQ(accumulation_weights(plain, 40).accumulate, 40.0 * 41 / 2 - 1);
+  EXPECT_EQ(accumulation_weights(plain, 40).chunk, 0.0);
+  PrecisionModel c8 = precision_preset("fp16-fma");
+  c8.accumulate_chunk = 8;
+  // 40 channels in 5 chunks of 8: 5 * 36 steps inside; chunk sums of 16, 24, 32, 40 products.
+  EXPECT_EQ(accumulation_weights(c8, 40).accumulate, 5 * 36.0);
+  EXPECT_EQ(accumulation_weights(c8, 40).chunk, 16.0 + 24 + 32 + 40);
+  const TransformF64 t = make("4,3", "0,±1,±2,inf");
+  const TileDataset ds = make_tile_dataset(parse_tile("4,3"), DataKind::kGaussian, 400, 64, 8);
+  double previous = 0.0;
+  for (int L : {4, 16, 32, 64}) {
+    PrecisionModel model = precision_preset("fp16-fma");
+    model.accumulate_chunk = L;
+    const double measured = ErrorEvaluator(ds, model).score(t);
+    const double predicted = predicted_rel_error_2d(t, model, 64);
+    std::cout << "fp16 fma, chunks of " << L << ": measured " << measured << ", predicted " << predicted << '\n';
+    EXPECT_GT(measured / predicted, 0.5) << L;
+    EXPECT_LT(measured / predicted, 2.0) << L;
+    EXPECT_GT(measured, previous) << L;
+    previous = measured;
   }
 }
 

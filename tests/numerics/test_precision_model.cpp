@@ -32,7 +32,7 @@ TEST(PrecisionModel, PresetsAreValidUniqueAndDocumented) {
     EXPECT_FALSE(m.description.empty()) << m.name;
     EXPECT_NE(doc.find("`" + m.name + "`"), std::string::npos) << m.name << " is not in docs/precision-models.md";
   }
-  for (const char* required : {"fp64", "fp32", "fp16-storage", "fp16-all", "bf16-storage", "bf16-all",
+  for (const char* required : {"fp64", "fp32", "fp16-storage", "fp16-fma", "fp16-all", "bf16-storage", "bf16-all",
                                "fp8-e4m3-storage", "int8-tensor", "int8-channel", "int8-tap"})
     EXPECT_TRUE(names.count(required)) << required;
 }
@@ -54,7 +54,45 @@ TEST(PrecisionModel, JsonRoundTripsEveryPreset) {
     EXPECT_EQ(to_json(back), to_json(m)) << m.name;
     EXPECT_EQ(back.input_transform, m.input_transform) << m.name;
     EXPECT_EQ(back.accumulate, m.accumulate) << m.name;
+    EXPECT_EQ(back.accumulate_chunk, m.accumulate_chunk) << m.name;
+    EXPECT_EQ(back.chunk_accumulate, m.chunk_accumulate) << m.name;
   }
+}
+
+TEST(PrecisionModel, ChunkedAccumulationFieldsAndRules) {
+  const PrecisionModel fma = precision_preset("fp16-fma");
+  EXPECT_EQ(fma.accumulate, Format::kFp16);
+  EXPECT_EQ(fma.product, Format::kFp64);  // exact product, one rounding per step: an FMA
+  EXPECT_GT(fma.accumulate_chunk, 0);
+  EXPECT_EQ(fma.chunk_accumulate, Format::kFp32);
+  EXPECT_NE(describe(fma).find("chunks of " + std::to_string(fma.accumulate_chunk)), std::string::npos) << describe(fma);
+  const nlohmann::json j = to_json(fma);
+  EXPECT_EQ(j.at("accumulate_chunk"), fma.accumulate_chunk);
+  EXPECT_EQ(j.at("chunk_accumulate"), "fp32");
+  EXPECT_FALSE(to_json(precision_preset("fp16-storage")).contains("accumulate_chunk"));  // unchanged JSON
+  const PrecisionModel m = precision_model_from_json(nlohmann::json::parse(
+      R"({"accumulate": "bf16", "accumulate_chunk": 7, "chunk_accumulate": "fp16"})"));
+  EXPECT_EQ(m.accumulate_chunk, 7);
+  EXPECT_EQ(m.chunk_accumulate, Format::kFp16);
+  EXPECT_NE(error_of([] { precision_model_from_json(nlohmann::json::parse(R"({"accumulate_chunk": -2})")); })
+                .find("accumulate_chunk"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { precision_model_from_json(nlohmann::json::parse(R"({"accumulate_chunk": 1.5})")); })
+                .find("integer"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { precision_model_from_json(nlohmann::json::parse(R"({"chunk_accumulate": "fp32"})")); })
+                .find("needs accumulate_chunk"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              precision_model_from_json(nlohmann::json::parse(
+                  R"({"accumulate_chunk": 4, "chunk_accumulate": "int8", "accumulate": "fp16"})"));
+            }).find("chunk_accumulate"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              precision_model_from_json(nlohmann::json::parse(
+                  R"({"filter_transform": "int8", "input_transform": "int8", "accumulate": "int32", "accumulate_chunk": 4})"));
+            }).find("accumulate_chunk"),
+            std::string::npos);
 }
 
 TEST(PrecisionModel, UserModelDefaultsToFp64AndParsesStages) {

@@ -36,7 +36,7 @@ enum class AlgorithmChoice { kAuto, kWinograd, kDirect };
 //   kBf16  U, V in bf16 (round to nearest even), FP32 accumulation (vdpbf16ps): the bf16-storage preset
 //   kInt8  U int8 per tap x output channel, V int8 per tap (per-call or calibrated scales), exact int32
 //          accumulation (vpdpbusd), dequantized to FP32: the int8-tap-channel preset
-//   kFp16  U, V in fp16 (round to nearest even), FP32 products and accumulation: the fp16-storage preset
+//   kFp16  U, V in fp16 (round to nearest even); the arithmetic per Fp16Arithmetic below
 //   kInt8Spatial  d int8 per tensor (per-call or calibrated scale) and g int8 per output channel,
 //          quantized before the transforms; the transforms scaled to integers and run exactly (U', V'
 //          int16), int32 GEMM (vpdpwssd) over channel chunks short enough never to overflow, the chunk
@@ -60,6 +60,13 @@ struct TensorFormat {
   DataType type = DataType::kFp32;
   float scale = 1.0f;  // kInt8 only: value = scale * code; finite and > 0
 };
+// The arithmetic of the kFp16 GEMM:
+//   kFp32  products and sums in FP32 (U widened by vcvtph2ps, F16C): the fp16-storage preset
+//   kFp16  fp16 FMAs (vfmadd231ph, one rounding each) over chunks of 32 input channels from zero, each
+//          chunk sum widened and added into an FP32 sum: the fp16-fma preset (about 3x the error of kFp32)
+//   kAuto  kFp16 where this CPU has AVX512-FP16 and the plan runs the avx512 path, kFp32 otherwise
+// The portable kernel (LowpKernel::kPortable) computes the same bits as the SIMD one of the arithmetic.
+enum class Fp16Arithmetic { kAuto, kFp32, kFp16 };
 
 std::string to_string(Layout layout);
 std::string to_string(Algorithm algorithm);
@@ -84,6 +91,11 @@ DataType parse_data_type(const std::string& text);  // "fp32" | "bf16" | "fp16" 
 std::size_t element_size(DataType type);            // bytes
 bool lowp_simd_supported(Precision precision);
 std::string lowp_simd_name(Precision precision);
+// Whether this CPU has AVX512-FP16 (and the OS saves the AVX-512 state): the fp16-arithmetic kernel,
+// named "avx512-fp16".
+bool fp16_arithmetic_supported();
+std::string to_string(Fp16Arithmetic arithmetic);
+Fp16Arithmetic parse_fp16_arithmetic(const std::string& text);  // "auto" | "fp32" | "fp16"; throws nova::Error
 
 // The best path this CPU can run, and whether it can run a given one.
 Isa best_isa();
@@ -110,6 +122,7 @@ struct PlanOptions {
   // Element types of the input and output tensors (any combination, any precision, either algorithm).
   TensorFormat input;
   TensorFormat output;
+  Fp16Arithmetic fp16_arithmetic = Fp16Arithmetic::kAuto;  // kFp16 plans only
 };
 
 // What the last execute of a low-precision plan met (all zero for FP32 plans).
@@ -156,11 +169,11 @@ class Plan {
   std::string reason() const;            // why this algorithm (and tile)
   Isa isa() const;
   int threads() const;
-  bool generated_transform() const;    // build-time generated tile code (vs the generic path)
-  std::string transform_name() const;  // points of the Winograd transform, or empty
-  std::string describe() const;  // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
-  Precision precision() const;   // of the GEMMs actually run (kFp32 on the direct path)
-  // The GEMM kernel path: "avx512-bf16", "avx512-vnni", "avx512-f16c" or "portable" for the
+  bool generated_transform() const;      // build-time generated tile code (vs the generic path)
+  std::string transform_name() const;    // points of the Winograd transform, or empty
+  std::string describe() const;          // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
+  Precision precision() const;           // of the GEMMs actually run (kFp32 on the direct path)
+  // The GEMM kernel path: "avx512-bf16", "avx512-vnni", "avx512-f16c", "avx512-fp16" or "portable" for the
   // low-precision paths; to_string(isa()) for FP32.
   std::string gemm_path() const;
   TensorFormat input_format() const;

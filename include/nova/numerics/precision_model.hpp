@@ -9,7 +9,10 @@
 //   filter_transform  U as stored for the element-wise products
 //   input_transform   V as stored
 //   product           each product U[a] * V[a] (float operands; integer codes multiply exactly)
-//   accumulate        the running sum over input channels (int32 for integer operands: exact)
+//   accumulate        the running sum over input channels (int32 for integer operands: exact); with
+//                     accumulate_chunk = L > 0, the sum of each chunk of L consecutive channels,
+//                     started from zero, the chunk sums added in channel order in chunk_accumulate
+//                     (an fp16 FMA GEMM that widens its partial sums into FP32 accumulators)
 //   gemm_output       M = the accumulated sums, as stored before the output transform
 //   output_arith      every multiply and add inside Y = A^T M A
 //   output            Y as stored
@@ -67,6 +70,11 @@ struct PrecisionModel {
   StageFormat filter_transform, input_transform;
   Format product = Format::kFp64;
   Format accumulate = Format::kFp64;  // kInt32 for exact integer accumulation
+  // 0: one running sum over all input channels in `accumulate`. L > 0: channels 0..L-1, L..2L-1, ...
+  // each summed in `accumulate` from zero, and the chunk sums added in order into a running sum
+  // rounded to `chunk_accumulate` (product fp64 + accumulate fp16 is an fp16 FMA: one rounding).
+  int accumulate_chunk = 0;
+  Format chunk_accumulate = Format::kFp64;
   StageFormat gemm_output;
   Format output_arith = Format::kFp64;
   StageFormat output;
@@ -78,6 +86,16 @@ struct PrecisionModel {
   // the first-order prediction. Integer formats report 0.5 / qmax.
   double operand_unit_roundoff() const;
 };
+
+// The roundings of the GEMM's sums over C channels, each weighted by the number of products the
+// rounded sum holds (a sum of j products of variance v each has variance j v): the factor of the
+// format's relative rounding variance in the first-order accumulation error. `accumulate`: the
+// running sum (C(C+1)/2 - 1) or, with chunks, every step inside them (the first one included: it
+// rounds the exact product); `chunk`: the sums of the chunk sums (zero without chunks).
+struct AccumulationWeights {
+  double accumulate = 0.0, chunk = 0.0;
+};
+AccumulationWeights accumulation_weights(const PrecisionModel& m, double channels);
 
 // The built-in presets, documented in docs/precision-models.md.
 const std::vector<PrecisionModel>& precision_presets();

@@ -27,12 +27,17 @@ using GemmFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const f
                         std::size_t ldc);
 using InputTileFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                              std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride);
+// As InputTileFn, V stored as fp16 bits (round to nearest even): the fp16-arithmetic GEMM's operand
+// written by the transform itself, without a conversion pass over V.
+using InputTileFp16Fn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                 std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride);
 using OutputTileFn = void (*)(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
                               bool relu, float* dst, std::size_t dst_row);
 
 struct TileFns {
   InputTileFn input = nullptr;
   OutputTileFn output = nullptr;
+  InputTileFp16Fn input_fp16 = nullptr;  // where the ISA converts to fp16 (AVX-512F), else null
 };
 
 // The float coefficients of the generic (run-time matrix) tile path; ctx of its TileFns.

@@ -6,6 +6,9 @@
 // Panel layouts (kc channels, a multiple of 16; w = 16*nv columns):
 //   bf16: channel pairs interleaved: B[(c/2)*(2w) + 2j + (c&1)] (vdpbf16ps operand), A bf16 bits
 //   fp16: B[c*w + j] (fp16 bits, widened by vcvtph2ps); A: fp32 values already rounded to fp16
+//   fp16 FMA: B as fp16; A fp16 bits. Channels in chunks of kFp16FmaChunk: in each, from zero,
+//         s = fp16(s + a*b) per channel in order (an fp16 FMA: exact product, one rounding, subnormals
+//         kept); then C = float(C + s) (C from +0), chunk after chunk (the fp16-fma preset)
 //   int8: channel quads interleaved: B[(c/4)*(4w) + 4j + (c&3)] (vpdpbusd operand, s8); A = V code + 128
 //         (u8); C = float(sum - comp[j]) * scale[j], comp[j] = 128 * sum_c B(c, j)
 // BF16 follows vdpbf16ps exactly: per channel pair, acc = FTZ(RNE(acc + a[odd]*b[odd])), then the even
@@ -21,6 +24,8 @@ using Bf16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t
                             const uint16_t* b, float* c, std::size_t ldc);
 using Fp16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
                             const uint16_t* b, float* c, std::size_t ldc);
+using Fp16FmaGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
+                               const uint16_t* b, float* c, std::size_t ldc);
 using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda,
                             const int8_t* b, const int32_t* comp, const float* scale, float* c,
                             std::size_t ldc);
@@ -28,10 +33,12 @@ using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t*
 // Conversions of V to the GEMM operand (count values; the same bits on every path):
 //   bf16: dst = bf16_bits_rne(src)
 //   fp16: v = round_fp16(v), in place
+//   fp16 bits (fp16 FMA): dst = fp16_bits_rne(src)
 //   int8: dst = RNE(clamp(src * inv, -127, 127)) + 128; NaN/Inf give code 128 and set *bad; returns the
 //         number of values with |src * inv| > 127.5 (saturated)
 using Bf16ConvertFn = void (*)(const float* src, uint16_t* dst, int64_t count);
 using Fp16RoundFn = void (*)(float* v, int64_t count);
+using Fp16ConvertFn = void (*)(const float* src, uint16_t* dst, int64_t count);
 using Int8QuantizeFn = int64_t (*)(const float* src, uint8_t* dst, int64_t count, float inv, int* bad);
 // max |x| over the finite values (0 when none): exact, so every path gives the same value.
 using AmaxFn = float (*)(const float* v, int64_t count);
@@ -39,12 +46,14 @@ using AmaxFn = float (*)(const float* v, int64_t count);
 struct LowpConvertFns {
   Bf16ConvertFn bf16 = nullptr;
   Fp16RoundFn fp16 = nullptr;
+  Fp16ConvertFn fp16_bits = nullptr;
   Int8QuantizeFn int8 = nullptr;
   AmaxFn amax = nullptr;
 };
 LowpConvertFns lowp_convert_portable();
 Bf16ConvertFn bf16_convert_avx512bf16();
 Fp16RoundFn fp16_round_avx512();
+Fp16ConvertFn fp16_convert_avx512fp16();
 Int8QuantizeFn int8_quantize_avx512vnni();
 AmaxFn amax_avx512vnni();
 
@@ -54,6 +63,14 @@ Fp16GemmFn fp16_gemm_portable();
 Int8GemmFn int8_gemm_portable();
 Bf16GemmFn bf16_gemm_avx512bf16();
 Fp16GemmFn fp16_gemm_avx512();
+Fp16FmaGemmFn fp16_fma_gemm_portable();
+Fp16FmaGemmFn fp16_fma_gemm_avx512fp16();
+
+// Channels per fp16 chunk sum of the fp16 FMA GEMM (the fp16-fma preset's accumulate_chunk; a test
+// checks that they agree). Each chunk sum costs a widening and an FP32 add per 16 columns beside its
+// FMAs: 32 is the shortest chunk at which the fp16 plan runs 1.3x the FP32 one on the 64-channel
+// layers (16: 1.23x), for about 1.3x the error of 16 (docs/engine.md, "Low-precision paths").
+inline constexpr int kFp16FmaChunk = 32;
 Int8GemmFn int8_gemm_avx512vnni();
 
 // Bit-level helpers shared by every path.
@@ -97,6 +114,17 @@ inline float round_fp16(float x) {
     r = f32_bits(t - 0.5f);
   }
   return f32_from_bits(r | sign);
+}
+// float -> fp16 bits, round to nearest even (as vcvtps2ph).
+inline uint16_t fp16_bits_rne(float x) {
+  const uint32_t b = f32_bits(round_fp16(x));
+  const auto sign = static_cast<uint16_t>((b >> 16) & 0x8000u);
+  const uint32_t a = b & 0x7FFFFFFFu;
+  if (a >= 0x7F800000u) return static_cast<uint16_t>(sign | 0x7C00u | ((a & 0x7FFFFFu) >> 13));  // inf, NaN
+  if (a >= 0x38800000u)
+    return static_cast<uint16_t>(sign | (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3FFu));
+  // subnormal (or zero): an exact multiple of 2^-24 below 2^-14
+  return static_cast<uint16_t>(sign | static_cast<uint32_t>(f32_from_bits(a) * 16777216.0f));
 }
 // fp16 bits -> float (exact).
 inline float fp16_to_float(uint16_t h) {

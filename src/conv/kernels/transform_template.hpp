@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <type_traits>
 
 #include "kernel_table.hpp"
 #include "tile_transforms_generated.hpp"
@@ -44,9 +46,10 @@ struct GeneratedOp {
   static void at(const V* x, int xs, V* y, int ys) { Gen::at(x, xs, y, ys); }
 };
 
-template <class V, int N, class Op>
+// T: float, or uint16_t for V as fp16 bits (V::store_fp16).
+template <class V, int N, class Op, class T = float>
 inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                        std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
+                        std::ptrdiff_t scb, int cbs, T* dst, std::size_t pos_stride) {
   V d[N * N];
   V t[N * N];
   for (int cb = 0; cb < cbs; ++cb) {
@@ -55,8 +58,13 @@ inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy
       for (int j = 0; j < n; ++j) d[i * n + j] = V::load(s + i * sy + j * sx);
     for (int j = 0; j < n; ++j) op.bt(d + j, n, t + j, n);   // columns: t = B^T d
     for (int p = 0; p < n; ++p) op.bt(t + p * n, 1, d + p * n, 1);  // rows: z = t B
-    float* o = dst + static_cast<std::size_t>(cb) * 16;
-    for (int a = 0; a < n * n; ++a) V::store(o + static_cast<std::size_t>(a) * pos_stride, d[a]);
+    T* o = dst + static_cast<std::size_t>(cb) * 16;
+    for (int a = 0; a < n * n; ++a) {
+      if constexpr (std::is_same_v<T, float>)
+        V::store(o + static_cast<std::size_t>(a) * pos_stride, d[a]);
+      else
+        V::store_fp16(o + static_cast<std::size_t>(a) * pos_stride, d[a]);
+    }
   }
 }
 
@@ -85,6 +93,12 @@ void generated_input(const void*, const float* src, std::ptrdiff_t sy, std::ptrd
 }
 
 template <class V, class Gen>
+void generated_input_fp16(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                          int cbs, uint16_t* dst, std::size_t pos_stride) {
+  input_tiles<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
+}
+
+template <class V, class Gen>
 void generated_output(const void*, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
                       float* dst, std::size_t dst_row) {
   output_tile<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16, relu, dst, dst_row);
@@ -93,6 +107,13 @@ void generated_output(const void*, const float* src, std::size_t pos_stride, con
 template <class V>
 void generic_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
                    int cbs, float* dst, std::size_t pos_stride) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  input_tiles<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
+}
+
+template <class V>
+void generic_input_fp16(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                        int cbs, uint16_t* dst, std::size_t pos_stride) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
 }
@@ -108,15 +129,25 @@ void generic_output(const void* ctx, const float* src, std::size_t pos_stride, c
 // The transform table of one ISA: the generated code of every default transform and the generic path,
 // all over the ISA's vector type V (called once per ISA file, which keeps its own flags).
 template <class V>
+inline constexpr bool kHasFp16Store = requires(uint16_t* p, V x) { V::store_fp16(p, x); };
+
+template <class V, class Gen>
+TileFns generated_fns() {
+  TileFns f{&generated_input<V, Gen>, &generated_output<V, Gen>};
+  if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input_fp16<V, Gen>;
+  return f;
+}
+
+template <class V>
 TransformTable make_transform_table() {
-#define NOVA_GEN_ENTRY(i) \
-  TileFns{&generated_input<V, generated::Tile##i<V>>, &generated_output<V, generated::Tile##i<V>>},
+#define NOVA_GEN_ENTRY(i) generated_fns<V, generated::Tile##i<V>>(),
   static const TileFns kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
 #undef NOVA_GEN_ENTRY
   TransformTable t;
   t.generated = kGenerated;
   t.generated_count = generated::kGeneratedCount;
   t.generic = TileFns{&generic_input<V>, &generic_output<V>};
+  if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input_fp16<V>;
   return t;
 }
 

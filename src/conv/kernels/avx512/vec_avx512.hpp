@@ -3,6 +3,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 namespace {
 
 struct VecAvx512 {
@@ -10,6 +12,12 @@ struct VecAvx512 {
   static VecAvx512 zero() { return {_mm512_setzero_ps()}; }
   static VecAvx512 load(const float* p) { return {_mm512_loadu_ps(p)}; }
   static void store(float* p, VecAvx512 x) { _mm512_storeu_ps(p, x.v); }
+  // As fp16 bits, round to nearest even (vcvtps2ph; masked form: see relu).
+  static void store_fp16(uint16_t* p, VecAvx512 x) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm512_maskz_cvtps_ph(static_cast<__mmask16>(0xFFFF), x.v,
+                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
   static VecAvx512 broadcast(float s) { return {_mm512_set1_ps(s)}; }
   static VecAvx512 add(VecAvx512 a, VecAvx512 b) { return {_mm512_add_ps(a.v, b.v)}; }
   static VecAvx512 sub(VecAvx512 a, VecAvx512 b) { return {_mm512_sub_ps(a.v, b.v)}; }

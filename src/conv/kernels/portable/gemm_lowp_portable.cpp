@@ -2,6 +2,7 @@
 // kernels do (lowp_kernels.hpp), so the paths can be compared bit for bit.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "../lowp_kernels.hpp"
 
@@ -61,6 +62,56 @@ void fp16_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t
   }
 }
 
+// |s + e| (s = RN_double(x), e its exact error, |e| <= ulp(s)/2) rounded to fp16 with one rounding:
+// s is scaled to fp16 ulps (exactly: a power of two) and rounded to an integer, ties decided by e,
+// which is what makes the result correct when s lands on an fp16 midpoint the exact value is not on.
+inline float round_fp16_exact(double s, double e) {
+  if (!std::isfinite(s) || s == 0.0) return static_cast<float>(s);  // inf, NaN, signed zero as IEEE
+  const double mag = std::fabs(s);
+  const double err = s > 0.0 ? e : -e;  // the error in the direction of |s|
+  int ex = 0;
+  std::frexp(mag, &ex);                        // mag in [2^(ex-1), 2^ex)
+  const int ulp_exp = std::max(ex - 11, -24);  // fp16: 11 significant bits, subnormals at 2^-24
+  const double q = std::ldexp(mag, -ulp_exp), fl = std::floor(q), frac = q - fl;
+  const bool odd = std::fmod(fl, 2.0) != 0.0;
+  const bool up = frac > 0.5 || (frac == 0.5 && (err > 0.0 || (err == 0.0 && odd)));
+  const double r = std::ldexp(up ? fl + 1.0 : fl, ulp_exp);
+  const double out = r > 65504.0 ? std::numeric_limits<double>::infinity() : r;
+  return static_cast<float>(s > 0.0 ? out : -out);
+}
+
+// One vfmadd231ph lane: fp16(c + a*b), a, b, c fp16 values. The product is exact in double (22
+// significant bits); the sum is computed with TwoSum's error term, so the one rounding to fp16 sees
+// the exact value. (Double rounding alone would be correct for fp16 operands too, but this does not
+// need the argument.) No flushing: AVX512-FP16 keeps subnormals.
+inline float fp16_fma(float a, float b, float c) {
+  const double p = static_cast<double>(a) * static_cast<double>(b), cd = static_cast<double>(c);
+  const double s = p + cd;
+  const double bb = s - p;
+  const double e = (p - (s - bb)) + (cd - bb);
+  return round_fp16_exact(s, std::isfinite(e) ? e : 0.0);
+}
+
+void fp16_fma_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
+                   const uint16_t* b, float* c, std::size_t ldc) {
+  const auto w = static_cast<std::size_t>(16 * nv);
+  const auto chunk = static_cast<std::size_t>(kFp16FmaChunk);
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint16_t* ai = a + static_cast<std::size_t>(i) * lda;
+    float* ci = c + static_cast<std::size_t>(i) * ldc;
+    for (std::size_t j = 0; j < w; ++j) {
+      float total = 0.0f;
+      for (std::size_t k0 = 0; k0 < kc; k0 += chunk) {
+        float s = 0.0f;
+        for (std::size_t k = k0; k < std::min(kc, k0 + chunk); ++k)
+          s = fp16_fma(fp16_to_float(ai[k]), fp16_to_float(b[k * w + j]), s);
+        total += s;  // exact widening, one fp32 rounding (vaddps)
+      }
+      ci[j] = total;
+    }
+  }
+}
+
 void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
                const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
   const int w = 16 * nv;
@@ -89,6 +140,10 @@ void bf16_convert(const float* src, uint16_t* dst, int64_t count) {
 
 void fp16_round(float* v, int64_t count) {
   for (int64_t i = 0; i < count; ++i) v[i] = round_fp16(v[i]);
+}
+
+void fp16_convert(const float* src, uint16_t* dst, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) dst[i] = fp16_bits_rne(src[i]);
 }
 
 int64_t int8_quantize(const float* src, uint8_t* dst, int64_t count, float inv, int* bad) {
@@ -120,7 +175,7 @@ float amax(const float* v, int64_t count) {
 }  // namespace
 
 LowpConvertFns lowp_convert_portable() {
-  return LowpConvertFns{&bf16_convert, &fp16_round, &int8_quantize, &amax};
+  return LowpConvertFns{&bf16_convert, &fp16_round, &fp16_convert, &int8_quantize, &amax};
 }
 
 Bf16GemmFn bf16_gemm_portable() {
@@ -128,6 +183,9 @@ Bf16GemmFn bf16_gemm_portable() {
 }
 Fp16GemmFn fp16_gemm_portable() {
   return &fp16_gemm;
+}
+Fp16FmaGemmFn fp16_fma_gemm_portable() {
+  return &fp16_fma_gemm;
 }
 Int8GemmFn int8_gemm_portable() {
   return &int8_gemm;

@@ -214,15 +214,20 @@ def measure(args):
 # PyTorch's bfloat16 conv2d and ncnn's int8 and bf16, process CPU ms per execute, best of the rounds, with
 # nova's (--check) and ncnn's error against float64.
 # "int8 cal i8": int8 input tensor (scale 1/127), as oneDNN's u8 and ncnn's pre-quantized input are timed;
+# "int8sp cal i8": the int8-spatial precision (ncnn's design: quantized before exact integer transforms) the same way;
+# "fp16": the engine's choice of fp16 arithmetic (AVX512-FP16 where present), "fp16 f32acc": FP32 arithmetic;
 # "bf16 io": bf16 input and output tensors, as PyTorch's bf16 conv2d. Their --check error is against float64
 # on the input's own (rounded) values.
 LOWP_NOVA = [("fp32", ["--dtype", "fp32"]), ("bf16", ["--dtype", "bf16"]), ("bf16 io", ["--dtype", "bf16", "--io", "bf16"]),
              ("int8", ["--dtype", "int8"]), ("int8 cal", ["--dtype", "int8", "--calibrate"]),
-             ("int8 cal i8", ["--dtype", "int8", "--calibrate", "--input-type", "int8"]), ("fp16", ["--dtype", "fp16"])]
+             ("int8 cal i8", ["--dtype", "int8", "--calibrate", "--input-type", "int8"]),
+             ("int8sp cal i8", ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8"]),
+             ("fp16", ["--dtype", "fp16"]), ("fp16 f32acc", ["--dtype", "fp16", "--fp16-arith", "fp32"])]
 LOWP_ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 d", "direct", "int8"), ("dnnl int8 w", "winograd", "int8")]
 LOWP_NCNN = [("ncnn int8", "int8"), ("ncnn bf16", "bf16")]
 # ncnn's time over nova's, per nova column: (nova column, ncnn column).
-LOWP_NCNN_RATIO = [("bf16", "ncnn bf16"), ("int8", "ncnn int8"), ("int8 cal", "ncnn int8"), ("int8 cal i8", "ncnn int8")]
+LOWP_NCNN_RATIO = [("bf16", "ncnn bf16"), ("int8", "ncnn int8"), ("int8 cal", "ncnn int8"), ("int8 cal i8", "ncnn int8"),
+                   ("int8sp cal i8", "ncnn int8")]
 
 
 def lowp_ncnn(args, configs):

@@ -20,8 +20,15 @@ std::size_t floats_for_bytes(std::size_t bytes) {
   return (bytes + 3) / 4;
 }
 
+// The largest tile (points) on which the automatic choice runs fp16 arithmetic. F(8,3)'s transforms
+// spread V so far that fp16 sums of 32 products overflow on real activations: with fp16 arithmetic the
+// validation networks collapse (VGG 43 %, ResNet 4 % top-1, NaN/Inf logits) where FP32 arithmetic on
+// the same fp16 operands loses under 0.1 point; up to F(6,3) / F(4,5) both lose under 0.1 point
+// (docs/validation.md, "nova's engine in low precision").
+constexpr int kFp16ArithmeticMaxPoints = 8;
+
 // Whether a kFp16 plan runs the fp16-arithmetic GEMM (PlanOptions::fp16_arithmetic).
-bool use_fp16_fma(const Plan::Impl& p) {
+bool use_fp16_fma(const Plan::Impl& p, const WinogradPlan& w) {
   switch (p.fp16_arithmetic) {
     case Fp16Arithmetic::kFp32:
       return false;
@@ -30,12 +37,12 @@ bool use_fp16_fma(const Plan::Impl& p) {
     case Fp16Arithmetic::kAuto:
       break;
   }
-  return fp16_arithmetic_supported() && p.isa == Isa::kAvx512;
+  return fp16_arithmetic_supported() && p.isa == Isa::kAvx512 && w.n <= kFp16ArithmeticMaxPoints;
 }
 
 void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;
-  w.fp16_fma = prec == Precision::kFp16 && use_fp16_fma(p);
+  w.fp16_fma = prec == Precision::kFp16 && use_fp16_fma(p, w);
   const std::string simd = w.fp16_fma ? "avx512-fp16" : lowp_simd_name(prec);
   const bool cpu_has = w.fp16_fma ? fp16_arithmetic_supported() : lowp_simd_supported(prec);
   const bool isa_ok = p.isa == Isa::kAvx512;
@@ -99,9 +106,17 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       break;
   }
   p.gemm_path_detail += why;
-  if (prec == Precision::kFp16 && !w.fp16_fma && p.fp16_arithmetic == Fp16Arithmetic::kAuto &&
-      !fp16_arithmetic_supported())
-    p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on this CPU)";
+  if (prec == Precision::kFp16 && !w.fp16_fma && p.fp16_arithmetic == Fp16Arithmetic::kAuto) {
+    if (!fp16_arithmetic_supported())
+      p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on this CPU)";
+    else if (w.n > kFp16ArithmeticMaxPoints)
+      p.gemm_path_detail += " (fp32 arithmetic: fp16 sums overflow on tiles above " +
+                            std::to_string(kFp16ArithmeticMaxPoints) + " points)";
+  }
+  if (prec == Precision::kFp16 && w.fp16_fma && w.n > kFp16ArithmeticMaxPoints)
+    p.reason += "; caution: fp16 arithmetic with " + w.transform.tile().to_string() +
+                " overflows on real activations (validation networks collapse with NaN/Inf; FP32 arithmetic "
+                "loses under 0.1 point, docs/engine.md)";
 }
 
 }  // namespace

@@ -30,8 +30,9 @@ enum class Algorithm { kWinograd, kDirect };
 // Instruction-set paths of the micro-kernels. kPortable runs everywhere; the others need the CPU.
 enum class Isa { kPortable, kAvx2, kAvx512 };
 enum class AlgorithmChoice { kAuto, kWinograd, kDirect };
-// Precision of the Winograd GEMMs (docs/engine.md, "Low-precision paths"). Input, output, the tile
-// transforms, bias and ReLU stay FP32 in every case; U and V are stored in the chosen type:
+// Precision of the Winograd GEMMs (docs/engine.md, "Low-precision paths"). The tile transforms, bias
+// and ReLU stay FP32 (int8-spatial: the input transform runs on integer codes, exactly); U and V are
+// stored in the chosen type:
 //   kFp32  the FP32 engine
 //   kBf16  U, V in bf16 (round to nearest even), FP32 accumulation (vdpbf16ps): the bf16-storage preset
 //   kInt8  U int8 per tap x output channel, V int8 per tap (per-call or calibrated scales), exact int32
@@ -41,8 +42,9 @@ enum class AlgorithmChoice { kAuto, kWinograd, kDirect };
 //          quantized before the transforms; the transforms scaled to integers and run exactly (U', V'
 //          int16), int32 GEMM (vpdpwssd) over channel chunks short enough never to overflow, the chunk
 //          sums added in FP32, FP32 output transform: the int8-spatial preset (ncnn's int8 Winograd).
-//          Its error is the direct int8 convolution's; tiles of up to 6 points (F(2,3), F(4,3), F(2,5))
-//          with the integer points {0, +-1, +-2} by default
+//          Its error is the direct int8 convolution's. 3x3 kernels with F(2,3) or F(4,3), the integer
+//          points {0, +-1, +-2} by default (other transforms or tiles whose integer U', V' exceed int16
+//          are refused; 5x5 kernels run the direct path)
 enum class Precision { kFp32, kBf16, kInt8, kFp16, kInt8Spatial };
 // The low-precision GEMM kernel: the SIMD one when this CPU has its instructions (kAuto, falls back
 // to the portable one and says so), always the portable one (bit-identical results), or the SIMD one
@@ -64,7 +66,8 @@ struct TensorFormat {
 //   kFp32  products and sums in FP32 (U widened by vcvtph2ps, F16C): the fp16-storage preset
 //   kFp16  fp16 FMAs (vfmadd231ph, one rounding each) over chunks of 32 input channels from zero, each
 //          chunk sum widened and added into an FP32 sum: the fp16-fma preset (about 3x the error of kFp32)
-//   kAuto  kFp16 where this CPU has AVX512-FP16 and the plan runs the avx512 path, kFp32 otherwise
+//   kAuto  kFp16 where this CPU has AVX512-FP16, the plan runs the avx512 path and the tile has at most
+//          8 points (F(8,3)'s fp16 sums overflow on real activations), kFp32 otherwise
 // The portable kernel (LowpKernel::kPortable) computes the same bits as the SIMD one of the arithmetic.
 enum class Fp16Arithmetic { kAuto, kFp32, kFp16 };
 

@@ -54,10 +54,12 @@ void BM_Conv(benchmark::State& state) {
   run_layer(state, state.range(0), o);
 }
 
-// Args: layer, threads, dtype (0 fp32, 1 bf16, 2 int8, 3 fp16), tile (4 or 6: F(m,3)).
+// Args: layer, threads, dtype (0 fp32, 1 bf16, 2 int8, 3 fp16, 4 int8-spatial), tile (4 or 6: F(m,3);
+// int8-spatial runs F(4,3) only).
 void BM_ConvLowp(benchmark::State& state) {
   constexpr nova::conv::Precision kPrec[] = {nova::conv::Precision::kFp32, nova::conv::Precision::kBf16,
-                                             nova::conv::Precision::kInt8, nova::conv::Precision::kFp16};
+                                             nova::conv::Precision::kInt8, nova::conv::Precision::kFp16,
+                                             nova::conv::Precision::kInt8Spatial};
   nova::conv::PlanOptions o;
   o.threads = static_cast<int>(state.range(1));
   o.precision = kPrec[state.range(2)];
@@ -68,8 +70,9 @@ void BM_ConvLowp(benchmark::State& state) {
 void LowpArgs(benchmark::internal::Benchmark* b) {
   for (int64_t layer = 0; layer < 8; ++layer)
     for (int64_t threads : {1, 2})
-      for (int64_t dtype : {0, 1, 2, 3})
-        for (int64_t tile : {4, 6}) b->Args({layer, threads, dtype, tile});
+      for (int64_t dtype : {0, 1, 2, 3, 4})
+        for (int64_t tile : {4, 6})
+          if (dtype != 4 || tile == 4) b->Args({layer, threads, dtype, tile});
 }
 
 void Args(benchmark::internal::Benchmark* b) {

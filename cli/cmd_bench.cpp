@@ -257,7 +257,7 @@ void setup(CLI::App& app) {
   c->add_option("--transform", o->transform_file, "Winograd transform JSON file (any verified transform)");
   c->add_option("--algorithm", o->algorithm, "auto | winograd | direct")->default_val("auto");
   c->add_option("--layout", o->layout, "nchw | nhwc")->default_val("nchw");
-  c->add_option("--dtype", o->dtype, "Precision of the Winograd GEMMs: fp32 | bf16 | int8 | fp16 (tensor types: --io)")
+  c->add_option("--dtype", o->dtype, "Precision of the Winograd GEMMs: fp32 | bf16 | int8 | fp16 | int8-spatial (tensor types: --io)")
       ->default_val("fp32");
   c->add_option("--io", o->io, "Element type of the input and output tensors: fp32 | bf16 | fp16 | int8");
   c->add_option("--input-type", o->input_type, "Input tensor type (overrides --io)");

@@ -173,6 +173,8 @@ std::vector<Case> engine_cases() {
   add("winograd F(6,3) fp32", TileSize{6, 3}, AlgorithmChoice::kWinograd, Precision::kFp32);
   add("winograd F(4,3) bf16", TileSize{4, 3}, AlgorithmChoice::kWinograd, Precision::kBf16);
   add("winograd F(4,3) int8", TileSize{4, 3}, AlgorithmChoice::kWinograd, Precision::kInt8);
+  add("winograd F(4,3) fp16", TileSize{4, 3}, AlgorithmChoice::kWinograd, Precision::kFp16);
+  add("winograd F(4,3) int8-spatial", TileSize{4, 3}, AlgorithmChoice::kWinograd, Precision::kInt8Spatial);
   add("direct", std::nullopt, AlgorithmChoice::kDirect, Precision::kFp32);
   return cases;
 }

@@ -19,6 +19,13 @@ namespace {
 // _mm512_undefined_* and trip a false -Wmaybe-uninitialized (GCC bug 105593).
 constexpr __mmask16 kAll = static_cast<__mmask16>(0xFFFF);
 
+// acc + a . b (int16 pairs), as _mm512_dpwssd_epi32, written as an asm statement for the reason given
+// at dpbusd in gemm_int8_avx512vnni.cpp (GCC 12 copies and spills the accumulator of the intrinsic).
+inline __m512i dpwssd(__m512i acc, __m512i a, __m512i b) {
+  __asm__("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+}
+
 template <int MR, int NV>
 void ukernel(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda, const int16_t* b,
              const float* scale, float* c, std::size_t ldc) {
@@ -34,7 +41,7 @@ void ukernel(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t ld
         int32_t pair;
         __builtin_memcpy(&pair, a + static_cast<std::size_t>(i) * lda + 2 * q, 4);
         const __m512i ai = _mm512_set1_epi32(pair);
-        for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_dpwssd_epi32(acc[i][j], ai, bv[j]);
+        for (int j = 0; j < NV; ++j) acc[i][j] = dpwssd(acc[i][j], ai, bv[j]);
       }
     }
     const bool first = c0 == 0, last = c1 == kc;

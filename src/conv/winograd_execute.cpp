@@ -25,29 +25,30 @@ TileCoord coord(const WinogradPlan& w, int64_t t) {
   return {img, rem / w.tiles_x, rem % w.tiles_x};
 }
 
-// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad); xb holds the blocked
-// copy of images from img0 on.
-void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1, float* v,
-                 std::size_t pos_v) {
+// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad) with the tile code
+// `fn` (FP32 V, or fp16 bits for the fp16-arithmetic GEMM); xb holds the blocked copy of images from
+// img0 on.
+template <class Fn, class Out>
+void input_stage_with(const WinogradPlan& w, Fn fn, const float* xb, int64_t img0, int64_t t0, int64_t t1,
+                      Out* v, std::size_t pos_v) {
   const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
   const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
   for (int64_t t = t0; t < t1; ++t) {
     const TileCoord c = coord(w, t);
     const float* src = xb + (c.img - img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx;
-    w.fns.input(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + (t - t0) * w.Cpad, pos_v);
+    fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + (t - t0) * w.Cpad, pos_v);
   }
 }
 
-// As input_stage, V written as fp16 bits (the fp16-arithmetic GEMM's operand; w.fns.input_fp16 set).
-void input_stage_fp16(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1, uint16_t* v,
-                      std::size_t pos_v) {
-  const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
-  const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
-  for (int64_t t = t0; t < t1; ++t) {
-    const TileCoord c = coord(w, t);
-    const float* src = xb + (c.img - img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx;
-    w.fns.input_fp16(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + (t - t0) * w.Cpad, pos_v);
-  }
+void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1, float* v,
+                 std::size_t pos_v) {
+  input_stage_with(w, w.fns.input, xb, img0, t0, t1, v, pos_v);
+}
+
+// V written as fp16 bits (w.fns.input_fp16 set).
+void input_stage_fp16(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
+                      uint16_t* v, std::size_t pos_v) {
+  input_stage_with(w, w.fns.input_fp16, xb, img0, t0, t1, v, pos_v);
 }
 
 // GEMMs of positions [a0, a1) and panels [q0, q1) for `rows` tiles.
@@ -316,8 +317,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         uint8_t* flags = p.thread_flags[wk].data();
         p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
         lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
-        if (marks_tiles)
-          p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
+        if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
       } else {
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
       }

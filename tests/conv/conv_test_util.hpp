@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <random>
 #include <span>
@@ -37,7 +38,9 @@ inline Problem random_problem(const ConvShape& s, unsigned seed, bool with_bias 
   return p;
 }
 
-inline std::vector<double> to_double(const std::vector<float>& v) { return {v.begin(), v.end()}; }
+inline std::vector<double> to_double(const std::vector<float>& v) {
+  return {v.begin(), v.end()};
+}
 
 // The float64 reference output in `layout`, with ReLU applied when asked.
 inline std::vector<double> reference(const Problem& p, Layout layout, bool relu) {
@@ -45,12 +48,14 @@ inline std::vector<double> reference(const Problem& p, Layout layout, bool relu)
   std::vector<double> out = reference_conv2d(p.shape, x, w, b);
   if (relu)
     for (auto& v : out) v = v < 0.0 ? 0.0 : v;
-  if (layout == Layout::kNHWC) out = nchw_to_nhwc(std::span<const double>(out), p.shape.N, p.shape.K, p.shape.out_h(), p.shape.out_w());
+  if (layout == Layout::kNHWC)
+    out = nchw_to_nhwc(std::span<const double>(out), p.shape.N, p.shape.K, p.shape.out_h(), p.shape.out_w());
   return out;
 }
 
 // Runs the engine on the problem (input converted to `options.layout`), output in that layout.
-inline std::vector<float> run(const Problem& p, const PlanOptions& options, std::optional<Plan>* keep = nullptr) {
+inline std::vector<float> run(const Problem& p, const PlanOptions& options,
+                              std::optional<Plan>* keep = nullptr) {
   std::vector<float> x = p.input;
   if (options.layout == Layout::kNHWC)
     x = nchw_to_nhwc(std::span<const float>(p.input), p.shape.N, p.shape.C, p.shape.H, p.shape.W);
@@ -69,6 +74,11 @@ inline double rel_l2(const std::vector<float>& got, const std::vector<double>& r
     den += ref[i] * ref[i];
   }
   return den == 0.0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
+// Bit-for-bit equality of two outputs (NaN payloads and signed zeros included).
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 // Every kernel path this CPU can run (all of them are tested).

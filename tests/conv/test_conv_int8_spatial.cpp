@@ -19,6 +19,9 @@
 namespace nova::conv {
 namespace {
 
+using testing::rel_l2;
+using testing::same_bits;
+
 std::vector<LowpKernel> spatial_kernels() {
   std::vector<LowpKernel> k = {LowpKernel::kPortable};
   if (lowp_simd_supported(Precision::kInt8Spatial) && best_isa() == Isa::kAvx512)
@@ -65,20 +68,6 @@ void quantized(const ConvShape& s, const std::vector<float>& x, const std::vecto
       (*wq)[idx] = std::clamp(std::nearbyint(static_cast<double>(w[idx]) / sw), -127.0, 127.0) * sw;
     }
   }
-}
-
-double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double e = static_cast<double>(got[i]) - ref[i];
-    num += e * e;
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / den);
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
 TEST(Int8Spatial, EqualsTheDirectConvolutionOfTheQuantizedData) {

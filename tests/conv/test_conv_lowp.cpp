@@ -23,6 +23,9 @@
 namespace nova::conv {
 namespace {
 
+using testing::rel_l2;
+using testing::same_bits;
+
 // A precision with, for kFp16, the GEMM arithmetic forced (kFp32 or kFp16; others ignore it).
 struct Variant {
   Precision prec;
@@ -31,9 +34,13 @@ struct Variant {
 std::string name_of(Variant v) {
   return to_string(v.prec) + (v.prec == Precision::kFp16 && v.arith == Fp16Arithmetic::kFp16 ? "fma" : "");
 }
-bool fp16_fma(Variant v) { return v.prec == Precision::kFp16 && v.arith == Fp16Arithmetic::kFp16; }
+bool fp16_fma(Variant v) {
+  return v.prec == Precision::kFp16 && v.arith == Fp16Arithmetic::kFp16;
+}
 // Every low-precision variant: bf16, int8, fp16 with FP32 arithmetic, fp16 with fp16 FMAs.
-const Variant kVariants[] = {{Precision::kBf16}, {Precision::kInt8}, {Precision::kFp16, Fp16Arithmetic::kFp32},
+const Variant kVariants[] = {{Precision::kBf16},
+                             {Precision::kInt8},
+                             {Precision::kFp16, Fp16Arithmetic::kFp32},
                              {Precision::kFp16, Fp16Arithmetic::kFp16}};
 
 const char* preset_of(Variant v) {
@@ -93,24 +100,13 @@ LowpRun run_lowp(const LayerDataset& d, Variant var, TileSize tile, LowpKernel k
   return r;
 }
 
-double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double e = static_cast<double>(got[i]) - ref[i];
-    num += e * e;
-    den += ref[i] * ref[i];
-  }
-  return std::sqrt(num / den);
-}
-
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
 bool simd_supported(Variant v) {
-  return (fp16_fma(v) ? fp16_arithmetic_supported() : lowp_simd_supported(v.prec)) && best_isa() == Isa::kAvx512;
+  return (fp16_fma(v) ? fp16_arithmetic_supported() : lowp_simd_supported(v.prec)) &&
+         best_isa() == Isa::kAvx512;
 }
-std::string simd_name(Variant v) { return fp16_fma(v) ? "avx512-fp16" : lowp_simd_name(v.prec); }
+std::string simd_name(Variant v) {
+  return fp16_fma(v) ? "avx512-fp16" : lowp_simd_name(v.prec);
+}
 
 std::vector<LowpKernel> kernels_for(Variant v) {
   std::vector<LowpKernel> k = {LowpKernel::kPortable};
@@ -137,7 +133,8 @@ TEST_P(LowpAccuracy, MatchesReferenceAndPresetEmulation) {
   // a quantization step relative to the largest |value| of a tap, which is larger than the rms of the
   // values by the crest factor of Gaussian data (<= 5 at these sizes): u * 5. fp16 FMAs: the
   // stagewise prediction of the whole model (its fp16 sums cost more than the rounding of U and V).
-  const double u = prec == Precision::kInt8 ? model.operand_unit_roundoff() * 5.0 : model.operand_unit_roundoff();
+  const double u =
+      prec == Precision::kInt8 ? model.operand_unit_roundoff() * 5.0 : model.operand_unit_roundoff();
   const double bound =
       3.0 * (fp16_fma(c.var) ? predicted_rel_error_2d(t, model, d.shape.C) : predicted_rel_error_2d(t, u));
   std::vector<float> first;
@@ -167,7 +164,8 @@ std::vector<Case> accuracy_cases() {
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  return name_of(info.param.var) + "_F" + std::to_string(info.param.tile.m) + "x" + std::to_string(info.param.tile.r);
+  return name_of(info.param.var) + "_F" + std::to_string(info.param.tile.m) + "x" +
+         std::to_string(info.param.tile.r);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTiles, LowpAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
@@ -323,8 +321,12 @@ TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
   EXPECT_GT(e63, 2.0 * e43);
 
   int fp32_large = 0;  // layers where fp32 takes an 8-point tile: the rule must make a difference
-  for (const auto& [N, C, HW, K] : {std::array<int64_t, 4>{1, 64, 56, 64}, {8, 128, 28, 128}, {1, 64, 224, 64},
-                                    {1, 256, 14, 256}, {2, 16, 100, 16}, {1, 32, 128, 32}}) {
+  for (const auto& [N, C, HW, K] : {std::array<int64_t, 4>{1, 64, 56, 64},
+                                    {8, 128, 28, 128},
+                                    {1, 64, 224, 64},
+                                    {1, 256, 14, 256},
+                                    {2, 16, 100, 16},
+                                    {1, 32, 128, 32}}) {
     const ConvShape s{N, C, HW, HW, K, 3, 3, 1, 1};
     const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.01f);
     PlanOptions o;

@@ -119,6 +119,22 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
                 "loses under 0.1 point, docs/engine.md)";
 }
 
+// The integer V conversions, one tile row (Cpad values) of one tap at a time, so that a row holding
+// NaN/Inf marks its tile: convert(tap, offset, &bad) returns its saturated count. Returns their sum.
+template <class Convert>
+int64_t convert_rows_marking_tiles(int64_t nn, int64_t rows, int64_t Cpad, std::size_t pos_v, uint8_t* flags,
+                                   Convert&& convert) {
+  std::fill(flags, flags + rows, uint8_t{0});
+  int64_t saturated = 0;
+  for (int64_t a = 0; a < nn; ++a)
+    for (int64_t i = 0; i < rows; ++i) {
+      int bad = 0;
+      saturated += convert(a, static_cast<std::size_t>(a) * pos_v + static_cast<std::size_t>(i * Cpad), &bad);
+      flags[i] = static_cast<uint8_t>(flags[i] | bad);
+    }
+  return saturated;
+}
+
 }  // namespace
 
 void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
@@ -210,7 +226,7 @@ void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t row
 }
 
 void lowp_set_scales(Plan::Impl& p, const float* amax) {
-  for (std::size_t a = 0; a < p.v_scale.size(); ++a) p.v_scale[a] = amax[a] > 0.0f ? amax[a] / 127.0f : 1.0f;
+  for (std::size_t a = 0; a < p.v_scale.size(); ++a) p.v_scale[a] = symmetric_int8_scale(amax[a]);
 }
 
 int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl,
@@ -238,28 +254,19 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
       break;
     case Precision::kInt8Spatial: {
       auto* out = reinterpret_cast<int16_t*>(vl);
-      std::fill(flags, flags + rows, uint8_t{0});
-      for (int64_t a = 0; a < nn; ++a)
-        for (int64_t i = 0; i < rows; ++i) {
-          const std::size_t off = static_cast<std::size_t>(a) * pos_v + static_cast<std::size_t>(i * Cpad);
-          int bad = 0;
-          w.int16.convert(v + off, out + off, Cpad, &bad);
-          flags[i] = static_cast<uint8_t>(flags[i] | bad);
-        }
+      convert_rows_marking_tiles(nn, rows, Cpad, pos_v, flags, [&](int64_t, std::size_t off, int* bad) {
+        w.int16.convert(v + off, out + off, Cpad, bad);
+        return int64_t{0};
+      });
       break;
     }
     case Precision::kInt8: {
       auto* out = reinterpret_cast<uint8_t*>(vl);
-      std::fill(flags, flags + rows, uint8_t{0});
-      for (int64_t a = 0; a < nn; ++a) {
-        const float inv = 1.0f / p.v_scale[static_cast<std::size_t>(a)];
-        for (int64_t i = 0; i < rows; ++i) {
-          const std::size_t off = static_cast<std::size_t>(a) * pos_v + static_cast<std::size_t>(i * Cpad);
-          int bad = 0;
-          saturated += w.convert.int8(v + off, out + off, Cpad, inv, &bad);
-          flags[i] = static_cast<uint8_t>(flags[i] | bad);
-        }
-      }
+      saturated =
+          convert_rows_marking_tiles(nn, rows, Cpad, pos_v, flags, [&](int64_t a, std::size_t off, int* bad) {
+            return w.convert.int8(v + off, out + off, Cpad, 1.0f / p.v_scale[static_cast<std::size_t>(a)],
+                                  bad);
+          });
       break;
     }
     case Precision::kFp32:

@@ -1,7 +1,6 @@
 // Plan::create (validation, algorithm and kernel-path choice) and Plan::execute (buffer checks).
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -31,14 +30,6 @@ void check_finite(const float* data, int64_t count, const char* what, const Conv
     throw Error(std::string(what) + " contain " + (std::isnan(data[i]) ? "NaN" : "Inf") + " at index " +
                 std::to_string(i) + where);
   }
-}
-
-void check_format(const TensorFormat& f, const char* what) {
-  if (f.type != DataType::kInt8) return;
-  // A normal scale, so that 1 / scale is finite too.
-  if (!(std::isfinite(f.scale) && f.scale >= std::numeric_limits<float>::min()))
-    throw Error(std::string(what) + " is int8 but its scale " + std::to_string(f.scale) +
-                " is not a finite normal number > 0");
 }
 
 int resolve_threads(int requested) {
@@ -77,8 +68,8 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   p.fp16_arithmetic = options.fp16_arithmetic;
   p.gemm_path = to_string(p.isa);
   p.gemm_path_detail = "fp32 GEMM: " + to_string(p.isa);
-  check_format(options.input, "the input");
-  check_format(options.output, "the output");
+  check_int8_scale(options.input, "the input");
+  check_int8_scale(options.output, "the output");
   p.input_format = options.input;
   p.output_format = options.output;
 

@@ -49,6 +49,11 @@ inline std::size_t position_stride(int64_t rows, int64_t cols) {
   return static_cast<std::size_t>(rows * cols + 16);
 }
 
+// The symmetric int8 scale of a range: max |x| / 127, or 1 for an all-zero range (every code is 0).
+inline float symmetric_int8_scale(float amax) {
+  return amax > 0.0f ? amax / 127.0f : 1.0f;
+}
+
 // Element i of a typed tensor.
 inline const void* element_at(const void* base, DataType type, int64_t i) {
   return static_cast<const unsigned char*>(base) + static_cast<std::size_t>(i) * element_size(type);
@@ -84,20 +89,26 @@ struct WinogradPlan {
   Bf16GemmFn bf16_gemm = nullptr;
   Fp16GemmFn fp16_gemm = nullptr;
   Fp16FmaGemmFn fp16_fma_gemm = nullptr;
-  bool fp16_fma = false;            // kFp16 with fp16 arithmetic: V as fp16 bits, fp16_fma_gemm
+  bool fp16_fma = false;  // kFp16 with fp16 arithmetic: V as fp16 bits, fp16_fma_gemm
   Int8GemmFn int8_gemm = nullptr;
-  LowpConvertFns convert;        // V conversions of the same path as the GEMM
-  AlignedBuffer U_lowp;          // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
-  std::vector<float> u_scale;    // int8: [n*n][Kpad] scale of U (per tap x output channel)
-  std::vector<int32_t> u_comp;   // int8: [n*n][Kpad] 128 * sum_c U codes
-  std::vector<float> cal_scale;  // int8: calibrated per-tap V scales (int8-spatial: the input scale); empty: per call
-  Int16Fns int16;                // int8-spatial kernels (int8_spatial.cpp)
-  int64_t int16_chunk = 0;       // int8-spatial: channels per exact int32 partial sum
+  LowpConvertFns convert;       // V conversions of the same path as the GEMM
+  AlignedBuffer U_lowp;         // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
+  std::vector<float> u_scale;   // int8: [n*n][Kpad] scale of U (per tap x output channel)
+  std::vector<int32_t> u_comp;  // int8: [n*n][Kpad] 128 * sum_c U codes
+  std::vector<float>
+      cal_scale;   // int8: calibrated per-tap V scales (int8-spatial: the input scale); empty: per call
+  Int16Fns int16;  // int8-spatial kernels (int8_spatial.cpp)
+  int64_t int16_chunk = 0;  // int8-spatial: channels per exact int32 partial sum
   // int8 without calibration needs every tile's V before it can quantize any: the phased order takes
   // the scales from its V; the fused order runs the input transforms twice (a first pass for max |V|).
   bool run_phased() const { return phased; }
   // The FP32-arithmetic fp16 path rounds V in place (fp32 values); the others convert V into a copy.
   bool v_in_place() const { return precision == Precision::kFp16 && !fp16_fma; }
+  // Bytes per element of the GEMM's V operand (int8 codes, 16-bit bf16/fp16/int16, or floats).
+  std::size_t v_operand_size() const {
+    if (precision == Precision::kInt8) return 1;
+    return precision == Precision::kFp32 || v_in_place() ? 4 : 2;
+  }
 };
 
 struct DirectPlan {
@@ -166,9 +177,9 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights);  // packs
 // an input (finite values); the input's codes in the blocked copy, in place (saturation counted).
 Transform int8_spatial_transform(TileSize tile);
 void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights);
-float spatial_input_amax(Plan::Impl& p, const void* input);
+float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat format);
 void spatial_quantize_packed(Plan::Impl& p, float* xb, int64_t count);
-void allocate_lowp_scratch(Plan::Impl& p);        // after the Winograd scratch
+void allocate_lowp_scratch(Plan::Impl& p);  // after the Winograd scratch
 void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows,
                    float* amax);  // max into amax
 // input of type `format` (calibration samples are FP32 whatever the plan's input type)
@@ -189,6 +200,9 @@ int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, flo
 void widen_tensor(Plan::Impl& p, const void* src, float* dst, int64_t count);
 void narrow_tensor(Plan::Impl& p, const float* src, void* dst, int64_t count);
 void allocate_io_scratch(Plan::Impl& p);
+// Throws nova::Error unless an int8 tensor's scale is a finite normal number > 0 (so 1 / scale is
+// finite too); `what` names the tensor. Other types have no scale to check.
+void check_int8_scale(const TensorFormat& format, const std::string& what);
 
 void build_direct(Plan::Impl& p, const float* weights, const float* bias);
 void execute_direct(Plan::Impl& p, const float* input, float* output);

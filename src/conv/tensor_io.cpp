@@ -45,11 +45,17 @@ std::size_t element_size(DataType type) {
   return 4;
 }
 
+void check_int8_scale(const TensorFormat& format, const std::string& what) {
+  if (format.type != DataType::kInt8) return;
+  if (!(std::isfinite(format.scale) && format.scale >= std::numeric_limits<float>::min()))
+    throw Error(what + " is int8 but its scale " + std::to_string(format.scale) +
+                " is not a finite normal number > 0");
+}
+
 ConvertCounts convert_from_fp32(const float* src, int64_t count, TensorFormat to, void* dst) {
   if (count < 0 || (count > 0 && (src == nullptr || dst == nullptr)))
     throw Error("convert_from_fp32: null buffer or negative count");
-  if (to.type == DataType::kInt8 && !(std::isfinite(to.scale) && to.scale >= std::numeric_limits<float>::min()))
-    throw Error("int8 scale " + std::to_string(to.scale) + " is not a finite normal number > 0");
+  check_int8_scale(to, "the destination");
   NarrowCounts c;
   kernels(best_isa()).convert.narrow[static_cast<int>(to.type)](src, dst, count, 1.0f / to.scale, &c);
   return {c.saturated, c.nonfinite};
@@ -83,10 +89,6 @@ void narrow_tensor(Plan::Impl& p, const float* src, void* dst, int64_t count) {
            &p.thread_io_counts[static_cast<std::size_t>(worker)]);
   });
 }
-
-}  // namespace nova::conv
-
-namespace nova::conv {
 
 void allocate_io_scratch(Plan::Impl& p) {
   p.thread_io_counts.assign(static_cast<std::size_t>(p.threads), NarrowCounts{});

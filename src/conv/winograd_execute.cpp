@@ -207,8 +207,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     std::fill(p.thread_saturated.begin(), p.thread_saturated.end(), 0);
     std::fill(p.thread_nonfinite.begin(), p.thread_nonfinite.end(), 0);
     if (spatial) {  // one input scale: calibrated, or max |d| of this input / 127
-      const float amax = w.cal_scale.empty() ? spatial_input_amax(p, input) : 0.0f;
-      p.d_scale = !w.cal_scale.empty() ? w.cal_scale[0] : amax > 0.0f ? amax / 127.0f : 1.0f;
+      p.d_scale = w.cal_scale.empty() ? symmetric_int8_scale(spatial_input_amax(p, input, p.input_format))
+                                      : w.cal_scale[0];
     } else if (!w.cal_scale.empty()) {
       std::copy(w.cal_scale.begin(), w.cal_scale.end(), p.v_scale.begin());
     } else if (w.precision == Precision::kInt8 && !w.phased) {
@@ -256,11 +256,10 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         const int64_t t0 = static_cast<int64_t>(task) * chunk;
         const int64_t t1 = std::min(w.tiles, t0 + chunk);
         const auto off = static_cast<std::size_t>(t0 * w.Cpad);
-        float* dst = vl;
-        if (w.precision == Precision::kBf16 || spatial || (w.precision == Precision::kFp16 && w.fp16_fma))
-          dst = reinterpret_cast<float*>(reinterpret_cast<uint16_t*>(vl) + off);
-        else if (w.precision == Precision::kInt8)
-          dst = reinterpret_cast<float*>(reinterpret_cast<uint8_t*>(vl) + off);
+        float* dst =
+            w.v_in_place()
+                ? vl
+                : reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(vl) + off * w.v_operand_size());
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
             lowp_convert(p, v + off, pos_v, t1 - t0, dst, p.shared_flags.data() + t0);
       });
@@ -331,11 +330,8 @@ void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs) {
   WinogradPlan& w = *p.wino;
   if (w.precision == Precision::kInt8Spatial) {  // the input scale: max |d| over the samples / 127
     float amax = 0.0f;
-    const int64_t count = p.shape.input_size();
-    for (const float* input : inputs)
-      for (int64_t i0 = 0; i0 < count; i0 += 1 << 20)
-        amax = std::max(amax, w.convert.amax(input + i0, std::min<int64_t>(1 << 20, count - i0)));
-    w.cal_scale = {amax > 0.0f ? amax / 127.0f : 1.0f};
+    for (const float* input : inputs) amax = std::max(amax, spatial_input_amax(p, input, TensorFormat{}));
+    w.cal_scale = {symmetric_int8_scale(amax)};
     return;
   }
   std::vector<float> amax(static_cast<std::size_t>(w.n) * static_cast<std::size_t>(w.n), 0.0f);

@@ -1,6 +1,7 @@
 // Winograd execution: blocked input copy, then for every block of tiles the input transform, the n^2
 // GEMMs [tiles x C] x [C x K] and the output transform (+bias, ReLU) with the scatter into the output.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -25,30 +26,47 @@ TileCoord coord(const WinogradPlan& w, int64_t t) {
   return {img, rem / w.tiles_x, rem % w.tiles_x};
 }
 
-// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad) with the tile code
-// `fn` (FP32 V, or fp16 bits for the fp16-arithmetic GEMM); xb holds the blocked copy of images from
-// img0 on.
-template <class Fn, class Out>
-void input_stage_with(const WinogradPlan& w, Fn fn, const float* xb, int64_t img0, int64_t t0, int64_t t1,
-                      Out* v, std::size_t pos_v) {
+// Calls tile(i, src) for tiles t0 + i in [t0, t1), src pointing at the tile's patch in xb, the blocked
+// copy of images from img0 on (element (y, x) of channel block cb at src + cb*scb + y*sy + x*sx).
+template <class Tile>
+void for_each_input_tile(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
+                         Tile&& tile) {
   const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
   const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
   for (int64_t t = t0; t < t1; ++t) {
     const TileCoord c = coord(w, t);
-    const float* src = xb + (c.img - img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx;
-    fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + (t - t0) * w.Cpad, pos_v);
+    tile(t - t0, xb + (c.img - img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx, sy, sx, scb);
   }
 }
 
+// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad).
 void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1, float* v,
                  std::size_t pos_v) {
-  input_stage_with(w, w.fns.input, xb, img0, t0, t1, v, pos_v);
+  for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+    w.fns.input(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
+  });
 }
 
 // V written as fp16 bits (w.fns.input_fp16 set).
 void input_stage_fp16(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
                       uint16_t* v, std::size_t pos_v) {
-  input_stage_with(w, w.fns.input_fp16, xb, img0, t0, t1, v, pos_v);
+  for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+    w.fns.input_fp16(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
+  });
+}
+
+// V quantized to the int8 operand by the transform (inv: 1 / scale per position); flags[i] marks the
+// tiles holding NaN/Inf. Returns the saturated count.
+int64_t input_stage_int8(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
+                         uint8_t* v, std::size_t pos_v, const float* inv, uint8_t* flags) {
+  int64_t saturated = 0;
+  for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+    int bad = 0;
+    saturated +=
+        w.fns.input_int8(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v, inv, &bad);
+    flags[i] = static_cast<uint8_t>(bad);
+  });
+  return saturated;
 }
 
 // GEMMs of positions [a0, a1) and panels [q0, q1) for `rows` tiles.
@@ -217,6 +235,14 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       lowp_set_scales(p, amax.data());
     }
   }
+  // int8: the inverse scales of the transform's in-register quantization (the same 1 / scale as the
+  // conversion pass), where the scales are known before V is: always in the fused order (per call,
+  // from the amax pass above), in the phased one when calibrated.
+  const bool int8_direct = w.precision == Precision::kInt8 && w.fns.input_int8 != nullptr &&
+                           (!w.run_phased() || !w.cal_scale.empty());
+  std::array<float, kMaxGenericN * kMaxGenericN> v_inv{};
+  if (int8_direct)
+    for (int64_t a = 0; a < nn; ++a) v_inv[static_cast<std::size_t>(a)] = 1.0f / p.v_scale[static_cast<std::size_t>(a)];
   auto finish_stats = [&] {
     for (std::size_t i = 0; i < p.thread_saturated.size(); ++i) {
       p.stats.saturated += p.thread_saturated[i];
@@ -236,15 +262,19 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     float* mo = p.shared_m.data();
     const int64_t chunk = 4;
     float* vl = w.v_in_place() ? v : p.shared_lowp.data();
-    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int) {
+    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
       if (fp16_direct)
         input_stage_fp16(w, xb, 0, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
+      else if (int8_direct)
+        p.thread_saturated[static_cast<std::size_t>(worker)] +=
+            input_stage_int8(w, xb, 0, t0, t1, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v, v_inv.data(),
+                             p.shared_flags.data() + t0);
       else
         input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
     });
-    if (lowp && !fp16_direct) {
+    if (lowp && !fp16_direct && !int8_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
         std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
         lowp_tap_amax(p, v, pos_v, w.tiles, amax.data());
@@ -307,6 +337,15 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         float* vl = p.thread_lowp[wk].data();
         input_stage_fp16(w, xb, img0, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
         lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
+        output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+        return;
+      }
+      if (int8_direct) {  // the transform writes the int8 operand: no FP32 V, no conversion pass
+        auto* vl = reinterpret_cast<uint8_t*>(p.thread_lowp[wk].data());
+        uint8_t* flags = p.thread_flags[wk].data();
+        p.thread_saturated[wk] += input_stage_int8(w, xb, img0, t0, t1, vl, pos_v, v_inv.data(), flags);
+        lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, reinterpret_cast<const float*>(vl), pos_v, mo, pos_m);
+        p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
         output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
         return;
       }

@@ -4,14 +4,18 @@
 // results identical across thread counts, int8 calibration and saturation counts, NaN propagation.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "conv/kernels/kernel_table.hpp"
+#include "conv/kernels/lowp_kernels.hpp"
 #include "conv_test_util.hpp"
 #include "nova/conv/default_transforms.hpp"
 #include "nova/error.hpp"
@@ -182,6 +186,118 @@ TEST(Lowp, IdenticalAcrossThreadsAndBlockings) {
           EXPECT_TRUE(same_bits(r.out, base.out))
               << name_of(v) << " " << r.path << " threads=" << threads << " block=" << block;
         }
+    }
+  }
+}
+
+// The int8 operand is written by the input transform itself where the scales are known before V (the
+// fused order, and the phased one when calibrated); the phased order with per-call scales still
+// quantizes an FP32 V in a conversion pass. On every ISA the two must give the same result, NaN tiles
+// included (the ISAs' FP32 transforms may differ from each other in rounding: AVX2 contracts to FMAs).
+TEST(Lowp, Int8QuantizedByTheTransformEqualsTheConversionPass) {
+  const LayerDataset d = layer(Precision::kInt8, 2, 21, 17, 35, 3, 12);
+  const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
+  std::vector<float> with_nan(x), half(x);
+  with_nan[static_cast<std::size_t>((1 * 21 + 5) * 17 * 17 + 8 * 17 + 3)] = std::nanf("");  // image 1, channel 5
+  for (auto& v : half) v *= 0.5f;
+  auto run = [&](Isa isa, int block, const float* sample, const std::vector<float>& input) {
+    PlanOptions o;
+    o.precision = Precision::kInt8;
+    o.tile = TileSize{4, 3};
+    o.isa = isa;
+    o.threads = 2;
+    o.tile_block = block;
+    Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
+    if (sample != nullptr) {
+      const float* samples[] = {sample};
+      plan.calibrate(samples);
+    }
+    LowpRun r;
+    r.out.assign(static_cast<std::size_t>(d.shape.output_size()), -1.0f);
+    plan.execute(input.data(), r.out.data());
+    r.stats = plan.stats();
+    return r;
+  };
+  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    SCOPED_TRACE(to_string(isa));
+    // The conversion pass: phased, per call. Calibrating on the same input stores the per-call scales
+    // (Int8CalibrationStoresScalesAndCountsSaturation), so the calibrated runs must match it too.
+    const LowpRun pass = run(isa, -1, nullptr, x);
+    const LowpRun pass_nan = run(isa, -1, nullptr, with_nan);
+    EXPECT_GE(pass_nan.stats.nonfinite_tiles, 1);
+    const LowpRun saturating = run(isa, 0, half.data(), x);
+    EXPECT_GT(saturating.stats.saturated, 0);
+    for (int block : {0, 5, -1}) {
+      SCOPED_TRACE("block " + std::to_string(block));
+      if (block != -1) {  // per call: the fused order quantizes in the transform
+        EXPECT_TRUE(same_bits(run(isa, block, nullptr, x).out, pass.out));
+        const LowpRun n = run(isa, block, nullptr, with_nan);
+        EXPECT_TRUE(same_bits(n.out, pass_nan.out));
+        EXPECT_EQ(n.stats.nonfinite_tiles, pass_nan.stats.nonfinite_tiles);
+      }
+      EXPECT_TRUE(same_bits(run(isa, block, x.data(), x).out, pass.out));  // calibrated: both orders
+      EXPECT_EQ(run(isa, block, x.data(), with_nan).stats.nonfinite_tiles, pass_nan.stats.nonfinite_tiles);
+      const LowpRun sat = run(isa, block, half.data(), x);
+      EXPECT_TRUE(same_bits(sat.out, saturating.out));
+      EXPECT_EQ(sat.stats.saturated, saturating.stats.saturated);
+    }
+  }
+}
+
+// The same at the level of one tile, where the saturated values and the NaN/Inf flag can be checked
+// exactly: each ISA's in-register quantization (InputTileInt8Fn) against the portable conversion of
+// the same ISA's FP32 transform, with scales that saturate about a quarter of the values.
+TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
+  const LowpConvertFns scalar = lowp_convert_portable();
+  std::mt19937 rng(5);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    const TileFns& fns = kernels(isa).transforms.generic;
+    ASSERT_NE(fns.input_int8, nullptr) << to_string(isa);
+    for (TileSize tile : {TileSize{4, 3}, TileSize{6, 3}}) {
+      const TransformF64 f = default_transform(tile).to_f64();
+      GenericCoeffs c;
+      c.m = f.m;
+      c.n = f.n;
+      for (int p = 0; p < f.n; ++p)
+        for (int j = 0; j < f.n; ++j) {
+          c.bt[p * f.n + j] = static_cast<float>(f.bt(p, j));
+          if (f.bt(p, j) != 0.0) c.bt_idx[p][c.bt_nnz[p]++] = static_cast<unsigned char>(j);
+        }
+      const int n = f.n, nn = n * n, cbs = 3;
+      const std::ptrdiff_t sx = 16, sy = 16 * n, scb = 16 * nn;
+      const std::size_t pos = 16 * cbs;
+      for (int trial = 0; trial < 3; ++trial) {
+        SCOPED_TRACE(to_string(isa) + " " + tile.to_string() + " trial " + std::to_string(trial));
+        std::vector<float> src(static_cast<std::size_t>(cbs * scb));
+        for (float& v : src) v = gauss(rng);
+        if (trial == 1) src[static_cast<std::size_t>(scb + 3 * sy + 2 * sx + 7)] = std::nanf("");
+        if (trial == 2) src[static_cast<std::size_t>(2 * scb + 5)] = -INFINITY;
+        std::vector<float> v(static_cast<std::size_t>(nn) * pos), inv(static_cast<std::size_t>(nn));
+        fns.input(&c, src.data(), sy, sx, scb, cbs, v.data(), pos);
+        for (int a = 0; a < nn; ++a) {  // 127 / the 75th percentile of |V| at this position
+          std::vector<float> mags;
+          for (std::size_t i = 0; i < pos; ++i)
+            if (std::isfinite(v[a * pos + i])) mags.push_back(std::fabs(v[a * pos + i]));
+          std::nth_element(mags.begin(), mags.begin() + mags.size() * 3 / 4, mags.end());
+          inv[static_cast<std::size_t>(a)] = 127.0f / std::max(mags[mags.size() * 3 / 4], 1e-3f);
+        }
+        std::vector<uint8_t> want(v.size()), got(v.size(), 0);
+        int64_t want_sat = 0;
+        int want_bad = 0;
+        for (int a = 0; a < nn; ++a)
+          want_sat += scalar.int8(v.data() + a * pos, want.data() + a * pos, static_cast<int64_t>(pos),
+                                  inv[static_cast<std::size_t>(a)], &want_bad);
+        int got_bad = 0;
+        const int64_t got_sat = fns.input_int8(&c, src.data(), sy, sx, scb, cbs, got.data(), pos, inv.data(), &got_bad);
+        EXPECT_EQ(got, want);
+        EXPECT_EQ(got_sat, want_sat);
+        EXPECT_GT(want_sat, static_cast<int64_t>(v.size()) / 8);
+        EXPECT_EQ(got_bad, want_bad);
+        EXPECT_EQ(want_bad, trial == 0 ? 0 : 1);
+      }
     }
   }
 }

@@ -31,6 +31,13 @@ using InputTileFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t s
 // written by the transform itself, without a conversion pass over V.
 using InputTileFp16Fn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                  std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride);
+// As InputTileFn, V quantized to the int8 GEMM's operand as it is computed (LANCE, the int8 conversion
+// of lowp_kernels.hpp: code = RNE(clamp(v * inv[a], -127, 127)) + 128 at position a, NaN/Inf give 128),
+// without an FP32 V or a conversion pass over it. Returns the number of saturated values
+// (|v * inv[a]| > 127.5); sets *bad when the tile holds NaN/Inf.
+using InputTileInt8Fn = int64_t (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                    std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
+                                    const float* inv, int* bad);
 using OutputTileFn = void (*)(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
                               bool relu, float* dst, std::size_t dst_row);
 
@@ -38,6 +45,7 @@ struct TileFns {
   InputTileFn input = nullptr;
   OutputTileFn output = nullptr;
   InputTileFp16Fn input_fp16 = nullptr;  // where the ISA converts to fp16 (AVX-512F), else null
+  InputTileInt8Fn input_int8 = nullptr;  // where the ISA quantizes in registers (AVX-512F), else null
 };
 
 // The float coefficients of the generic (run-time matrix) tile path; ctx of its TileFns.

@@ -46,10 +46,10 @@ struct GeneratedOp {
   static void at(const V* x, int xs, V* y, int ys) { Gen::at(x, xs, y, ys); }
 };
 
-// T: float, or uint16_t for V as fp16 bits (V::store_fp16).
-template <class V, int N, class Op, class T = float>
-inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                        std::ptrdiff_t scb, int cbs, T* dst, std::size_t pos_stride) {
+// Z = B^T D B of every channel block of one tile; store(cb, a, z) takes position a of block cb.
+template <class V, int N, class Op, class Store>
+inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                             std::ptrdiff_t scb, int cbs, Store&& store) {
   V d[N * N];
   V t[N * N];
   for (int cb = 0; cb < cbs; ++cb) {
@@ -58,14 +58,34 @@ inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy
       for (int j = 0; j < n; ++j) d[i * n + j] = V::load(s + i * sy + j * sx);
     for (int j = 0; j < n; ++j) op.bt(d + j, n, t + j, n);   // columns: t = B^T d
     for (int p = 0; p < n; ++p) op.bt(t + p * n, 1, d + p * n, 1);  // rows: z = t B
-    T* o = dst + static_cast<std::size_t>(cb) * 16;
-    for (int a = 0; a < n * n; ++a) {
-      if constexpr (std::is_same_v<T, float>)
-        V::store(o + static_cast<std::size_t>(a) * pos_stride, d[a]);
-      else
-        V::store_fp16(o + static_cast<std::size_t>(a) * pos_stride, d[a]);
-    }
+    for (int a = 0; a < n * n; ++a) store(cb, a, d[a]);
   }
+}
+
+// T: float, or uint16_t for V as fp16 bits (V::store_fp16).
+template <class V, int N, class Op, class T = float>
+inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                        std::ptrdiff_t scb, int cbs, T* dst, std::size_t pos_stride) {
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
+    T* o = dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride;
+    if constexpr (std::is_same_v<T, float>)
+      V::store(o, z);
+    else
+      V::store_fp16(o, z);
+  });
+}
+
+// V quantized in registers to the int8 GEMM's operand (InputTileInt8Fn).
+template <class V, int N, class Op>
+inline int64_t input_tiles_int8(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
+                                const float* inv, int* bad) {
+  typename V::Int8Tally tally;
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
+    V::store_int8(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z, inv[a],
+                  tally);
+  });
+  return V::int8_result(tally, bad);
 }
 
 template <class V, int N, int M, class Op>
@@ -99,6 +119,14 @@ void generated_input_fp16(const void*, const float* src, std::ptrdiff_t sy, std:
 }
 
 template <class V, class Gen>
+int64_t generated_input_int8(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                             std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride, const float* inv,
+                             int* bad) {
+  return input_tiles_int8<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride, inv,
+                                     bad);
+}
+
+template <class V, class Gen>
 void generated_output(const void*, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
                       float* dst, std::size_t dst_row) {
   output_tile<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16, relu, dst, dst_row);
@@ -119,6 +147,15 @@ void generic_input_fp16(const void* ctx, const float* src, std::ptrdiff_t sy, st
 }
 
 template <class V>
+int64_t generic_input_int8(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                           std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride, const float* inv,
+                           int* bad) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  return input_tiles_int8<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride, inv,
+                                           bad);
+}
+
+template <class V>
 void generic_output(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
                     float* dst, std::size_t dst_row) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
@@ -130,11 +167,16 @@ void generic_output(const void* ctx, const float* src, std::size_t pos_stride, c
 // all over the ISA's vector type V (called once per ISA file, which keeps its own flags).
 template <class V>
 inline constexpr bool kHasFp16Store = requires(uint16_t* p, V x) { V::store_fp16(p, x); };
+template <class V>
+inline constexpr bool kHasInt8Store = requires(uint8_t* p, V x, typename V::Int8Tally& t) {
+  V::store_int8(p, x, 1.0f, t);
+};
 
 template <class V, class Gen>
 TileFns generated_fns() {
   TileFns f{&generated_input<V, Gen>, &generated_output<V, Gen>};
   if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input_fp16<V, Gen>;
+  if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
   return f;
 }
 
@@ -148,6 +190,7 @@ TransformTable make_transform_table() {
   t.generated_count = generated::kGeneratedCount;
   t.generic = TileFns{&generic_input<V>, &generic_output<V>};
   if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input_fp16<V>;
+  if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
   return t;
 }
 

@@ -3,10 +3,21 @@
 
 #include <immintrin.h>
 
+#include "../int8_code_scalar.hpp"
+
 namespace {
 
 struct VecAvx2 {
   __m256 lo, hi;
+  // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn), in
+  // scalar code: the int8 GEMM of this path is the portable one.
+  using Int8Tally = Int8TallyScalar;
+  static void store_int8(uint8_t* p, VecAvx2 x, float inv, Int8Tally& t) {
+    alignas(32) float lanes[16];
+    store(lanes, x);
+    int8_codes16(lanes, p, inv, t);
+  }
+  static int64_t int8_result(const Int8Tally& t, int* bad) { return int8_tally_result(t, bad); }
   static VecAvx2 zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
   static VecAvx2 load(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
   static void store(float* p, VecAvx2 x) {

@@ -18,6 +18,37 @@ struct VecAvx512 {
                         _mm512_maskz_cvtps_ph(static_cast<__mmask16>(0xFFFF), x.v,
                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
+  // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn): the
+  // operations of the portable int8_code, 16 lanes at a time (RNE by the conversion's embedded rounding,
+  // as the portable magic-number addition rounds for |y| <= 127). Saturated values are counted per lane
+  // and non-finite ones in a mask, so that a store costs no mask-to-integer moves.
+  struct Int8Tally {
+    __m512i saturated = _mm512_setzero_si512();
+    __mmask16 finite = static_cast<__mmask16>(0xFFFF);
+  };
+  static void store_int8(uint8_t* p, VecAvx512 x, float inv, Int8Tally& t) {
+    const __mmask16 all = static_cast<__mmask16>(0xFFFF);
+    const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
+    const __m512 ax = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x.v), abs_mask));
+    const __mmask16 finite = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(__builtin_inff()), _CMP_LT_OQ);
+    t.finite = static_cast<__mmask16>(t.finite & finite);
+    __m512 y = _mm512_maskz_mul_ps(finite, x.v, _mm512_set1_ps(inv));
+    const __m512 ay = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(y), abs_mask));
+    const __mmask16 over = _mm512_cmp_ps_mask(ay, _mm512_set1_ps(127.5f), _CMP_GT_OQ);
+    t.saturated = _mm512_mask_sub_epi32(t.saturated, over, t.saturated, _mm512_set1_epi32(-1));
+    y = _mm512_mask_min_ps(y, all, _mm512_mask_max_ps(y, all, y, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+    const __m512i code = _mm512_add_epi32(
+        _mm512_maskz_cvt_roundps_epi32(all, y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm512_set1_epi32(128));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_maskz_cvtepi32_epi8(all, code));
+  }
+  static int64_t int8_result(const Int8Tally& t, int* bad) {
+    *bad |= t.finite != static_cast<__mmask16>(0xFFFF) ? 1 : 0;
+    alignas(64) int32_t lanes[16];  // not _mm512_reduce_add_epi32: GCC 12 bug 105593 (see relu)
+    _mm512_store_si512(lanes, t.saturated);
+    int64_t sum = 0;
+    for (int32_t c : lanes) sum += c;
+    return sum;
+  }
   static VecAvx512 broadcast(float s) { return {_mm512_set1_ps(s)}; }
   static VecAvx512 add(VecAvx512 a, VecAvx512 b) { return {_mm512_add_ps(a.v, b.v)}; }
   static VecAvx512 sub(VecAvx512 a, VecAvx512 b) { return {_mm512_sub_ps(a.v, b.v)}; }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "../int8_code_scalar.hpp"
 #include "../lowp_kernels.hpp"
 
 namespace nova::conv {
@@ -149,16 +150,7 @@ void fp16_convert(const float* src, uint16_t* dst, int64_t count) {
 int64_t int8_quantize(const float* src, uint8_t* dst, int64_t count, float inv, int* bad) {
   int64_t saturated = 0;
   int nonfinite = 0;
-  for (int64_t c = 0; c < count; ++c) {
-    const float x = src[c];
-    const bool finite = (f32_bits(x) & 0x7FFFFFFFu) < 0x7F800000u;
-    nonfinite |= finite ? 0 : 1;
-    float y = finite ? x * inv : 0.0f;
-    saturated += std::fabs(y) > 127.5f ? 1 : 0;
-    y = std::min(std::max(y, -127.0f), 127.0f);
-    y = (y + 12582912.0f) - 12582912.0f;  // round to nearest even (|y| < 2^22)
-    dst[c] = static_cast<uint8_t>(static_cast<int>(y) + 128);
-  }
+  for (int64_t c = 0; c < count; ++c) dst[c] = int8_code(src[c], inv, saturated, nonfinite);
   *bad |= nonfinite;
   return saturated;
 }

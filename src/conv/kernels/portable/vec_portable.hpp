@@ -2,10 +2,16 @@
 // auto-vectorizer. Include only from kernels/portable/ files.
 #pragma once
 
+#include "../int8_code_scalar.hpp"
+
 namespace {
 
 struct VecPortable {
   float v[16];
+  // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn).
+  using Int8Tally = Int8TallyScalar;
+  static void store_int8(uint8_t* p, const VecPortable& x, float inv, Int8Tally& t) { int8_codes16(x.v, p, inv, t); }
+  static int64_t int8_result(const Int8Tally& t, int* bad) { return int8_tally_result(t, bad); }
   static VecPortable zero() { return VecPortable{}; }
   static VecPortable load(const float* p) {
     VecPortable r;

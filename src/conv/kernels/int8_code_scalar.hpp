@@ -1,0 +1,41 @@
+// One value of the int8 GEMM's V operand (lowp_kernels.hpp, "int8"), in scalar code: the portable
+// conversion pass and the portable and AVX2 in-register quantizations of the input transform. In an
+// anonymous namespace, as the vector types are, so that a copy compiled with one ISA's flags is never
+// picked by the linker for another path.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace {
+
+// code = RNE(clamp(x * inv, -127, 127)) + 128; NaN/Inf give 128 and set nonfinite; |x * inv| > 127.5
+// counts as saturated.
+inline uint8_t int8_code(float x, float inv, int64_t& saturated, int& nonfinite) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  const bool finite = (bits & 0x7FFFFFFFu) < 0x7F800000u;
+  nonfinite |= finite ? 0 : 1;
+  float y = finite ? x * inv : 0.0f;
+  saturated += std::fabs(y) > 127.5f ? 1 : 0;
+  y = std::min(std::max(y, -127.0f), 127.0f);
+  y = (y + 12582912.0f) - 12582912.0f;  // round to nearest even (|y| < 2^22)
+  return static_cast<uint8_t>(static_cast<int>(y) + 128);
+}
+
+// The in-register quantization of the scalar vector types (16 lanes, one store at a time).
+struct Int8TallyScalar {
+  int64_t saturated = 0;
+  int nonfinite = 0;
+};
+inline void int8_codes16(const float* x, uint8_t* dst, float inv, Int8TallyScalar& t) {
+  for (int l = 0; l < 16; ++l) dst[l] = int8_code(x[l], inv, t.saturated, t.nonfinite);
+}
+inline int64_t int8_tally_result(const Int8TallyScalar& t, int* bad) {
+  *bad |= t.nonfinite;
+  return t.saturated;
+}
+
+}  // namespace

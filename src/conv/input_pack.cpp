@@ -19,7 +19,7 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
   // One task per (image, channel block, band of rows).
   const int64_t band = 8;
   const int64_t bands = ceil_div(Hp, band);
-  p.pool->run(static_cast<std::size_t>(images * Cb * bands), [&](std::size_t task, int worker) {
+  p.pool->run(static_cast<std::size_t>(images * Cb * bands), [&](std::size_t task, int) {
     const int64_t t = static_cast<int64_t>(task);
     const int64_t img = t / (Cb * bands), cb = t / bands % Cb, bnd = t % bands;
     const int64_t c0 = cb * kLanes;
@@ -45,16 +45,9 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
             widen(element_at(input_any, format.type, first + x * C), r + x * kLanes, lanes, format.scale);
           for (int64_t l = lanes; l < kLanes; ++l) r[x * kLanes + l] = 0.0f;
         }
-      } else if (fp32) {
-        p.kernels->layout.pack_rows16(input + ((img * C + c0) * H + y) * W, H * W, static_cast<int>(lanes), W,
-                                      r);
-      } else {
-        // The 16 channel rows widened into FP32 first, then the same transposing copy.
-        float* rows = p.thread_io[static_cast<std::size_t>(worker)].data();
-        for (int64_t l = 0; l < lanes; ++l)
-          widen(element_at(input_any, format.type, ((img * C + c0 + l) * H + y) * W), rows + l * W, W,
-                format.scale);
-        p.kernels->layout.pack_rows16(rows, W, static_cast<int>(lanes), W, r);
+      } else {  // a transposing copy that widens typed elements as it loads them
+        p.kernels->layout.pack_rows16(element_at(input_any, format.type, ((img * C + c0) * H + y) * W),
+                                      format.type, format.scale, H * W, static_cast<int>(lanes), W, r);
       }
     }
   });

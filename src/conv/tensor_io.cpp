@@ -95,9 +95,9 @@ void allocate_io_scratch(Plan::Impl& p) {
   if (!p.typed_io()) return;
   const ConvShape& s = p.shape;
   if (p.wino) {
-    // NCHW input rows of one channel block, and one NCHW output band (winograd_execute.cpp).
+    // One NCHW output band (winograd_execute.cpp); the input is widened by the packing copy itself.
     const int64_t m = p.wino->m;
-    const auto size = static_cast<std::size_t>(std::max<int64_t>(kLanes * s.W, kLanes * m * kBandTiles * m));
+    const auto size = static_cast<std::size_t>(kLanes * m * kBandTiles * m);
     p.thread_io.resize(static_cast<std::size_t>(p.threads));
     for (AlignedBuffer& b : p.thread_io) b.resize(size);
   } else {

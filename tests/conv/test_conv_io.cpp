@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "conv/kernels/kernel_table.hpp"
 #include "conv_test_util.hpp"
@@ -181,6 +182,39 @@ std::vector<Case> engine_cases() {
 
 // A typed plan computes exactly what the FP32 plan computes on the input's values, rounded once to
 // the output type: so its output bits equal the output conversion of the FP32 plan's output.
+// The blocked input copy widens typed NCHW rows as it transposes them: every element must be the same
+// path's widen of its source element (bits compared: NaN payloads of bf16/fp16 included, which
+// vcvtph2ps makes quiet), with channel tails zero-filled and nothing written past the count.
+TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
+  std::vector<std::pair<LayoutTable, ConvertTable>> paths = {{layout_table_portable(), convert_table_portable()}};
+  if (isa_supported(Isa::kAvx512)) paths.emplace_back(layout_table_avx512(), convert_table_avx512());
+  std::mt19937 rng(11);
+  const std::ptrdiff_t stride = 41, count = 37;
+  for (const auto& [t, scalar] : paths)
+    for (DataType type : {DataType::kFp32, DataType::kBf16, DataType::kFp16, DataType::kInt8})
+      for (int lanes : {16, 13, 1}) {
+        SCOPED_TRACE(to_string(type) + " lanes " + std::to_string(lanes));
+        const std::size_t bytes = element_size(type);
+        std::vector<unsigned char> src(static_cast<std::size_t>(16 * stride) * bytes);
+        for (auto& b : src) b = static_cast<unsigned char>(rng());
+        if (type == DataType::kFp32)  // finite values, so that the copy is compared as numbers too
+          for (std::size_t i = 0; i < src.size(); i += 4) src[i + 3] &= 0xBF;
+        const float scale = type == DataType::kInt8 ? 0.037f : 1.0f;
+        std::vector<float> got(static_cast<std::size_t>(16 * (count + 1)), -7.0f);
+        t.pack_rows16(src.data(), type, scale, stride, lanes, count, got.data());
+        for (std::ptrdiff_t x = 0; x < count; ++x)
+          for (int l = 0; l < 16; ++l) {
+            float want = 0.0f;
+            if (l < lanes) scalar.widen[static_cast<int>(type)](src.data() + (l * stride + x) * bytes, &want, 1, scale);
+            uint32_t a, b;
+            std::memcpy(&a, &got[static_cast<std::size_t>(x * 16 + l)], 4);
+            std::memcpy(&b, &want, 4);
+            ASSERT_EQ(a, b) << "x " << x << " lane " << l;
+          }
+        for (int l = 0; l < 16; ++l) EXPECT_EQ(got[static_cast<std::size_t>(count * 16 + l)], -7.0f);  // past the end
+      }
+}
+
 TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
   ConvShape s;
   s.N = 2;

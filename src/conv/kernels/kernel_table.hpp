@@ -72,11 +72,12 @@ struct TransformTable {
 };
 
 // Layout changes around the transforms (NCHW <-> 16-channel blocks).
-//   pack_rows16: dst[x*16 + l] = src[l*channel_stride + x] for x < count, l < lanes; lanes >= `lanes` are 0.
+//   pack_rows16: dst[x*16 + l] = value of src[l*channel_stride + x] for x < count, l < lanes (elements of
+//                `type`, widened as ConvertTable's widen does: int8 code * scale); lanes >= `lanes` are 0.
 //   store_band_nchw: band[(i*width_stride + x)*16 + l] -> out[l*plane + i*row + x] for i < rows, x < width,
 //                    l < lanes: a run of tiles of one tile row at once, in whole rows of 16 floats.
-using PackRows16Fn = void (*)(const float* src, std::ptrdiff_t channel_stride, int lanes, std::ptrdiff_t count,
-                              float* dst);
+using PackRows16Fn = void (*)(const void* src, DataType type, float scale, std::ptrdiff_t channel_stride, int lanes,
+                              std::ptrdiff_t count, float* dst);
 using StoreBandNchwFn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
                                  int lanes, float* out, std::ptrdiff_t plane, std::ptrdiff_t row);
 struct LayoutTable {

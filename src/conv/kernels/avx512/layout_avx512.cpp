@@ -43,15 +43,49 @@ inline void transpose16(__m512 r[16]) {
   }
 }
 
-void pack_rows16(const float* src, std::ptrdiff_t channel_stride, int lanes, std::ptrdiff_t count, float* dst) {
+// 16 elements of `type` from src[i], widened as convert_avx512.cpp's widen (masked-out ones read as 0).
+template <DataType T>
+inline __m512 load_widen16(const void* src, std::ptrdiff_t i, __mmask16 mask, __m512 scale) {
+  if constexpr (T == DataType::kFp32) {
+    return _mm512_maskz_loadu_ps(mask, static_cast<const float*>(src) + i);
+  } else if constexpr (T == DataType::kBf16) {
+    const __m256i h = _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(src) + i);
+    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
+  } else if constexpr (T == DataType::kFp16) {
+    return _mm512_maskz_cvtph_ps(kAll, _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(src) + i));
+  } else {
+    const __m128i b = _mm_maskz_loadu_epi8(mask, static_cast<const int8_t*>(src) + i);
+    return _mm512_maskz_mul_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_cvtepi8_epi32(kAll, b)), scale);
+  }
+}
+
+// The rows widened as they are loaded into the transpose: no FP32 copy of a typed input's rows.
+template <DataType T>
+void pack_rows16_of(const void* src, float scale, std::ptrdiff_t channel_stride, int lanes, std::ptrdiff_t count,
+                    float* dst) {
+  const __m512 sc = _mm512_set1_ps(scale);
   for (std::ptrdiff_t x0 = 0; x0 < count; x0 += 16) {
     const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
     const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
     __m512 r[16];
     for (int l = 0; l < 16; ++l)
-      r[l] = l < lanes ? _mm512_maskz_loadu_ps(mask, src + l * channel_stride + x0) : _mm512_setzero_ps();
+      r[l] = l < lanes ? load_widen16<T>(src, l * channel_stride + x0, mask, sc) : _mm512_setzero_ps();
     transpose16(r);
     for (int x = 0; x < xs; ++x) _mm512_storeu_ps(dst + (x0 + x) * 16, r[x]);
+  }
+}
+
+void pack_rows16(const void* src, DataType type, float scale, std::ptrdiff_t channel_stride, int lanes,
+                 std::ptrdiff_t count, float* dst) {
+  switch (type) {
+    case DataType::kFp32:
+      return pack_rows16_of<DataType::kFp32>(src, scale, channel_stride, lanes, count, dst);
+    case DataType::kBf16:
+      return pack_rows16_of<DataType::kBf16>(src, scale, channel_stride, lanes, count, dst);
+    case DataType::kFp16:
+      return pack_rows16_of<DataType::kFp16>(src, scale, channel_stride, lanes, count, dst);
+    case DataType::kInt8:
+      return pack_rows16_of<DataType::kInt8>(src, scale, channel_stride, lanes, count, dst);
   }
 }
 

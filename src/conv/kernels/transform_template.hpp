@@ -75,16 +75,30 @@ inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy
   });
 }
 
-// V quantized in registers to the int8 GEMM's operand (InputTileInt8Fn).
+// V quantized in registers to the int8 GEMM's operand (InputTileInt8Fn). Where V has a fast unchecked
+// store (V::Int8Range), the tile is quantized with it first and again with the exact store only when
+// some value falls outside what the fast one handles (saturation, NaN/Inf): rare, and the same bits.
+template <class V>
+inline constexpr bool kHasInt8FastStore = requires(uint8_t* p, V x, typename V::Int8Range& r) {
+  V::store_int8_unchecked(p, x, 1.0f, r);
+};
+
 template <class V, int N, class Op>
 inline int64_t input_tiles_int8(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                 std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
                                 const float* inv, int* bad) {
+  auto at = [&](int cb, int a) {
+    return dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride;
+  };
+  if constexpr (kHasInt8FastStore<V>) {
+    typename V::Int8Range range;
+    input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
+                           [&](int cb, int a, V z) { V::store_int8_unchecked(at(cb, a), z, inv[a], range); });
+    if (V::int8_in_range(range)) return 0;
+  }
   typename V::Int8Tally tally;
-  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
-    V::store_int8(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z, inv[a],
-                  tally);
-  });
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
+                         [&](int cb, int a, V z) { V::store_int8(at(cb, a), z, inv[a], tally); });
   return V::int8_result(tally, bad);
 }
 

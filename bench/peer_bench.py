@@ -4,8 +4,10 @@ and PyTorch's conv2d, on the layer set of issue 5, measured in one run.
 
   python3 bench/peer_bench.py [--build build] [--threads 1,2] [--rounds 2] [--errors] [--json out.json]
 
-nova is timed through `build/nova bench conv --format json`; oneDNN through `build/nova_peer_onednn`
-(C++ API, OMP_NUM_THREADS threads, its preferred blocked layouts, reorders outside the timing); ncnn and
+nova is timed through `build/nova bench conv --format json`, on NCHW tensors ("nova") and on NCHW16c
+tensors ("nova 16c": the blocked layout the peers are timed in, no transposes); oneDNN through
+`build/nova_peer_onednn` (C++ API, OMP_NUM_THREADS threads, its preferred blocked layouts, reorders
+outside the timing); ncnn (an unpacked input, packed inside the timing; its packed output taken as it is) and
 PyTorch in worker subprocesses of this script (each library in its own process, so their OpenMP
 runtimes do not meet). For every layer all peers run back to back; every peer is measured `--rounds`
 times, and the best median of the
@@ -186,6 +188,10 @@ def measure(args):
             if res["nova"] is None or j["median_ms"] < res["nova"]:
                 res["nova"], res["nova_info"] = j["median_ms"], j
             res["cpu"]["nova"] = best(res["cpu"].get("nova"), j.get("median_cpu_ms"))
+            # The same plan on NCHW16c tensors: the blocked layout oneDNN and ncnn are timed in.
+            j = run_nova(args.build, layer, t, ["--layout", "nchw16c"])
+            res["nova_16c"] = best(res.get("nova_16c"), j["median_ms"])
+            res["cpu"]["nova_16c"] = best(res["cpu"].get("nova_16c"), j.get("median_cpu_ms"))
             for alg in ("direct", "winograd"):
                 o = run_onednn(args.build, layer, t, alg)
                 if o is None:
@@ -217,17 +223,20 @@ def measure(args):
 # "int8sp cal i8": the int8-spatial precision (ncnn's design: quantized before exact integer transforms) the same way;
 # "fp16": the engine's choice of fp16 arithmetic (AVX512-FP16 where present), "fp16 f32acc": FP32 arithmetic;
 # "bf16 io": bf16 input and output tensors, as PyTorch's bf16 conv2d. Their --check error is against float64
-# on the input's own (rounded) values.
+# on the input's own (rounded) values. "... 16c": the same in the NCHW16c layout (--layout nchw16c), the
+# blocked layout the peers are timed in (oneDNN's nChw16c, ncnn's packed blobs), without NCHW transposes.
 LOWP_NOVA = [("fp32", ["--dtype", "fp32"]), ("bf16", ["--dtype", "bf16"]), ("bf16 io", ["--dtype", "bf16", "--io", "bf16"]),
              ("int8", ["--dtype", "int8"]), ("int8 cal", ["--dtype", "int8", "--calibrate"]),
              ("int8 cal i8", ["--dtype", "int8", "--calibrate", "--input-type", "int8"]),
              ("int8sp cal i8", ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8"]),
-             ("fp16", ["--dtype", "fp16"]), ("fp16 f32acc", ["--dtype", "fp16", "--fp16-arith", "fp32"])]
+             ("fp16", ["--dtype", "fp16"]), ("fp16 f32acc", ["--dtype", "fp16", "--fp16-arith", "fp32"]),
+             ("int8 cal i8 16c", ["--dtype", "int8", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"]),
+             ("fp16 16c", ["--dtype", "fp16", "--layout", "nchw16c"])]
 LOWP_ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 d", "direct", "int8"), ("dnnl int8 w", "winograd", "int8")]
 LOWP_NCNN = [("ncnn int8", "int8"), ("ncnn bf16", "bf16")]
 # ncnn's time over nova's, per nova column: (nova column, ncnn column).
 LOWP_NCNN_RATIO = [("bf16", "ncnn bf16"), ("int8", "ncnn int8"), ("int8 cal", "ncnn int8"), ("int8 cal i8", "ncnn int8"),
-                   ("int8sp cal i8", "ncnn int8")]
+                   ("int8sp cal i8", "ncnn int8"), ("int8 cal i8 16c", "ncnn int8")]
 
 
 def lowp_ncnn(args, configs):
@@ -395,8 +404,8 @@ def main():
                 json.dump({"lowp": rows}, f, indent=2)
         return
     results, missing = measure(args)
-    head = (f"{'layer':>18} {'T':>2} | {'nova ms':>8} {'GFLOP/s':>7} {'nova algorithm':>16} | {'oneDNN d':>8} "
-            f"{'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'best peer':>9} {'ratio':>6}")
+    head = (f"{'layer':>18} {'T':>2} | {'nova ms':>8} {'GFLOP/s':>7} {'nova algorithm':>16} {'nova 16c':>8} | "
+            f"{'oneDNN d':>8} {'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'best peer':>9} {'ratio':>6} {'16c':>6}")
     print(head)
     print("-" * len(head))
     table = []
@@ -406,11 +415,14 @@ def main():
         info = r["nova_info"]
         alg = info["algorithm"] + (" " + info["tile"] if info["tile"] else "")
         ratio = best_ms / r["nova"] if best_ms else None
+        ratio16 = best_ms / r["nova_16c"] if best_ms and r.get("nova_16c") else None
         gf = flops(layer) / (r["nova"] * 1e6)
         print(f"{'x'.join(map(str, layer[:4])) + '->' + str(layer[4]):>18} {t:>2} | {fmt_ms(r['nova'])} {gf:7.0f} "
-              f"{alg:>16} | {fmt_ms(r['onednn_direct'])} {fmt_ms(r['onednn_winograd'])} {fmt_ms(r['ncnn'])} "
-              f"{fmt_ms(r['torch'])} | {best_name:>9.9} {('-' if ratio is None else f'{ratio:6.2f}')}")
-        row = {"layer": list(layer), "threads": t, "nova_ms": r["nova"], "nova_gflops": gf, "nova_algorithm": alg,
+              f"{alg:>16} {fmt_ms(r.get('nova_16c'))} | {fmt_ms(r['onednn_direct'])} {fmt_ms(r['onednn_winograd'])} "
+              f"{fmt_ms(r['ncnn'])} {fmt_ms(r['torch'])} | {best_name:>9.9} {('-' if ratio is None else f'{ratio:6.2f}')} "
+              f"{('-' if ratio16 is None else f'{ratio16:6.2f}')}")
+        row = {"layer": list(layer), "threads": t, "nova_ms": r["nova"], "nova_16c_ms": r.get("nova_16c"),
+               "ratio_16c_vs_best_peer": ratio16, "nova_gflops": gf, "nova_algorithm": alg,
                "onednn_direct_ms": r["onednn_direct"], "onednn_winograd_ms": r["onednn_winograd"],
                "onednn_winograd_impl": r["onednn_winograd_impl"], "ncnn_ms": r["ncnn"], "torch_ms": r["torch"],
                "best_peer": best_name, "ratio_vs_best_peer": ratio}

@@ -131,6 +131,7 @@ void run_bench(const BenchOptions& o) {
     } else {  // max |y| / 127 of this input, from an FP32 plan
       conv::PlanOptions f32 = po;
       f32.input = f32.output = {};
+      f32.layout = conv::Layout::kNCHW;  // x and y are NCHW
       const conv::Plan probe = conv::Plan::create(s, w.data(), b.data(), f32);
       probe.execute(x.data(), y.data());
       float amax = 0.0f;
@@ -139,18 +140,28 @@ void run_bench(const BenchOptions& o) {
     }
   }
   // The input as the plan takes it (the benchmark's values rounded to the input type), and its values.
+  // NCHW16c: the same values in the blocked layout (zero padding lanes), timed as oneDNN and ncnn are,
+  // in their own blocked layouts.
   const conv::TensorFormat in_fmt = po.input, out_fmt = po.output;
-  std::vector<unsigned char> xt(x.size() * conv::element_size(in_fmt.type));
-  std::vector<unsigned char> yt(y.size() * conv::element_size(out_fmt.type));
+  const bool blocked = po.layout == conv::Layout::kNCHW16c;
+  const int64_t in_count = conv::input_elements(s, po.layout), out_count = conv::output_elements(s, po.layout);
+  std::vector<unsigned char> xt(static_cast<std::size_t>(in_count) * conv::element_size(in_fmt.type));
+  std::vector<unsigned char> yt(static_cast<std::size_t>(out_count) * conv::element_size(out_fmt.type));
   conv::convert_from_fp32(x.data(), static_cast<int64_t>(x.size()), in_fmt, xt.data());
   conv::convert_to_fp32(xt.data(), static_cast<int64_t>(x.size()), in_fmt, x.data());
+  // The same values in the plan's layout: the timed input and the calibration sample.
+  const std::vector<float> x_layout = blocked ? nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W)
+                                      : po.layout == conv::Layout::kNHWC
+                                          ? nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W)
+                                          : x;
+  conv::convert_from_fp32(x_layout.data(), in_count, in_fmt, xt.data());
   const void* xp = xt.data();
   void* yp = yt.data();
 
   const auto t0 = std::chrono::steady_clock::now();
   conv::Plan plan = conv::Plan::create(s, w.data(), b.data(), po);
   if (o.calibrate) {
-    const float* samples[] = {x.data()};
+    const float* samples[] = {x_layout.data()};
     plan.calibrate(samples);
   }
   const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -186,9 +197,12 @@ void run_bench(const BenchOptions& o) {
     // Relative L2 error of the engine's output as stored (in its type) against the float64 reference
     // on the input's values (without ReLU).
     std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
-    if (po.layout == conv::Layout::kNHWC) {
-      const auto xn = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
-      conv::convert_from_fp32(xn.data(), static_cast<int64_t>(xn.size()), in_fmt, xt.data());
+    if (blocked) {
+      std::vector<float> yb(static_cast<std::size_t>(out_count));
+      plan.execute(xp, yp);
+      conv::convert_to_fp32(yt.data(), out_count, out_fmt, yb.data());
+      y = nchw16c_to_nchw(std::span<const float>(yb), s.N, s.K, s.out_h(), s.out_w());
+    } else if (po.layout == conv::Layout::kNHWC) {
       plan.execute(xp, yp);
       conv::convert_to_fp32(yt.data(), static_cast<int64_t>(y.size()), out_fmt, y.data());
       const auto yn = nhwc_to_nchw(std::span<const float>(y), s.N, s.K, s.out_h(), s.out_w());
@@ -256,7 +270,7 @@ void setup(CLI::App& app) {
   c->add_option("--tile", o->tile, "Winograd tile m,r with its default transform, e.g. 6,3");
   c->add_option("--transform", o->transform_file, "Winograd transform JSON file (any verified transform)");
   c->add_option("--algorithm", o->algorithm, "auto | winograd | direct")->default_val("auto");
-  c->add_option("--layout", o->layout, "nchw | nhwc")->default_val("nchw");
+  c->add_option("--layout", o->layout, "nchw | nhwc | nchw16c (oneDNN's nChw16c, the peers' timed layout)")->default_val("nchw");
   c->add_option("--dtype", o->dtype, "Precision of the Winograd GEMMs: fp32 | bf16 | int8 | fp16 | int8-spatial (tensor types: --io)")
       ->default_val("fp32");
   c->add_option("--io", o->io, "Element type of the input and output tensors: fp32 | bf16 | fp16 | int8");

@@ -95,8 +95,8 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
 
 void execute(const PyPlan& p, AnyTensor input, AnyTensor output) {
   const ConvShape& s = p.plan.shape();
-  expect_size(input, s.input_size(), "input");
-  expect_size(output, s.output_size(), "output");
+  expect_size(input, conv::input_elements(s, p.plan.layout()), "input");
+  expect_size(output, conv::output_elements(s, p.plan.layout()), "output");
   const conv::DataType in = p.plan.input_format().type, out = p.plan.output_format().type;
   if (!dtype_matches(input.dtype(), in))
     throw Error(std::string("the plan takes ") + conv::to_string(in) + " input: a " + dtype_names(in) + " array");

@@ -243,6 +243,31 @@ def test_typed_plans_on_numpy_buffers():
         nova.ConvPlan((1, 3, 9, 9, 4), weights=w, output_type="int8", output_scale=0.0)
 
 
+def test_nchw16c_plans_take_blocked_arrays():
+    """layout="nchw16c": arrays (N, ceil(C/16), H, W, 16), padding lanes zero in and out; the values are the
+    NCHW plan's, bit for bit (the engine computes the same in either layout)."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((20, 18, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((2, 18, 11, 10)).astype(np.float32)
+    xb = np.zeros((2, 2, 11, 10, 16), np.float32)
+    for c in range(18):
+        xb[:, c // 16, :, :, c % 16] = x[:, c]
+    plan = nova.ConvPlan((2, 18, 11, 10, 20), weights=w)
+    blocked = nova.ConvPlan((2, 18, 11, 10, 20), weights=w, layout="nchw16c")
+    y = np.zeros((2, 20, 11, 10), np.float32)
+    yb = np.full((2, 2, 11, 10, 16), -1.0, np.float32)
+    plan.execute(x, y)
+    blocked.execute(xb, yb)
+    assert np.all(yb[:, 1, :, :, 4:] == 0)
+    for k in range(20):
+        assert np.array_equal(yb[:, k // 16, :, :, k % 16], y[:, k])
+    with pytest.raises(ValueError, match="elements"):
+        blocked.execute(x, yb)  # an NCHW-sized input for a blocked plan
+    with pytest.raises(ValueError, match="layout"):
+        nova.ConvPlan((2, 18, 11, 10, 20), weights=w, layout="nchw8c")
+
+
 def test_int8_spatial_is_more_accurate_than_winograd_domain_int8():
     """int8-spatial (input and filters quantized before exact integer transforms) has the error of a direct
     int8 convolution; the Winograd-domain int8 at F(4,3) is several times worse (docs/engine.md)."""

@@ -34,7 +34,7 @@ AlgorithmEstimate estimate_direct(const ConvShape& s, Layout layout, int threads
   const double pixels = static_cast<double>(s.N * s.out_h() * s.out_w());
   const double crs = static_cast<double>(s.C / s.groups * s.R * s.S);
   double ns = flops / (gemm_rate(isa) * 0.9) + pixels * crs * static_cast<double>(s.groups) / 8.0 / vec_rate(isa);
-  if (layout == Layout::kNCHW) ns += static_cast<double>(s.input_size() + s.output_size()) / 2.0;
+  if (layout != Layout::kNHWC) ns += static_cast<double>(s.input_size() + s.output_size()) / 2.0;  // copies to and from NHWC
   return {Algorithm::kDirect, std::nullopt, ns / threads / 1e6};
 }
 

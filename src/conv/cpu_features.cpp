@@ -118,12 +118,33 @@ Precision parse_precision(const std::string& text) {
   throw Error("unknown precision '" + text + "' (expected fp32, bf16, int8, fp16 or int8-spatial)");
 }
 
-std::string to_string(Layout layout) { return layout == Layout::kNCHW ? "nchw" : "nhwc"; }
+std::string to_string(Layout layout) {
+  switch (layout) {
+    case Layout::kNCHW:
+      return "nchw";
+    case Layout::kNHWC:
+      return "nhwc";
+    case Layout::kNCHW16c:
+      return "nchw16c";
+  }
+  return "?";
+}
 
 Layout parse_layout(const std::string& text) {
   if (text == "nchw" || text == "NCHW") return Layout::kNCHW;
   if (text == "nhwc" || text == "NHWC") return Layout::kNHWC;
-  throw Error("unknown layout '" + text + "' (expected nchw or nhwc)");
+  if (text == "nchw16c" || text == "NCHW16c" || text == "nChw16c") return Layout::kNCHW16c;
+  throw Error("unknown layout '" + text + "' (expected nchw, nhwc or nchw16c)");
+}
+
+int64_t input_elements(const ConvShape& s, Layout layout) {
+  const int64_t channels = layout == Layout::kNCHW16c ? (s.C + 15) / 16 * 16 : s.C;
+  return s.N * channels * s.H * s.W;
+}
+
+int64_t output_elements(const ConvShape& s, Layout layout) {
+  const int64_t channels = layout == Layout::kNCHW16c ? (s.K + 15) / 16 * 16 : s.K;
+  return s.N * channels * s.out_h() * s.out_w();
 }
 
 std::string to_string(Algorithm algorithm) { return algorithm == Algorithm::kWinograd ? "winograd" : "direct"; }

@@ -37,7 +37,7 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
       d.bias.data()[g * d.Kgpad + k] = (bias != nullptr && k < d.Kg) ? bias[g * d.Kg + k] : 0.0f;
   p.direct = std::move(d);
   const DirectPlan& dp = *p.direct;
-  if (p.layout == Layout::kNCHW) p.packed_input.resize(static_cast<std::size_t>(s.input_size()));
+  if (p.layout != Layout::kNHWC) p.packed_input.resize(static_cast<std::size_t>(s.input_size()));
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
   for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(dp.pixel_block * (dp.crs + dp.Kgpad)));
 }

@@ -1,6 +1,6 @@
 // Direct convolution (any stride, dilation, groups, kernel size): for a block of output pixels, an
 // im2col copy from NHWC (rows of (u, v, c)), the GEMM micro-kernels against the packed weights, and
-// the epilogue (+bias, ReLU, scatter into NCHW or NHWC).
+// the epilogue (+bias, ReLU, scatter into NCHW, NHWC or NCHW16c).
 #include <algorithm>
 #include <cstring>
 
@@ -15,13 +15,17 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   if (p.layout == Layout::kNCHW) {
     pack_nchw_to_nhwc(p, input, p.packed_input.data());
     src = p.packed_input.data();
+  } else if (p.layout == Layout::kNCHW16c) {
+    pack_nchw16c_to_nhwc(p, input, p.packed_input.data());
+    src = p.packed_input.data();
   }
   const int64_t OH = s.out_h(), OW = s.out_w(), C = s.C, H = s.H, W = s.W, K = s.K;
   const int64_t pixels = s.N * OH * OW;
   const int64_t blocks = ceil_div(pixels, d.pixel_block);
   const GemmTable& g = p.kernels->gemm;
   const int64_t mr = g.mr;
-  const bool nhwc = p.layout == Layout::kNHWC;
+  const bool nhwc = p.layout == Layout::kNHWC, blocked = p.layout == Layout::kNCHW16c;
+  const int64_t Kb = ceil_div(K, kLanes);
   p.pool->run(static_cast<std::size_t>(blocks * s.groups), [&](std::size_t task, int worker) {
     const int64_t grp = static_cast<int64_t>(task) % s.groups;
     const int64_t blk = static_cast<int64_t>(task) / s.groups;
@@ -69,6 +73,14 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
           const float val = mrow[k] + bias[k];
           o[k] = p.relu && val < 0.0f ? 0.0f : val;
         }
+      } else if (blocked) {  // channel c of the pixel at ((img*Kb + c/16)*OH*OW + pix)*16 + c%16
+        for (int64_t k = 0; k < d.Kg; ++k) {
+          const int64_t c = grp * d.Kg + k;
+          const float val = mrow[k] + bias[k];
+          output[((img * Kb + c / kLanes) * OH * OW + pix) * kLanes + c % kLanes] = p.relu && val < 0.0f ? 0.0f : val;
+        }
+        if (grp == s.groups - 1)  // the padding lanes of the last block
+          for (int64_t c = K; c < Kb * kLanes; ++c) output[((img * Kb + Kb - 1) * OH * OW + pix) * kLanes + c % kLanes] = 0.0f;
       } else {
         float* o = output + (img * K + grp * d.Kg) * OH * OW + pix;
         for (int64_t k = 0; k < d.Kg; ++k) {

@@ -12,7 +12,7 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
                         int64_t Cb, int64_t Hp, int64_t Wp) {
   const ConvShape& s = p.shape;
   const int64_t C = s.C, H = s.H, W = s.W, ph = s.pad_h, pw = s.pad_w;
-  const bool nhwc = p.layout == Layout::kNHWC;
+  const bool nhwc = p.layout == Layout::kNHWC, blocked = p.layout == Layout::kNCHW16c;
   const bool fp32 = format.type == DataType::kFp32;
   const auto* input = static_cast<const float*>(input_any);  // only when fp32
   const WidenFn widen = p.kernels->convert.widen[static_cast<int>(format.type)];
@@ -35,7 +35,15 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
       const int64_t right = Wp - pw - W;
       std::memset(row + (pw + W) * kLanes, 0, static_cast<std::size_t>(right * kLanes) * sizeof(float));
       float* r = row + pw * kLanes;
-      if (nhwc) {
+      if (blocked) {  // the same layout: a row copy (widened when typed); padding lanes made zero
+        const int64_t first = ((img * Cb + cb) * H + y) * W * kLanes;
+        if (fp32)
+          std::memcpy(r, input + first, static_cast<std::size_t>(W * kLanes) * sizeof(float));
+        else
+          widen(element_at(input_any, format.type, first), r, W * kLanes, format.scale);
+        if (lanes < kLanes)
+          for (int64_t x = 0; x < W; ++x) std::fill(r + x * kLanes + lanes, r + (x + 1) * kLanes, 0.0f);
+      } else if (nhwc) {
         const int64_t first = ((img * H + y) * W) * C + c0;
         for (int64_t x = 0; x < W; ++x) {
           if (fp32)
@@ -69,6 +77,21 @@ void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
         for (int64_t x = 0; x < xs; ++x)
           for (int64_t c = 0; c < cs; ++c) o[(x0 + x) * C + c0 + c] = buf[c][x];
       }
+    }
+  });
+}
+
+void pack_nchw16c_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
+  const ConvShape& s = p.shape;
+  const int64_t C = s.C, H = s.H, W = s.W, Cb = ceil_div(C, kLanes);
+  p.pool->run(static_cast<std::size_t>(s.N * H), [&](std::size_t task, int) {
+    const int64_t img = static_cast<int64_t>(task) / H, y = static_cast<int64_t>(task) % H;
+    float* o = dst + (img * H + y) * W * C;
+    for (int64_t cb = 0; cb < Cb; ++cb) {
+      const int64_t lanes = std::min<int64_t>(kLanes, C - cb * kLanes);
+      const float* src = input + ((img * Cb + cb) * H + y) * W * kLanes;
+      for (int64_t x = 0; x < W; ++x)
+        std::memcpy(o + x * C + cb * kLanes, src + x * kLanes, static_cast<std::size_t>(lanes) * sizeof(float));
     }
   });
 }

@@ -178,7 +178,7 @@ constexpr int64_t kScanChunk = 16384;
 }
 
 float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat f) {
-  const int64_t count = p.shape.input_size();
+  const int64_t count = input_elements(p.shape, p.layout);  // NCHW16c padding lanes are zero
   const WidenFn widen = p.kernels->convert.widen[static_cast<int>(f.type)];
   const AmaxFn amax = p.wino->convert.amax;
   std::vector<float> part(static_cast<std::size_t>(p.threads), 0.0f);

@@ -162,8 +162,8 @@ void Plan::execute(const void* input, void* output) const {
                 std::to_string(in_size) + " and " + std::to_string(out_size) + " bytes)");
   }
   const ConvShape& s = p.shape;
-  const auto in1 = in0 + static_cast<std::uintptr_t>(s.input_size()) * in_size;
-  const auto out1 = out0 + static_cast<std::uintptr_t>(s.output_size()) * out_size;
+  const auto in1 = in0 + static_cast<std::uintptr_t>(input_elements(s, p.layout)) * in_size;
+  const auto out1 = out0 + static_cast<std::uintptr_t>(output_elements(s, p.layout)) * out_size;
   if (in0 < out1 && out0 < in1) throw Error("input and output buffers overlap");
   std::lock_guard<std::mutex> lock(p.exec_mutex);
   p.stats = LowpStats{};
@@ -176,12 +176,12 @@ void Plan::execute(const void* input, void* output) const {
                typed_out = p.output_format.type != DataType::kFp32;
     const float* in = static_cast<const float*>(input);
     if (typed_in) {
-      widen_tensor(p, input, p.io_input.data(), s.input_size());
+      widen_tensor(p, input, p.io_input.data(), input_elements(s, p.layout));
       in = p.io_input.data();
     }
     float* out = typed_out ? p.io_output.data() : static_cast<float*>(output);
     execute_direct(p, in, out);
-    if (typed_out) narrow_tensor(p, out, output, s.output_size());
+    if (typed_out) narrow_tensor(p, out, output, output_elements(s, p.layout));
   }
   for (const NarrowCounts& c : p.thread_io_counts) {
     p.stats.output_saturated += c.saturated;
@@ -195,7 +195,7 @@ void Plan::calibrate(std::span<const float* const> inputs) {
     throw Error("calibration is for int8 Winograd plans (this plan: " + to_string(p.precision) + " " +
                 to_string(p.algorithm) + ")");
   if (inputs.empty()) throw Error("calibration needs at least one sample input");
-  const int64_t size = p.shape.input_size();
+  const int64_t size = input_elements(p.shape, p.layout);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) throw Error("calibration sample " + std::to_string(i) + " is null");
     for (int64_t j = 0; j < size; ++j)
@@ -239,6 +239,9 @@ TensorFormat Plan::output_format() const {
 
 const ConvShape& Plan::shape() const {
   return impl_->shape;
+}
+Layout Plan::layout() const {
+  return impl_->layout;
 }
 Algorithm Plan::algorithm() const {
   return impl_->algorithm;

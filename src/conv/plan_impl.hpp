@@ -213,5 +213,6 @@ void execute_direct(Plan::Impl& p, const float* input, float* output);
 void pack_blocked_input(Plan::Impl& p, const void* input, TensorFormat format, int64_t images, float* dst,
                         int64_t Cb, int64_t Hp, int64_t Wp);
 void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst);
+void pack_nchw16c_to_nhwc(Plan::Impl& p, const float* input, float* dst);
 
 }  // namespace nova::conv

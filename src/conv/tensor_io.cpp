@@ -101,9 +101,10 @@ void allocate_io_scratch(Plan::Impl& p) {
     p.thread_io.resize(static_cast<std::size_t>(p.threads));
     for (AlignedBuffer& b : p.thread_io) b.resize(size);
   } else {
-    if (p.input_format.type != DataType::kFp32) p.io_input.resize(static_cast<std::size_t>(s.input_size()));
+    if (p.input_format.type != DataType::kFp32)
+      p.io_input.resize(static_cast<std::size_t>(input_elements(s, p.layout)));
     if (p.output_format.type != DataType::kFp32)
-      p.io_output.resize(static_cast<std::size_t>(s.output_size()));
+      p.io_output.resize(static_cast<std::size_t>(output_elements(s, p.layout)));
   }
 }
 

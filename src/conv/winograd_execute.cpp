@@ -101,7 +101,7 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   const ConvShape& s = p.shape;
   const int64_t OH = s.out_h(), OW = s.out_w(), K = s.K;
   const int m = w.m;
-  const bool band = p.layout == Layout::kNCHW;
+  const bool band = p.layout == Layout::kNCHW, blocked = p.layout == Layout::kNCHW16c;
   // Typed output: the FP32 results are rounded to the output type as they are stored (through io_rows
   // for the NCHW bands, so that each output row is converted in one call).
   const DataType otype = p.output_format.type;
@@ -149,6 +149,18 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
       const int64_t rows = std::min<int64_t>(m, OH - y0), cols = std::min<int64_t>(m, OW - x0);
       w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp,
                    static_cast<std::size_t>(m));
+      if (blocked) {  // NCHW16c: each tile row is cols whole pixels of 16 channels, contiguous
+        if (lanes < kLanes)  // padding lanes written as zero (a NaN input would otherwise reach them)
+          for (int64_t q = 0; q < m * m; ++q) std::fill(tmp + q * kLanes + lanes, tmp + (q + 1) * kLanes, 0.0f);
+        for (int64_t i = 0; i < rows; ++i) {
+          const int64_t first = (((c.img * w.Kb + kb) * OH + y0 + i) * OW + x0) * kLanes;
+          if (fp32)
+            std::memcpy(out + first, tmp + i * m * kLanes, static_cast<std::size_t>(cols * kLanes) * sizeof(float));
+          else
+            narrow(tmp + i * m * kLanes, element_at(out_any, otype, first), cols * kLanes, inv_scale, counts);
+        }
+        continue;
+      }
       for (int64_t i = 0; i < rows; ++i) {
         const int64_t first = ((c.img * OH + y0 + i) * OW + x0) * K + k0;
         for (int64_t j = 0; j < cols; ++j) {
@@ -191,8 +203,8 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, element_at(input, format.type, img0 * s.C * s.H * s.W), format, images, xb, w.Cb,
-                       w.Hp, w.Wp);
+    pack_blocked_input(p, element_at(input, format.type, img0 * input_elements(s, p.layout) / s.N), format,
+                       images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     p.pool->run(static_cast<std::size_t>(ceil_div(last - first, w.block)), [&](std::size_t task, int worker) {
       float* v = p.thread_scratch[static_cast<std::size_t>(worker)].data();
@@ -321,8 +333,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const std::size_t pos_m = position_stride(w.block, w.Kpad);
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, element_at(input, p.input_format.type, img0 * s.C * s.H * s.W), p.input_format,
-                       images, xb, w.Cb, w.Hp, w.Wp);
+    pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements(s, p.layout) / s.N),
+                       p.input_format, images, xb, w.Cb, w.Hp, w.Wp);
     if (spatial) spatial_quantize_packed(p, xb, images * w.Cb * w.Hp * w.Wp * kLanes);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);

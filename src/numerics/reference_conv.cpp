@@ -94,4 +94,27 @@ std::vector<float> nhwc_to_nchw(std::span<const float> x, int64_t N, int64_t C, 
   return permute_nchw_nhwc(x, N, C, H, W, false);
 }
 
+std::vector<float> nchw_to_nchw16c(std::span<const float> x, int64_t N, int64_t C, int64_t H, int64_t W) {
+  check_size("tensor", x.size(), N * C * H * W);
+  const int64_t Cb = (C + 15) / 16;
+  std::vector<float> y(static_cast<std::size_t>(N * Cb * 16 * H * W), 0.0f);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < H * W; ++p)
+        y[static_cast<std::size_t>(((n * Cb + c / 16) * H * W + p) * 16 + c % 16)] =
+            x[static_cast<std::size_t>((n * C + c) * H * W + p)];
+  return y;
+}
+std::vector<float> nchw16c_to_nchw(std::span<const float> x, int64_t N, int64_t C, int64_t H, int64_t W) {
+  const int64_t Cb = (C + 15) / 16;
+  check_size("tensor", x.size(), N * Cb * 16 * H * W);
+  std::vector<float> y(static_cast<std::size_t>(N * C * H * W));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t p = 0; p < H * W; ++p)
+        y[static_cast<std::size_t>((n * C + c) * H * W + p)] =
+            x[static_cast<std::size_t>(((n * Cb + c / 16) * H * W + p) * 16 + c % 16)];
+  return y;
+}
+
 }  // namespace nova

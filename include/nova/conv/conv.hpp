@@ -5,8 +5,8 @@
 //   auto plan = nova::conv::Plan::create(shape, weights, bias, opt);   // transforms the filters once
 //   plan.execute(input, output);                 // any number of times
 //
-// Weights are always KCRS (K x C/groups x R x S), bias is K values or null. Input and output are NCHW
-// or NHWC (both the same), dense, FP32 by default or of the element types PlanOptions::input and
+// Weights are always KCRS (K x C/groups x R x S), bias is K values or null. Input and output are NCHW,
+// NHWC or NCHW16c (all the same; Layout below), dense, FP32 by default or of the element types PlanOptions::input and
 // ::output name (bf16, fp16, int8 with a scale; plan.execute(const void*, void*)). A plan never refuses a
 // valid convolution: shapes Winograd cannot do (stride, dilation, groups, non-square or unsupported kernels)
 // run through a direct path, and the plan says which algorithm it chose and why (Plan::reason()).
@@ -25,7 +25,15 @@
 
 namespace nova::conv {
 
-enum class Layout { kNCHW, kNHWC };
+// Tensor layouts of the input and output (both the same):
+//   kNCHW      [N][C][H][W]
+//   kNHWC      [N][H][W][C]
+//   kNCHW16c   [N][ceil(C/16)][H][W][16]: channels in blocks of 16, a pixel's 16 channels contiguous
+//              (oneDNN's nChw16c, the engine's own working layout, so it needs no transposes in or
+//              out). The last block is padded to 16 lanes: input padding lanes must be zero (as
+//              oneDNN requires; they are never read as data) and output padding lanes are written
+//              as zero. input_elements / output_elements give the buffer sizes.
+enum class Layout { kNCHW, kNHWC, kNCHW16c };
 enum class Algorithm { kWinograd, kDirect };
 // Instruction-set paths of the micro-kernels. kPortable runs everywhere; the others need the CPU.
 enum class Isa { kPortable, kAvx2, kAvx512 };
@@ -74,7 +82,10 @@ enum class Fp16Arithmetic { kAuto, kFp32, kFp16 };
 std::string to_string(Layout layout);
 std::string to_string(Algorithm algorithm);
 std::string to_string(Isa isa);
-Layout parse_layout(const std::string& text);  // "nchw" | "nhwc"; throws nova::Error
+Layout parse_layout(const std::string& text);  // "nchw" | "nhwc" | "nchw16c"; throws nova::Error
+// Elements of the input and output tensors of a layer in a layout (NCHW16c counts the padding lanes).
+int64_t input_elements(const ConvShape& shape, Layout layout);
+int64_t output_elements(const ConvShape& shape, Layout layout);
 Isa parse_isa(const std::string& text);        // "portable" | "avx2" | "avx512"; throws nova::Error
 std::string to_string(Precision precision);
 Precision parse_precision(const std::string& text);  // "fp32" | "bf16" | "int8" | "fp16" | "int8-spatial"; throws
@@ -167,6 +178,7 @@ class Plan {
   LowpStats stats() const;                        // of the last execute
 
   const ConvShape& shape() const;
+  Layout layout() const;
   Algorithm algorithm() const;
   std::optional<TileSize> tile() const;  // the Winograd tile, when algorithm() is kWinograd
   std::string reason() const;            // why this algorithm (and tile)

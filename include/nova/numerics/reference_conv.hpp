@@ -30,5 +30,8 @@ std::vector<double> nchw_to_nhwc(std::span<const double> x, int64_t N, int64_t C
 std::vector<double> nhwc_to_nchw(std::span<const double> x, int64_t N, int64_t C, int64_t H, int64_t W);
 std::vector<float> nchw_to_nhwc(std::span<const float> x, int64_t N, int64_t C, int64_t H, int64_t W);
 std::vector<float> nhwc_to_nchw(std::span<const float> x, int64_t N, int64_t C, int64_t H, int64_t W);
+// [N][C][H][W] <-> [N][ceil(C/16)][H][W][16] (oneDNN's nChw16c; padding lanes zero, ignored on the way back).
+std::vector<float> nchw_to_nchw16c(std::span<const float> x, int64_t N, int64_t C, int64_t H, int64_t W);
+std::vector<float> nchw16c_to_nchw(std::span<const float> x, int64_t N, int64_t C, int64_t H, int64_t W);
 
 }  // namespace nova

@@ -1,0 +1,186 @@
+// The NCHW16c layout (oneDNN's nChw16c). The engine computes the same values whatever the layout of its
+// tensors, so a plan's NCHW16c output, converted back to NCHW, must equal the NCHW plan's output bit for
+// bit: Winograd at every precision, typed tensors, calibration, the direct path. The output padding
+// lanes must be zero, and the input padding lanes must never be read as data.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "conv_test_util.hpp"
+#include "nova/error.hpp"
+#include "nova/numerics/reference_conv.hpp"
+
+namespace nova::conv {
+namespace {
+
+using testing::same_bits;
+
+std::vector<float> to_blocked(const std::vector<float>& x, const ConvShape& s) {
+  return nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W);
+}
+
+// The plan's output in NCHW16c (floats, padding lanes included).
+std::vector<float> run_blocked(const testing::Problem& p, PlanOptions o, const std::vector<float>& x16,
+                               const float* calibration = nullptr, LowpStats* stats = nullptr) {
+  o.layout = Layout::kNCHW16c;
+  Plan plan = Plan::create(p.shape, p.weights.data(), p.bias.data(), o);
+  if (calibration != nullptr) {
+    const float* samples[] = {calibration};
+    plan.calibrate(samples);
+  }
+  std::vector<float> out(static_cast<std::size_t>(output_elements(p.shape, Layout::kNCHW16c)), -7.0f);
+  plan.execute(x16.data(), out.data());
+  if (stats != nullptr) *stats = plan.stats();
+  return out;
+}
+
+// Every padding lane (channels K..16*ceil(K/16)-1) is +0.
+bool padding_lanes_zero(const std::vector<float>& out16, const ConvShape& s) {
+  const int64_t Kb = (s.K + 15) / 16, pixels = s.out_h() * s.out_w();
+  for (int64_t n = 0; n < s.N; ++n)
+    for (int64_t p = 0; p < pixels; ++p)
+      for (int64_t c = s.K; c < Kb * 16; ++c) {
+        const float v = out16[static_cast<std::size_t>(((n * Kb + Kb - 1) * pixels + p) * 16 + c % 16)];
+        uint32_t bits;
+        std::memcpy(&bits, &v, 4);
+        if (bits != 0) return false;
+      }
+  return true;
+}
+
+std::vector<float> back_to_nchw(const std::vector<float>& out16, const ConvShape& s) {
+  return nchw16c_to_nchw(std::span<const float>(out16), s.N, s.K, s.out_h(), s.out_w());
+}
+
+TEST(BlockedLayout, SameBitsAsNchwAtEveryPrecision) {
+  for (const ConvShape& s : {ConvShape{2, 37, 19, 23, 21, 3, 3, 1, 1}, ConvShape{1, 16, 12, 12, 32, 3, 3, 1, 1},
+                             ConvShape{1, 20, 14, 14, 18, 5, 5, 2, 2}}) {
+    const testing::Problem p = testing::random_problem(s, 21);
+    const std::vector<float> x16 = to_blocked(p.input, s);
+    for (Precision prec : {Precision::kFp32, Precision::kBf16, Precision::kInt8, Precision::kFp16,
+                           Precision::kInt8Spatial}) {
+      if (prec == Precision::kInt8Spatial && s.R == 5) continue;  // runs the direct path: covered below
+      for (int block : {0, -1}) {
+        SCOPED_TRACE(s.to_string() + " " + to_string(prec) + " block " + std::to_string(block));
+        PlanOptions o;
+        o.precision = prec;
+        o.threads = 2;
+        o.tile_block = block;
+        o.relu = true;
+        const std::vector<float> nchw = testing::run(p, o);
+        const std::vector<float> out16 = run_blocked(p, o, x16);
+        EXPECT_TRUE(padding_lanes_zero(out16, s));
+        EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw));
+      }
+    }
+    // int8 calibrated on the sample in each plan's own layout: the same scales, the same bits.
+    PlanOptions o;
+    o.precision = Precision::kInt8;
+    Plan nchw_plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+    if (nchw_plan.algorithm() != Algorithm::kWinograd) continue;
+    const float* samples[] = {p.input.data()};
+    nchw_plan.calibrate(samples);
+    std::vector<float> nchw(static_cast<std::size_t>(s.output_size()));
+    nchw_plan.execute(p.input.data(), nchw.data());
+    const std::vector<float> out16 = run_blocked(p, o, x16, x16.data());
+    EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw)) << s.to_string();
+  }
+}
+
+TEST(BlockedLayout, DirectPathAndTypedTensors) {
+  const ConvShape strided{2, 19, 17, 15, 23, 3, 3, 1, 1, 2};  // stride 2: the direct path
+  ConvShape grouped{1, 32, 11, 13, 24, 3, 3, 1, 1};
+  grouped.groups = 4;
+  for (const ConvShape& s : {strided, grouped}) {
+    const testing::Problem p = testing::random_problem(s, 5);
+    PlanOptions o;
+    o.threads = 2;
+    const std::vector<float> nchw = testing::run(p, o);
+    const std::vector<float> out16 = run_blocked(p, o, to_blocked(p.input, s));
+    EXPECT_TRUE(padding_lanes_zero(out16, s)) << s.to_string();
+    EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw)) << s.to_string();
+  }
+  // int8 input and bf16 output: the elements convert one by one, so the typed tensors correspond too.
+  const ConvShape s{1, 24, 15, 15, 20, 3, 3, 1, 1};
+  const testing::Problem p = testing::random_problem(s, 8);
+  for (AlgorithmChoice algorithm : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
+    PlanOptions o;
+    o.algorithm = algorithm;
+    o.input = {DataType::kInt8, 1.0f / 64.0f};
+    o.output = {DataType::kBf16, 1.0f};
+    auto typed_run = [&](Layout layout, const std::vector<float>& x) {
+      o.layout = layout;
+      std::vector<int8_t> xq(x.size());
+      convert_from_fp32(x.data(), static_cast<int64_t>(x.size()), o.input, xq.data());
+      const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+      const int64_t count = output_elements(s, layout);
+      std::vector<uint16_t> y(static_cast<std::size_t>(count));
+      plan.execute(static_cast<const void*>(xq.data()), static_cast<void*>(y.data()));
+      std::vector<float> yf(static_cast<std::size_t>(count));
+      convert_to_fp32(y.data(), count, o.output, yf.data());
+      return yf;
+    };
+    const std::vector<float> nchw = typed_run(Layout::kNCHW, p.input);
+    const std::vector<float> out16 = typed_run(Layout::kNCHW16c, to_blocked(p.input, s));
+    EXPECT_TRUE(padding_lanes_zero(out16, s));
+    EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw));
+  }
+}
+
+// NaN in the input's padding lanes is not data: no output changes, nothing is counted. A NaN in a real
+// channel reaches the outputs it should, but never the output padding lanes.
+TEST(BlockedLayout, PaddingLanesAreNotData) {
+  const ConvShape s{1, 21, 13, 13, 19, 3, 3, 1, 1};
+  const testing::Problem p = testing::random_problem(s, 9);
+  const std::vector<float> clean = to_blocked(p.input, s);
+  std::vector<float> dirty(clean);
+  const int64_t Cb = 2, pixels = s.H * s.W;
+  for (int64_t px = 0; px < pixels; ++px)
+    for (int64_t c = s.C; c < Cb * 16; ++c)
+      dirty[static_cast<std::size_t>(((Cb - 1) * pixels + px) * 16 + c % 16)] = std::numeric_limits<float>::quiet_NaN();
+  for (Precision prec : {Precision::kFp32, Precision::kInt8}) {
+    for (AlgorithmChoice algorithm : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
+      if (prec == Precision::kInt8 && algorithm == AlgorithmChoice::kDirect) continue;
+      SCOPED_TRACE(to_string(prec) + (algorithm == AlgorithmChoice::kDirect ? " direct" : " winograd"));
+      PlanOptions o;
+      o.precision = prec;
+      o.algorithm = algorithm;
+      LowpStats stats;
+      const std::vector<float> want = run_blocked(p, o, clean);
+      EXPECT_TRUE(same_bits(run_blocked(p, o, dirty, nullptr, &stats), want));
+      EXPECT_EQ(stats.nonfinite_tiles, 0);
+      std::vector<float> nan_in(clean);
+      nan_in[static_cast<std::size_t>((0 * pixels + 6 * 13 + 6) * 16 + 3)] = std::numeric_limits<float>::quiet_NaN();
+      const std::vector<float> out = run_blocked(p, o, nan_in);
+      EXPECT_TRUE(padding_lanes_zero(out, s));
+      EXPECT_TRUE(std::isnan(out[static_cast<std::size_t>((6 * 13 + 6) * 16)]));  // channel 0 at (6, 6)
+    }
+  }
+}
+
+TEST(BlockedLayout, NamesSizesAndErrors) {
+  EXPECT_EQ(parse_layout("nchw16c"), Layout::kNCHW16c);
+  EXPECT_EQ(parse_layout("nChw16c"), Layout::kNCHW16c);
+  EXPECT_EQ(to_string(Layout::kNCHW16c), "nchw16c");
+  EXPECT_THROW(parse_layout("nchw8c"), Error);
+  const ConvShape s{2, 17, 5, 6, 33, 3, 3, 1, 1};
+  EXPECT_EQ(input_elements(s, Layout::kNCHW16c), 2 * 32 * 5 * 6);
+  EXPECT_EQ(output_elements(s, Layout::kNCHW16c), 2 * 48 * 5 * 6);
+  EXPECT_EQ(input_elements(s, Layout::kNHWC), s.input_size());
+  EXPECT_EQ(output_elements(s, Layout::kNCHW), s.output_size());
+  // Overlap is judged on the blocked sizes: an output starting inside the padded input is refused.
+  const testing::Problem p = testing::random_problem(s, 2);
+  PlanOptions o;
+  o.layout = Layout::kNCHW16c;
+  const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+  std::vector<float> buf(static_cast<std::size_t>(input_elements(s, o.layout) + output_elements(s, o.layout)));
+  EXPECT_THROW(plan.execute(buf.data(), buf.data() + s.input_size()), Error);
+  EXPECT_NO_THROW(plan.execute(buf.data(), buf.data() + input_elements(s, o.layout)));
+}
+
+}  // namespace
+}  // namespace nova::conv

@@ -73,14 +73,16 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
           const float val = mrow[k] + bias[k];
           o[k] = p.relu && val < 0.0f ? 0.0f : val;
         }
-      } else if (blocked) {  // channel c of the pixel at ((img*Kb + c/16)*OH*OW + pix)*16 + c%16
+      } else if (blocked) {
+        auto at = [&](int64_t c) -> float& {  // channel c of the pixel
+          return output[((img * Kb + c / kLanes) * OH * OW + pix) * kLanes + c % kLanes];
+        };
         for (int64_t k = 0; k < d.Kg; ++k) {
-          const int64_t c = grp * d.Kg + k;
           const float val = mrow[k] + bias[k];
-          output[((img * Kb + c / kLanes) * OH * OW + pix) * kLanes + c % kLanes] = p.relu && val < 0.0f ? 0.0f : val;
+          at(grp * d.Kg + k) = p.relu && val < 0.0f ? 0.0f : val;
         }
-        if (grp == s.groups - 1)  // the padding lanes of the last block
-          for (int64_t c = K; c < Kb * kLanes; ++c) output[((img * Kb + Kb - 1) * OH * OW + pix) * kLanes + c % kLanes] = 0.0f;
+        if (grp == s.groups - 1)
+          for (int64_t c = K; c < Kb * kLanes; ++c) at(c) = 0.0f;  // the padding lanes of the last block
       } else {
         float* o = output + (img * K + grp * d.Kg) * OH * OW + pix;
         for (int64_t k = 0; k < d.Kg; ++k) {

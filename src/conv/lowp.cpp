@@ -1,6 +1,7 @@
 // The low-precision Winograd paths (docs/engine.md, "Low-precision paths"): U packed once at plan time
 // in bf16, fp16 (both fp16 arithmetics share the panel layout) or int8 (per tap x output channel scales), V
-// converted block by block after the FP32 input transform, the GEMM kernels of kernels/lowp_kernels.hpp, NaN
+// converted block by block after the FP32 input transform (unless the transform writes the operand
+// itself: fp16 bits, and int8 codes once the scales are known; winograd_execute.cpp), the GEMM kernels of kernels/lowp_kernels.hpp, NaN
 // marking of int8 tiles whose input held NaN/Inf. The conversions here are shared by the portable and the
 // SIMD kernels, so the two paths see the same operands and give the same bits.
 #include <algorithm>

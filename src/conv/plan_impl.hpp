@@ -212,6 +212,10 @@ void execute_direct(Plan::Impl& p, const float* input, float* output);
 // type on the way; and NCHW into NHWC (FP32).
 void pack_blocked_input(Plan::Impl& p, const void* input, TensorFormat format, int64_t images, float* dst,
                         int64_t Cb, int64_t Hp, int64_t Wp);
+// Elements of one image of the input tensor in the plan's layout (NCHW16c: padding lanes included).
+inline int64_t input_elements_per_image(const Plan::Impl& p) {
+  return input_elements(p.shape, p.layout) / p.shape.N;
+}
 void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst);
 void pack_nchw16c_to_nhwc(Plan::Impl& p, const float* input, float* dst);
 

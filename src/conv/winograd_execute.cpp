@@ -26,8 +26,8 @@ TileCoord coord(const WinogradPlan& w, int64_t t) {
   return {img, rem / w.tiles_x, rem % w.tiles_x};
 }
 
-// Calls tile(i, src) for tiles t0 + i in [t0, t1), src pointing at the tile's patch in xb, the blocked
-// copy of images from img0 on (element (y, x) of channel block cb at src + cb*scb + y*sy + x*sx).
+// Calls tile(i, src, sy, sx, scb) for tiles t0 + i in [t0, t1): src points at the tile's patch in xb, the
+// blocked copy of images from img0 on (element (y, x) of channel block cb at src + cb*scb + y*sy + x*sx).
 template <class Tile>
 void for_each_input_tile(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
                          Tile&& tile) {
@@ -203,7 +203,7 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, element_at(input, format.type, img0 * input_elements(s, p.layout) / s.N), format,
+    pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format,
                        images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     p.pool->run(static_cast<std::size_t>(ceil_div(last - first, w.block)), [&](std::size_t task, int worker) {
@@ -333,7 +333,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const std::size_t pos_m = position_stride(w.block, w.Kpad);
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements(s, p.layout) / s.N),
+    pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements_per_image(p)),
                        p.input_format, images, xb, w.Cb, w.Hp, w.Wp);
     if (spatial) spatial_quantize_packed(p, xb, images * w.Cb * w.Hp * w.Wp * kLanes);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
@@ -345,32 +345,27 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
-      if (fp16_direct) {  // the transform writes the fp16 operand: no FP32 V, no conversion pass
-        float* vl = p.thread_lowp[wk].data();
-        input_stage_fp16(w, xb, img0, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
-        lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
-        output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
-        return;
-      }
-      if (int8_direct) {  // the transform writes the int8 operand: no FP32 V, no conversion pass
-        auto* vl = reinterpret_cast<uint8_t*>(p.thread_lowp[wk].data());
-        uint8_t* flags = p.thread_flags[wk].data();
-        p.thread_saturated[wk] += input_stage_int8(w, xb, img0, t0, t1, vl, pos_v, v_inv.data(), flags);
-        lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, reinterpret_cast<const float*>(vl), pos_v, mo, pos_m);
-        p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
-        output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
-        return;
-      }
-      input_stage(w, xb, img0, t0, t1, v, pos_v);
-      if (lowp) {
-        float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
-        uint8_t* flags = p.thread_flags[wk].data();
-        p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
-        lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
-        if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
-      } else {
+      if (!lowp) {
+        input_stage(w, xb, img0, t0, t1, v, pos_v);
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
+        output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+        return;
       }
+      // The GEMM operand: written by the transform itself where it can (fp16 bits, int8 codes: no FP32 V,
+      // no conversion pass), otherwise converted from the FP32 V.
+      float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
+      uint8_t* flags = p.thread_flags[wk].data();
+      if (fp16_direct) {
+        input_stage_fp16(w, xb, img0, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
+      } else if (int8_direct) {
+        p.thread_saturated[wk] +=
+            input_stage_int8(w, xb, img0, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);
+      } else {
+        input_stage(w, xb, img0, t0, t1, v, pos_v);
+        p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
+      }
+      lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
+      if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
       output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
     });
   }

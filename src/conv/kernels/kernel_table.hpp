@@ -45,7 +45,7 @@ struct TileFns {
   InputTileFn input = nullptr;
   OutputTileFn output = nullptr;
   InputTileFp16Fn input_fp16 = nullptr;  // where the ISA converts to fp16 (AVX-512F), else null
-  InputTileInt8Fn input_int8 = nullptr;  // where the ISA quantizes in registers (AVX-512F), else null
+  InputTileInt8Fn input_int8 = nullptr;  // every ISA (AVX-512: a fast and an exact store; others scalar)
 };
 
 // The float coefficients of the generic (run-time matrix) tile path; ctx of its TileFns.

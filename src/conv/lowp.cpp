@@ -215,7 +215,7 @@ void allocate_lowp_scratch(Plan::Impl& p) {
     if (own_v) p.shared_lowp.resize(static_cast<std::size_t>(nn) * position_stride(w.tiles, w.Cpad) / 2 + 16);
     p.shared_flags.assign(static_cast<std::size_t>(w.tiles), 0);
   }
-  p.thread_amax.assign(threads, std::vector<float>(static_cast<std::size_t>(nn), 0.0f));
+  p.thread_amax.assign(threads, std::vector<float>(static_cast<std::size_t>(nn * kLanes), 0.0f));
 }
 
 void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows, float* amax) {

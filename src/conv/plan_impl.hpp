@@ -156,7 +156,7 @@ struct Plan::Impl {
   std::vector<uint8_t> shared_flags;
   std::vector<int64_t> thread_saturated, thread_nonfinite;
   std::vector<float> v_scale;
-  std::vector<std::vector<float>> thread_amax;  // per worker, per tap
+  std::vector<std::vector<float>> thread_amax;  // per worker: max |V| per tap and lane (tap*16 + lane)
   // Typed tensors (tensor_io.cpp): per worker, FP32 rows being converted and the int8 output counts;
   // the direct path's whole-tensor FP32 copies.
   std::vector<AlignedBuffer> thread_io;

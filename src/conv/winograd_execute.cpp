@@ -198,8 +198,9 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
     lowp_tap_amax(p, v, pos_v, w.tiles, amax);
     return;
   }
+  // Fused order: the transforms keep max |V| per position and lane in registers-and-L1 (input_amax),
+  // without storing V; each worker's lanes are reduced at the end.
   for (auto& m : p.thread_amax) std::fill(m.begin(), m.end(), 0.0f);
-  const std::size_t pos_v = position_stride(w.block, w.Cpad);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
@@ -207,19 +208,16 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
                        images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     p.pool->run(static_cast<std::size_t>(ceil_div(last - first, w.block)), [&](std::size_t task, int worker) {
-      float* v = p.thread_scratch[static_cast<std::size_t>(worker)].data();
-      std::vector<float>& m = p.thread_amax[static_cast<std::size_t>(worker)];
+      float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
-      input_stage(w, xb, img0, t0, t1, v, pos_v);
-      for (int64_t a = 0; a < nn; ++a)
-        m[static_cast<std::size_t>(a)] =
-            std::max(m[static_cast<std::size_t>(a)],
-                     w.convert.amax(v + static_cast<std::size_t>(a) * pos_v, (t1 - t0) * w.Cpad));
+      for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
+        w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
+      });
     });
   }
   for (const auto& m : p.thread_amax)
-    for (int64_t a = 0; a < nn; ++a) amax[a] = std::max(amax[a], m[static_cast<std::size_t>(a)]);
+    for (int64_t a = 0; a < nn; ++a) amax[a] = std::max(amax[a], w.convert.amax(m.data() + a * kLanes, kLanes));
 }
 
 void execute_winograd(Plan::Impl& p, const void* input, void* output) {

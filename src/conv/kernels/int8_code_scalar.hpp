@@ -38,4 +38,16 @@ inline int64_t int8_tally_result(const Int8TallyScalar& t, int* bad) {
   return t.saturated;
 }
 
+// m[l] = max(m[l], |x[l]|) over the finite x (magnitudes compare as their bit patterns): the largest
+// |V| per lane for the int8 per-call scales.
+inline void lane_amax16(float* m, const float* x) {
+  for (int l = 0; l < 16; ++l) {
+    uint32_t a, b;
+    std::memcpy(&a, &x[l], 4);
+    std::memcpy(&b, &m[l], 4);
+    a &= 0x7FFFFFFFu;
+    if (a < 0x7F800000u && a > b) std::memcpy(&m[l], &a, 4);
+  }
+}
+
 }  // namespace

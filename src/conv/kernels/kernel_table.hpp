@@ -38,6 +38,10 @@ using InputTileFp16Fn = void (*)(const void* ctx, const float* src, std::ptrdiff
 using InputTileInt8Fn = int64_t (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                     std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
                                     const float* inv, int* bad);
+// The input transform for the int8 per-call scales: no V is stored; lane_max[a*16 + l] (position a,
+// lane l) becomes the largest finite |v| it has seen, so that a block of tiles is reduced once.
+using InputTileAmaxFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                 std::ptrdiff_t scb, int cbs, float* lane_max);
 using OutputTileFn = void (*)(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
                               bool relu, float* dst, std::size_t dst_row);
 
@@ -46,6 +50,7 @@ struct TileFns {
   OutputTileFn output = nullptr;
   InputTileFp16Fn input_fp16 = nullptr;  // where the ISA converts to fp16 (AVX-512F), else null
   InputTileInt8Fn input_int8 = nullptr;  // every ISA (AVX-512: a fast and an exact store; others scalar)
+  InputTileAmaxFn input_amax = nullptr;  // every ISA
 };
 
 // The float coefficients of the generic (run-time matrix) tile path; ctx of its TileFns.

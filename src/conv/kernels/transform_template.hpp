@@ -102,6 +102,14 @@ inline int64_t input_tiles_int8(const Op& op, int n, const float* src, std::ptrd
   return V::int8_result(tally, bad);
 }
 
+// Largest finite |V| per position and lane (InputTileAmaxFn).
+template <class V, int N, class Op>
+inline void input_tiles_amax(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                             std::ptrdiff_t scb, int cbs, float* lane_max) {
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
+                         [&](int, int a, V z) { V::amax_into(lane_max + static_cast<std::size_t>(a) * 16, z); });
+}
+
 template <class V, int N, int M, class Op>
 inline void output_tile(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
                         const float* bias16, bool relu, float* dst, std::size_t dst_row) {
@@ -141,6 +149,12 @@ int64_t generated_input_int8(const void*, const float* src, std::ptrdiff_t sy, s
 }
 
 template <class V, class Gen>
+void generated_input_amax(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                          int cbs, float* lane_max) {
+  input_tiles_amax<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, lane_max);
+}
+
+template <class V, class Gen>
 void generated_output(const void*, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
                       float* dst, std::size_t dst_row) {
   output_tile<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16, relu, dst, dst_row);
@@ -170,6 +184,13 @@ int64_t generic_input_int8(const void* ctx, const float* src, std::ptrdiff_t sy,
 }
 
 template <class V>
+void generic_input_amax(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                        int cbs, float* lane_max) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  input_tiles_amax<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, lane_max);
+}
+
+template <class V>
 void generic_output(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
                     float* dst, std::size_t dst_row) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
@@ -191,6 +212,7 @@ TileFns generated_fns() {
   TileFns f{&generated_input<V, Gen>, &generated_output<V, Gen>};
   if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input_fp16<V, Gen>;
   if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
+  f.input_amax = &generated_input_amax<V, Gen>;
   return f;
 }
 
@@ -205,6 +227,7 @@ TransformTable make_transform_table() {
   t.generic = TileFns{&generic_input<V>, &generic_output<V>};
   if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input_fp16<V>;
   if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
+  t.generic.input_amax = &generic_input_amax<V>;
   return t;
 }
 

@@ -18,6 +18,11 @@ struct VecAvx2 {
     int8_codes16(lanes, p, inv, t);
   }
   static int64_t int8_result(const Int8Tally& t, int* bad) { return int8_tally_result(t, bad); }
+  static void amax_into(float* m, VecAvx2 x) {
+    alignas(32) float lanes[16];
+    store(lanes, x);
+    lane_amax16(m, lanes);
+  }
   static VecAvx2 zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
   static VecAvx2 load(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
   static void store(float* p, VecAvx2 x) {

@@ -68,6 +68,13 @@ struct VecAvx512 {
     for (int32_t c : lanes) sum += c;
     return sum;
   }
+  // m = max(m, |x|) per lane over the finite x, magnitudes compared as bit patterns (as the amax pass).
+  static void amax_into(float* m, VecAvx512 x) {
+    const __m512i a = _mm512_and_si512(_mm512_castps_si512(x.v), _mm512_set1_epi32(0x7FFFFFFF));
+    const __mmask16 finite = _mm512_cmplt_epu32_mask(a, _mm512_set1_epi32(0x7F800000));
+    const __m512i cur = _mm512_loadu_si512(m);
+    _mm512_storeu_si512(m, _mm512_mask_max_epu32(cur, finite, cur, a));
+  }
   static VecAvx512 broadcast(float s) { return {_mm512_set1_ps(s)}; }
   static VecAvx512 add(VecAvx512 a, VecAvx512 b) { return {_mm512_add_ps(a.v, b.v)}; }
   static VecAvx512 sub(VecAvx512 a, VecAvx512 b) { return {_mm512_sub_ps(a.v, b.v)}; }

@@ -12,6 +12,7 @@ struct VecPortable {
   using Int8Tally = Int8TallyScalar;
   static void store_int8(uint8_t* p, const VecPortable& x, float inv, Int8Tally& t) { int8_codes16(x.v, p, inv, t); }
   static int64_t int8_result(const Int8Tally& t, int* bad) { return int8_tally_result(t, bad); }
+  static void amax_into(float* m, const VecPortable& x) { lane_amax16(m, x.v); }
   static VecPortable zero() { return VecPortable{}; }
   static VecPortable load(const float* p) {
     VecPortable r;

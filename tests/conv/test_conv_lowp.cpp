@@ -301,6 +301,12 @@ TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
           EXPECT_GT(want_sat, static_cast<int64_t>(v.size()) / 8);
         EXPECT_EQ(got_bad, want_bad);
         EXPECT_EQ(want_bad, trial == 1 || trial == 2 ? 1 : 0);
+        // The per-call scale pass's max |V| per position, kept per lane by the transform (input_amax).
+        std::vector<float> lane_max(static_cast<std::size_t>(nn) * 16, 0.0f);
+        fns.input_amax(&c, src.data(), sy, sx, scb, cbs, lane_max.data());
+        for (int a = 0; a < nn; ++a)
+          EXPECT_EQ(scalar.amax(lane_max.data() + a * 16, 16), scalar.amax(v.data() + a * pos, static_cast<int64_t>(pos)))
+              << "position " << a;
       }
     }
   }

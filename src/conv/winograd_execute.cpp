@@ -198,8 +198,8 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
     lowp_tap_amax(p, v, pos_v, w.tiles, amax);
     return;
   }
-  // Fused order: the transforms keep max |V| per position and lane in registers-and-L1 (input_amax),
-  // without storing V; each worker's lanes are reduced at the end.
+  // Fused order: the transforms keep max |V| per position and lane in a small per-worker array
+  // (input_amax, 16 floats per position) without storing V; the lanes are reduced at the end.
   for (auto& m : p.thread_amax) std::fill(m.begin(), m.end(), 0.0f);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {

@@ -1,0 +1,58 @@
+// `nova bench conv`, the engine's command: its JSON, its --check error against the float64 reference in
+// every layout (the engine computes the same values in each, so the errors must be equal, calibrated
+// int8 included: the calibration sample has to be in the plan's layout), and its bad-input messages.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/cli_runner.hpp"
+
+namespace nova::conv {
+namespace {
+
+nlohmann::json bench_json(const std::string& args) {
+  const testing::CliResult r = testing::run_cli("bench conv --repeat 2 --threads 2 --check --format json " + args);
+  EXPECT_EQ(r.status, 0) << r.output;
+  if (r.status != 0) return {};
+  return nlohmann::json::parse(r.output);
+}
+
+TEST(BenchConvCli, CheckedErrorIsTheSameInEveryLayout) {
+  struct Case {
+    std::string args;
+    double bound;  // the relative L2 error the precision must stay under on this layer
+  };
+  for (const Case& c : {Case{"--dtype fp32", 1e-5}, Case{"--dtype int8 --calibrate --tile 4,3", 0.1},
+                        Case{"--dtype bf16 --io bf16 --tile 4,3", 3e-2}, Case{"--dtype fp32 --stride 2", 1e-5}}) {
+    const std::string shape = "--shape 2,20,13,11,18 " + c.args;
+    const nlohmann::json nchw = bench_json(shape + " --layout nchw");
+    ASSERT_TRUE(nchw.contains("rel_l2_error")) << c.args;
+    const double e = nchw["rel_l2_error"].get<double>();
+    EXPECT_GT(e, 0.0) << c.args;
+    EXPECT_LT(e, c.bound) << c.args;
+    for (const char* layout : {"nhwc", "nchw16c"}) {
+      const nlohmann::json j = bench_json(shape + " --layout " + layout);
+      EXPECT_EQ(j["layout"], layout);
+      EXPECT_EQ(j["rel_l2_error"].get<double>(), e) << c.args << " " << layout;
+      EXPECT_GT(j["median_ms"].get<double>(), 0.0);
+    }
+  }
+}
+
+TEST(BenchConvCli, BadRequestsGetAClearMessage) {
+  const struct {
+    std::string args, message;
+  } cases[] = {{"--shape 1,8,8,8,8 --layout nchw8c", "unknown layout"},
+               {"--shape 1,8,8 --repeat 1", "--shape wants N,C,H,W,K"},
+               {"--shape 1,8,8,8,8 --dtype fp8 --repeat 1", "unknown precision"},
+               {"--shape 1,8,8,8,8 --calibrate --repeat 1", "calibration is for int8"}};
+  for (const auto& c : cases) {
+    const testing::CliResult r = testing::run_cli("bench conv " + c.args);
+    EXPECT_NE(r.status, 0) << c.args;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << ": " << r.output;
+  }
+}
+
+}  // namespace
+}  // namespace nova::conv

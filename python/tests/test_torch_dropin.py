@@ -244,8 +244,8 @@ def test_typed_plans_on_numpy_buffers():
 
 
 def test_nchw16c_plans_take_blocked_arrays():
-    """layout="nchw16c": arrays (N, ceil(C/16), H, W, 16), padding lanes zero in and out; the values are the
-    NCHW plan's, bit for bit (the engine computes the same in either layout)."""
+    """layout="nchw16c": arrays (N, ceil(C/16), H, W, 16), padding lanes zero in and out; with the same tile
+    the values are the NCHW plan's, bit for bit (the engine computes the same in either layout)."""
     np = pytest.importorskip("numpy")
     rng = np.random.default_rng(3)
     w = rng.standard_normal((20, 18, 3, 3)).astype(np.float32)
@@ -253,8 +253,8 @@ def test_nchw16c_plans_take_blocked_arrays():
     xb = np.zeros((2, 2, 11, 10, 16), np.float32)
     for c in range(18):
         xb[:, c // 16, :, :, c % 16] = x[:, c]
-    plan = nova.ConvPlan((2, 18, 11, 10, 20), weights=w)
-    blocked = nova.ConvPlan((2, 18, 11, 10, 20), weights=w, layout="nchw16c")
+    plan = nova.ConvPlan((2, 18, 11, 10, 20), weights=w, tile="4,3")  # one tile: auto may differ by layout
+    blocked = nova.ConvPlan((2, 18, 11, 10, 20), weights=w, tile="4,3", layout="nchw16c")
     y = np.zeros((2, 20, 11, 10), np.float32)
     yb = np.full((2, 2, 11, 10, 16), -1.0, np.float32)
     plan.execute(x, y)

@@ -179,27 +179,15 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
 }  // namespace
 
 // Max |V| per tap (finite values) over every tile of `input`, into amax (running max): the input
-// transforms in the plan's order, without the GEMMs.
+// transforms without the GEMMs. They keep max |V| per position and lane in a small per-worker array
+// (input_amax, 16 floats per position) without storing V; the lanes are reduced at the end. Tasks are
+// the plan's fused blocks, or runs of a few tiles for a phased plan (one block of every tile).
 void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float* amax) {
   const WinogradPlan& w = *p.wino;
   const ConvShape& s = p.shape;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
   float* xb = p.packed_input.data();
-  const int64_t chunk = 4;
-  if (w.phased) {
-    const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
-    float* v = p.shared_v.data();
-    pack_blocked_input(p, input, format, s.N, xb, w.Cb, w.Hp, w.Wp);
-    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int) {
-      const int64_t t0 = static_cast<int64_t>(task) * chunk;
-      const int64_t t1 = std::min(w.tiles, t0 + chunk);
-      input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
-    });
-    lowp_tap_amax(p, v, pos_v, w.tiles, amax);
-    return;
-  }
-  // Fused order: the transforms keep max |V| per position and lane in a small per-worker array
-  // (input_amax, 16 floats per position) without storing V; the lanes are reduced at the end.
+  const int64_t per_task = w.phased ? 4 : w.block;
   for (auto& m : p.thread_amax) std::fill(m.begin(), m.end(), 0.0f);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
@@ -207,10 +195,10 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
     pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format,
                        images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
-    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, w.block)), [&](std::size_t task, int worker) {
+    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)), [&](std::size_t task, int worker) {
       float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
-      const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
-      const int64_t t1 = std::min(last, t0 + w.block);
+      const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
+      const int64_t t1 = std::min(last, t0 + per_task);
       for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
         w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
       });

@@ -72,13 +72,7 @@ void quantized(const ConvShape& s, const std::vector<float>& x, const std::vecto
 
 TEST(Int8Spatial, EqualsTheDirectConvolutionOfTheQuantizedData) {
   for (TileSize tile : {TileSize{2, 3}, TileSize{4, 3}}) {
-    ConvShape s;
-    s.N = 2;
-    s.C = 37;
-    s.K = 29;
-    s.H = 19;
-    s.W = 22;
-    s.pad_h = s.pad_w = 1;
+    const ConvShape s{2, 37, 19, 22, 29};  // 3x3, padding 1 (the ConvShape defaults)
     const testing::Problem p = testing::random_problem(s, 21, false);
     std::vector<double> xq, wq;
     quantized(s, p.input, p.weights, &xq, &wq);
@@ -95,10 +89,7 @@ TEST(Int8Spatial, EqualsTheDirectConvolutionOfTheQuantizedData) {
 // plan's bound allows in every channel: with 512 channels the exact sum (about 1.5e10) is far beyond
 // int32, so a plan that summed all channels in one int32 run would return garbage.
 TEST(Int8Spatial, ChannelRunsKeepTheInt32SumsExactAtTheWorstCase) {
-  ConvShape s;
-  s.C = 512;
-  s.K = 16;
-  s.H = s.W = 6;  // one F(4,3) tile, no padding
+  const ConvShape s{1, 512, 6, 6, 16};  // 3x3, padding 1 (the ConvShape defaults)
   const TileSize tile{4, 3};
   const Transform t = Transform::construct(tile, standard_points(5, true));
   // Tap (3, 3): B^T row 3 and G row 3 (scaled to integers: [0,-2,-1,2,1,0] and [1,2,4]).
@@ -147,12 +138,7 @@ TEST(Int8Spatial, MatchesThePresetEmulationAndBeatsWinogradDomainInt8) {
 }
 
 TEST(Int8Spatial, SameBitsOnEveryKernelOrderAndThreadCount) {
-  ConvShape s;
-  s.N = 2;
-  s.C = 48;
-  s.K = 40;
-  s.H = s.W = 15;
-  s.pad_h = s.pad_w = 1;
+  const ConvShape s{2, 48, 15, 15, 40};  // 3x3, padding 1 (the ConvShape defaults)
   const testing::Problem p = testing::random_problem(s, 5, false);
   std::vector<float> first;
   for (LowpKernel k : spatial_kernels())
@@ -168,11 +154,7 @@ TEST(Int8Spatial, SameBitsOnEveryKernelOrderAndThreadCount) {
 }
 
 TEST(Int8Spatial, CalibrationSaturationAndNaN) {
-  ConvShape s;
-  s.C = 16;
-  s.K = 16;
-  s.H = s.W = 12;
-  s.pad_h = s.pad_w = 1;
+  const ConvShape s{1, 16, 12, 12, 16};  // 3x3, padding 1 (the ConvShape defaults)
   testing::Problem p = testing::random_problem(s, 9, false);
   PlanOptions o;
   o.precision = Precision::kInt8Spatial;
@@ -205,11 +187,7 @@ TEST(Int8Spatial, CalibrationSaturationAndNaN) {
 }
 
 TEST(Int8Spatial, TilesItCannotRunAreRefusedOrLeftToTheDirectPath) {
-  ConvShape s;
-  s.C = 8;
-  s.K = 8;
-  s.H = s.W = 16;
-  s.pad_h = s.pad_w = 1;
+  const ConvShape s{1, 8, 16, 16, 8};  // 3x3, padding 1 (the ConvShape defaults)
   const testing::Problem p = testing::random_problem(s, 2, false);
   PlanOptions o;
   o.precision = Precision::kInt8Spatial;

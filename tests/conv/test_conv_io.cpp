@@ -216,13 +216,7 @@ TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
 }
 
 TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
-  ConvShape s;
-  s.N = 2;
-  s.C = 19;
-  s.K = 21;
-  s.H = 13;
-  s.W = 11;
-  s.pad_h = s.pad_w = 1;
+  const ConvShape s{2, 19, 13, 11, 21};  // 3x3, padding 1 (the ConvShape defaults)
   const testing::Problem p = testing::random_problem(s, 11);
   const std::vector<TensorFormat> formats = {{DataType::kFp32, 1.0f},
                                              {DataType::kBf16, 1.0f},
@@ -268,12 +262,7 @@ TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
 // int8 in, int8 out against the float64 convolution of the dequantized input: every output within
 // half an output step plus the FP32 engine's own error.
 TEST(TypedTensors, Int8RoundTripWithinHalfAStep) {
-  ConvShape s;
-  s.N = 1;
-  s.C = 16;
-  s.K = 8;
-  s.H = s.W = 12;
-  s.pad_h = s.pad_w = 1;
+  const ConvShape s{1, 16, 12, 12, 8};  // 3x3, padding 1 (the ConvShape defaults)
   testing::Problem p = testing::random_problem(s, 5);
   const TensorFormat in{DataType::kInt8, 1.0f / 127.0f};
   const Typed x = make_input(p.input, in);
@@ -299,11 +288,7 @@ TEST(TypedTensors, Int8RoundTripWithinHalfAStep) {
 
 // NaN in a bf16 input reaches the bf16 output as NaN; with an int8 output it is counted.
 TEST(TypedTensors, NonFiniteOutputsPropagateOrAreCounted) {
-  ConvShape s;
-  s.C = 4;
-  s.K = 4;
-  s.H = s.W = 8;
-  s.pad_h = s.pad_w = 1;
+  const ConvShape s{1, 4, 8, 8, 4};  // 3x3, padding 1 (the ConvShape defaults)
   testing::Problem p = testing::random_problem(s, 9);
   p.input[static_cast<std::size_t>(3 * 8 + 3)] = kNan;  // channel 0, row 3, column 3
   for (AlgorithmChoice algo : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
@@ -329,12 +314,7 @@ TEST(TypedTensors, NonFiniteOutputsPropagateOrAreCounted) {
 }
 
 TEST(TypedTensors, SameBitsAtEveryThreadCount) {
-  ConvShape s;
-  s.N = 3;
-  s.C = 24;
-  s.K = 40;
-  s.H = s.W = 17;
-  s.pad_h = s.pad_w = 1;
+  const ConvShape s{3, 24, 17, 17, 40};  // 3x3, padding 1 (the ConvShape defaults)
   const testing::Problem p = testing::random_problem(s, 13);
   const Typed x = make_input(p.input, {DataType::kFp16, 1.0f});
   std::vector<uint16_t> first;
@@ -355,10 +335,7 @@ TEST(TypedTensors, SameBitsAtEveryThreadCount) {
 }
 
 TEST(TypedTensors, BadInputGetsAClearError) {
-  ConvShape s;
-  s.C = 3;
-  s.K = 4;
-  s.H = s.W = 8;
+  const ConvShape s{1, 3, 8, 8, 4};  // 3x3, padding 1 (the ConvShape defaults)
   const testing::Problem p = testing::random_problem(s, 3);
   auto expect_error = [](auto f, const std::string& needle) {
     try {

@@ -18,6 +18,12 @@
 namespace nova {
 namespace {
 
+// Every value of v rounded to format f (the definitions below spell out the emulator's roundings).
+std::vector<double> rounded(Format f, std::vector<double> v) {
+  for (double& x : v) x = round_to(f, x);
+  return v;
+}
+
 TransformF64 make(const char* tile, const char* points, const char* scaling = "wincnn") {
   return Transform::construct(parse_tile(tile), parse_points(points), ScalingSpec::parse(scaling)).to_f64();
 }
@@ -102,10 +108,6 @@ TEST(ErrorHarness, SoftwareRoundedArithmeticEqualsTheScalarDefinitionBitForBit) 
     for (int64_t i = 0; i < T * C; i += 97)  // whole tiles far out of range, both ways
       for (int k = 0; k < n * n; ++k) ds.d[static_cast<std::size_t>(i * n * n + k)] *= (i % 2 ? 1e-6 : 3e3);
     const std::vector<double> y = emulate_winograd(t, model, ds.d, ds.g, T, C, T, true);
-    auto rounded = [](Format f, std::vector<double> v) {
-      for (double& x : v) x = round_to(f, x);
-      return v;
-    };
     const auto AT = rounded(model.matrices, t.AT), G = rounded(model.matrices, t.G),
                BT = rounded(model.matrices, t.BT);
     int64_t mismatches = 0;
@@ -146,10 +148,6 @@ TEST(ErrorHarness, ChunkedAccumulationMatchesItsDefinition) {
     for (double& v : ds.d) v = round_to(Format::kFp16, v);
     for (double& v : ds.g) v = round_to(Format::kFp16, v);
     const std::vector<double> y = emulate_winograd(t, model, ds.d, ds.g, T, C, T, true);
-    auto rounded = [](Format f, std::vector<double> v) {
-      for (double& x : v) x = round_to(f, x);
-      return v;
-    };
     const auto AT = rounded(model.matrices, t.AT), G = rounded(model.matrices, t.G),
                BT = rounded(model.matrices, t.BT);
     const int64_t L = model.accumulate_chunk;

@@ -180,8 +180,6 @@ std::vector<Case> engine_cases() {
   return cases;
 }
 
-// A typed plan computes exactly what the FP32 plan computes on the input's values, rounded once to
-// the output type: so its output bits equal the output conversion of the FP32 plan's output.
 // The blocked input copy widens typed NCHW rows as it transposes them: every element must be the same
 // path's widen of its source element (bits compared: NaN payloads of bf16/fp16 included, which
 // vcvtph2ps makes quiet), with channel tails zero-filled and nothing written past the count.
@@ -215,8 +213,12 @@ TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
       }
 }
 
-TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
-  const ConvShape s{2, 19, 13, 11, 21};  // 3x3, padding 1 (the ConvShape defaults)
+namespace {
+
+// A typed plan computes exactly what the FP32 plan computes on the input's values, rounded once to
+// the output type: so its output bits equal the output conversion of the FP32 plan's output.
+void expect_typed_plan_equals_conversions(const ConvShape& s) {
+  SCOPED_TRACE("W " + std::to_string(s.W));
   const testing::Problem p = testing::random_problem(s, 11);
   const std::vector<TensorFormat> formats = {{DataType::kFp32, 1.0f},
                                              {DataType::kBf16, 1.0f},
@@ -257,6 +259,15 @@ TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
       }
     }
   }
+}
+
+}  // namespace
+
+// Two shapes: rows narrow to 11 columns, so a run of tiles covers whole output rows (each channel is
+// narrowed in one stretch); 41 columns, so NCHW runs of tiles cover parts of rows (narrowed row by row).
+TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
+  for (const ConvShape& s : {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21}})  // 3x3, padding 1
+    expect_typed_plan_equals_conversions(s);
 }
 
 // int8 in, int8 out against the float64 convolution of the dequantized input: every output within

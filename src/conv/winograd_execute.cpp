@@ -102,12 +102,12 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   const int64_t OH = s.out_h(), OW = s.out_w(), K = s.K;
   const int m = w.m;
   const bool band = p.layout == Layout::kNCHW, blocked = p.layout == Layout::kNCHW16c;
-  // Typed output: the FP32 results are rounded to the output type as they are stored (through io_rows
-  // for the NCHW bands, so that each output row is converted in one call).
+  // Typed output: the FP32 results are rounded to the output type as they are stored, several rows per
+  // call (through io_rows for the NCHW bands, so that a channel's rows of the band are converted at once).
   const DataType otype = p.output_format.type;
   const bool fp32 = otype == DataType::kFp32;
   auto* out = static_cast<float*>(out_any);  // only when fp32
-  const NarrowFn narrow = p.kernels->convert.narrow[static_cast<int>(otype)];
+  const NarrowRowsFn narrow_rows = p.kernels->convert.narrow_rows[static_cast<int>(otype)];
   const float inv_scale = 1.0f / p.output_format.scale;
   const std::size_t band_row = static_cast<std::size_t>(kBandTiles * m);
   for (int64_t kb = 0; kb < w.Kb; ++kb) {
@@ -130,25 +130,16 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
                                             static_cast<int>(rows), width, static_cast<int>(lanes),
                                             out + first, OH * OW, OW);
         } else {
-          // When the run is whole output rows, a channel's rows are one contiguous stretch of the output:
-          // the staging rows are packed the same way and each channel narrows in one call (on small
-          // images the per-row calls cost about a tenth of an int8 layer).
-          const bool whole_rows = x0 == 0 && width == OW;
-          const auto io_row = static_cast<std::ptrdiff_t>(whole_rows ? width : static_cast<int64_t>(band_row));
+          // Staged with rows of `width` (packed), then each channel's rows narrowed in one call; when the
+          // run is whole output rows, they are one contiguous stretch of the output.
+          const auto io_row = static_cast<std::ptrdiff_t>(width);
           const auto plane = static_cast<std::ptrdiff_t>(m) * io_row;
           p.kernels->layout.store_band_nchw(tmp, static_cast<std::ptrdiff_t>(band_row),
                                             static_cast<int>(rows), width, static_cast<int>(lanes), io_rows,
                                             plane, io_row);
-          for (int64_t l = 0; l < lanes; ++l) {
-            if (whole_rows) {
-              narrow(io_rows + l * plane, element_at(out_any, otype, first + l * OH * OW), rows * width, inv_scale,
-                     counts);
-              continue;
-            }
-            for (int64_t i = 0; i < rows; ++i)
-              narrow(io_rows + l * plane + i * io_row, element_at(out_any, otype, first + l * OH * OW + i * OW),
-                     width, inv_scale, counts);
-          }
+          for (int64_t l = 0; l < lanes; ++l)
+            narrow_rows(io_rows + l * plane, io_row, element_at(out_any, otype, first + l * OH * OW), OW, rows,
+                        width, inv_scale, counts);
         }
         t += run;
       }
@@ -163,24 +154,26 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
       if (blocked) {  // NCHW16c: each tile row is cols whole pixels of 16 channels, contiguous
         if (lanes < kLanes)  // padding lanes written as zero (a NaN input would otherwise reach them)
           for (int64_t q = 0; q < m * m; ++q) std::fill(tmp + q * kLanes + lanes, tmp + (q + 1) * kLanes, 0.0f);
-        for (int64_t i = 0; i < rows; ++i) {
-          const int64_t first = (((c.img * w.Kb + kb) * OH + y0 + i) * OW + x0) * kLanes;
-          if (fp32)
-            std::memcpy(out + first, tmp + i * m * kLanes, static_cast<std::size_t>(cols * kLanes) * sizeof(float));
-          else
-            narrow(tmp + i * m * kLanes, element_at(out_any, otype, first), cols * kLanes, inv_scale, counts);
+        const int64_t first = (((c.img * w.Kb + kb) * OH + y0) * OW + x0) * kLanes;
+        if (fp32) {
+          for (int64_t i = 0; i < rows; ++i)
+            std::memcpy(out + first + i * OW * kLanes, tmp + i * m * kLanes,
+                        static_cast<std::size_t>(cols * kLanes) * sizeof(float));
+        } else {
+          narrow_rows(tmp, m * kLanes, element_at(out_any, otype, first), OW * kLanes, rows, cols * kLanes,
+                      inv_scale, counts);
         }
         continue;
       }
-      for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t i = 0; i < rows; ++i) {  // NHWC: a tile row is `cols` pixels, K channels apart
         const int64_t first = ((c.img * OH + y0 + i) * OW + x0) * K + k0;
-        for (int64_t j = 0; j < cols; ++j) {
-          if (fp32)
+        if (fp32) {
+          for (int64_t j = 0; j < cols; ++j)
             std::memcpy(out + first + j * K, tmp + (i * m + j) * kLanes,
                         static_cast<std::size_t>(lanes) * sizeof(float));
-          else
-            narrow(tmp + (i * m + j) * kLanes, element_at(out_any, otype, first + j * K), lanes, inv_scale,
-                   counts);
+        } else {
+          narrow_rows(tmp + i * m * kLanes, kLanes, element_at(out_any, otype, first), K, cols, lanes, inv_scale,
+                      counts);
         }
       }
     }

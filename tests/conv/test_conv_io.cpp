@@ -5,6 +5,7 @@
 // round trips, counts of clamped and non-finite outputs, bad input.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -80,32 +81,40 @@ TEST(TensorConvert, NarrowMatchesTheFormatDefinitionsOnEveryPath) {
           EXPECT_EQ(back[i], static_cast<float>(decode_bits(bf16 ? Format::kBf16 : Format::kFp16, out[i])));
         }
     }
-    // int8: code = RNE(x * (1/scale)) clamped to +-127, NaN -> 0 and Inf -> +-127 counted apart.
-    const float scale = 0.5f, inv = 1.0f / scale;
-    std::vector<int8_t> out(v.size());
-    NarrowCounts counts;
-    t.narrow[static_cast<int>(DataType::kInt8)](v.data(), out.data(), n, inv, &counts);
-    int64_t saturated = 0, nonfinite = 0;
-    for (std::size_t i = 0; i < v.size(); ++i) {
-      const double q = static_cast<double>(v[i] * inv);
-      double want;
-      if (std::isnan(q)) {
-        want = 0.0;
-        ++nonfinite;
-      } else if (std::isinf(q)) {
-        want = q > 0 ? 127.0 : -127.0;
-        ++nonfinite;
-      } else {
-        if (std::fabs(q) > 127.5) ++saturated;
-        want = std::clamp(q - std::remainder(q, 1.0), -127.0, 127.0);  // round half to even
+    // int8: code = RNE(x * (1/scale)) clamped to +-127, NaN -> 0 and Inf -> +-127 counted apart. The
+    // second set has every |x| within 127.5, ties at the edges included, so that whole vectors take the
+    // AVX-512 fast path (the special values mostly take its full path).
+    const std::vector<float> in_range = {127.5f, -127.5f, 126.5f, -126.5f, 127.49f, -127.49f, 0.5f, -0.5f,
+                                         1.5f,   -1.5f,   2.5f,   -0.0f,   0.0f,    64.5f,   -64.5f, 100.5f,
+                                         -127.5f, 127.5f, -3.5f};  // a tail of 3
+    for (const auto& [values, scale] : {std::pair{v, 0.5f}, std::pair{in_range, 1.0f}}) {
+      const float inv = 1.0f / scale;
+      const auto count = static_cast<int64_t>(values.size());
+      std::vector<int8_t> out(values.size());
+      NarrowCounts counts;
+      t.narrow[static_cast<int>(DataType::kInt8)](values.data(), out.data(), count, inv, &counts);
+      int64_t saturated = 0, nonfinite = 0;
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        const double q = static_cast<double>(values[i] * inv);
+        double want;
+        if (std::isnan(q)) {
+          want = 0.0;
+          ++nonfinite;
+        } else if (std::isinf(q)) {
+          want = q > 0 ? 127.0 : -127.0;
+          ++nonfinite;
+        } else {
+          if (std::fabs(q) > 127.5) ++saturated;
+          want = std::clamp(q - std::remainder(q, 1.0), -127.0, 127.0);  // round half to even
+        }
+        EXPECT_EQ(out[i], static_cast<int8_t>(want)) << "int8 of " << values[i];
       }
-      EXPECT_EQ(out[i], static_cast<int8_t>(want)) << "int8 of " << v[i];
+      EXPECT_EQ(counts.saturated, saturated);
+      EXPECT_EQ(counts.nonfinite, nonfinite);
+      std::vector<float> back(values.size());
+      t.widen[static_cast<int>(DataType::kInt8)](out.data(), back.data(), count, scale);
+      for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(back[i], static_cast<float>(out[i]) * scale);
     }
-    EXPECT_EQ(counts.saturated, saturated);
-    EXPECT_EQ(counts.nonfinite, nonfinite);
-    std::vector<float> back(v.size());
-    t.widen[static_cast<int>(DataType::kInt8)](out.data(), back.data(), n, scale);
-    for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(back[i], static_cast<float>(out[i]) * scale);
   }
 }
 
@@ -122,6 +131,32 @@ TEST(TensorConvert, TailsAreNotWrittenPastTheEnd) {
           ASSERT_EQ(dst[b], 0xAB) << to_string(type) << " count " << count;
       }
     }
+}
+
+// The strided form converts each run exactly as the one-run form does (bits and counts), in the
+// contiguous case too, and writes nothing between the runs.
+TEST(TensorConvert, NarrowRowsEqualsOneRunAtATime) {
+  const std::vector<float> v = special_values();
+  for (const ConvertTable& t : convert_tables())
+    for (DataType type : {DataType::kFp32, DataType::kBf16, DataType::kFp16, DataType::kInt8})
+      for (const auto& [src_row, dst_row, rows, width] :
+           {std::array<int64_t, 4>{37, 41, 5, 33}, {16, 64, 7, 13}, {13, 20, 4, 13}, {29, 29, 9, 29}, {20, 23, 1, 1}}) {
+        SCOPED_TRACE(to_string(type) + " width " + std::to_string(width));
+        const std::size_t bytes = element_size(type);
+        const float inv = type == DataType::kInt8 ? 0.75f : 1.0f;
+        std::vector<unsigned char> got(static_cast<std::size_t>(rows * dst_row) * bytes, 0xAB),
+            want(got.size(), 0xAB);
+        NarrowCounts got_counts, want_counts;
+        t.narrow_rows[static_cast<int>(type)](v.data() + 3, src_row, got.data(), dst_row, rows, width, inv,
+                                             &got_counts);
+        for (int64_t r = 0; r < rows; ++r)
+          t.narrow[static_cast<int>(type)](v.data() + 3 + r * src_row,
+                                           want.data() + static_cast<std::size_t>(r * dst_row) * bytes, width, inv,
+                                           &want_counts);
+        EXPECT_EQ(got, want);
+        EXPECT_EQ(got_counts.saturated, want_counts.saturated);
+        EXPECT_EQ(got_counts.nonfinite, want_counts.nonfinite);
+      }
 }
 
 // The typed input of a problem (its FP32 input rounded to `in`), the FP32 values it stands for, and

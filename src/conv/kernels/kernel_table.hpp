@@ -95,15 +95,20 @@ struct LayoutTable {
 //   widen:  dst[i] = value of src[i] (int8: code * scale)
 //   narrow: dst[i] = src[i] rounded to the type (int8: with inv_scale = 1 / scale); int8 adds the
 //           clamped and the NaN/Inf values to *counts
+//   narrow_rows: narrow of `rows` runs of `width` values, run r from src + r*src_row to element
+//           r*dst_row of dst (strides in elements)
 struct NarrowCounts {
   int64_t saturated = 0;
   int64_t nonfinite = 0;
 };
 using WidenFn = void (*)(const void* src, float* dst, int64_t count, float scale);
 using NarrowFn = void (*)(const float* src, void* dst, int64_t count, float inv_scale, NarrowCounts* counts);
+using NarrowRowsFn = void (*)(const float* src, std::ptrdiff_t src_row, void* dst, std::ptrdiff_t dst_row,
+                              int64_t rows, int64_t width, float inv_scale, NarrowCounts* counts);
 struct ConvertTable {
   WidenFn widen[4] = {};  // indexed by DataType
   NarrowFn narrow[4] = {};
+  NarrowRowsFn narrow_rows[4] = {};
 };
 
 struct KernelTable {

@@ -6,11 +6,14 @@
 #include <cstring>
 
 #include "../kernel_table.hpp"
+#include "../narrow_rows_template.hpp"
 
 namespace nova::conv {
 
 namespace {
 
+// The narrow conversions are always inlined into their strided form (narrow_rows_template.hpp), where
+// their constants are set up once for all the rows; the table's one-run entries are their own copies.
 // The masked forms compute the same as the plain intrinsics; GCC 12's plain forms use
 // _mm512_undefined_* and trip a false -Wmaybe-uninitialized (GCC bug 105593).
 constexpr __mmask16 kAll = static_cast<__mmask16>(0xFFFF);
@@ -53,7 +56,7 @@ void widen_int8(const void* src, float* dst, int64_t count, float scale) {
 void narrow_fp32(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
   std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
 }
-void narrow_bf16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
+[[gnu::always_inline]] inline void narrow_bf16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
   auto* d = static_cast<uint16_t*>(dst);
   const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
   const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
@@ -67,7 +70,7 @@ void narrow_bf16(const float* src, void* dst, int64_t count, float, NarrowCounts
     _mm256_mask_storeu_epi16(d + i, m, _mm512_maskz_cvtepi32_epi16(kAll, r));
   }
 }
-void narrow_fp16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
+[[gnu::always_inline]] inline void narrow_fp16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
   auto* d = static_cast<uint16_t*>(dst);
   for (int64_t i = 0; i < count; i += 16) {
     const __mmask16 m = tail_mask(count - i);
@@ -76,16 +79,27 @@ void narrow_fp16(const float* src, void* dst, int64_t count, float, NarrowCounts
     _mm256_mask_storeu_epi16(d + i, m, h);
   }
 }
-void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale, NarrowCounts* counts) {
+// Two tiers, like the input transform's in-register quantization: a vector whose |x * inv| are all at
+// most 127.5 (the common case) is rounded and clamped in five instructions; one holding a larger value,
+// an Inf or a NaN takes the full path, which counts them.
+[[gnu::always_inline]] inline void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale, NarrowCounts* counts) {
   auto* d = static_cast<int8_t*>(dst);
   const __m512 inv = _mm512_set1_ps(inv_scale), limit = _mm512_set1_ps(127.0f),
                half_over = _mm512_set1_ps(127.5f);
   const __m512 inf = _mm512_set1_ps(__builtin_inff());
+  const __m512i code_max = _mm512_set1_epi32(127), code_min = _mm512_set1_epi32(-127);
   int64_t saturated = 0, nonfinite = 0;
   for (int64_t i = 0; i < count; i += 16) {
     const __mmask16 m = tail_mask(count - i);
     const __m512 q = _mm512_maskz_mul_ps(kAll, _mm512_maskz_loadu_ps(m, src + i), inv);
     const __m512 a = _mm512_abs_ps(q);
+    if (_mm512_mask_cmp_ps_mask(m, a, half_over, _CMP_NLE_UQ) == 0) {  // no lane > 127.5, Inf or NaN
+      // RNE gives at most +-128 here (from +-127.5), clamped to +-127 as the full path does.
+      __m512i r = _mm512_maskz_cvt_roundps_epi32(kAll, q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      r = _mm512_maskz_min_epi32(kAll, _mm512_maskz_max_epi32(kAll, r, code_min), code_max);
+      _mm_mask_storeu_epi8(d + i, m, _mm512_maskz_cvtepi32_epi8(kAll, r));
+      continue;
+    }
     const __mmask16 nan = _mm512_mask_cmp_ps_mask(m, q, q, _CMP_UNORD_Q);
     const __mmask16 infinite = _mm512_mask_cmp_ps_mask(m, a, inf, _CMP_EQ_OQ);
     const __mmask16 over =
@@ -114,6 +128,7 @@ ConvertTable convert_table_avx512() {
   t.narrow[static_cast<int>(DataType::kBf16)] = &narrow_bf16;
   t.narrow[static_cast<int>(DataType::kFp16)] = &narrow_fp16;
   t.narrow[static_cast<int>(DataType::kInt8)] = &narrow_int8;
+  kernels_impl::fill_narrow_rows<&narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>(t);
   return t;
 }
 

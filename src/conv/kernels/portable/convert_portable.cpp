@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "../kernel_table.hpp"
+#include "../narrow_rows_template.hpp"
 #include "../lowp_kernels.hpp"
 
 namespace nova::conv {
@@ -79,6 +80,7 @@ ConvertTable convert_table_portable() {
   t.narrow[static_cast<int>(DataType::kBf16)] = &narrow_bf16;
   t.narrow[static_cast<int>(DataType::kFp16)] = &narrow_fp16;
   t.narrow[static_cast<int>(DataType::kInt8)] = &narrow_int8;
+  kernels_impl::fill_narrow_rows<&narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>(t);
   return t;
 }
 

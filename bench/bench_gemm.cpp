@@ -1,0 +1,92 @@
+// Google Benchmark of the FP32 GEMM micro-kernels alone, as the Winograd engine calls them: one
+// position's [rows x C] x [C x K] in panels of the kernel's width, row groups of its height, the V rows
+// and the U panel packed as the engine packs them. It gives the ceiling of the engine's GEMM stage on
+// this CPU: the GEMM of a Winograd convolution cannot run faster than its micro-kernel does here.
+//
+// Counters: GFLOP/s, and flop/cycle against the core clock measured on the spot (a chain of dependent
+// 64-bit multiplies, 3 cycles each on current x86 cores), so the figure compares with the FMA peak:
+// 64 flop/cycle for two 512-bit FMA units, 32 for two 256-bit ones.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "conv/kernels/kernel_table.hpp"
+#include "nova/conv/conv.hpp"
+
+namespace {
+
+// Core cycles per nanosecond: 3 cycles per dependent imul (x86-64), best of a few runs.
+double clock_ghz() {
+#if defined(__x86_64__)
+  static const double ghz = [] {
+    double best = 0.0;
+    for (int rep = 0; rep < 5; ++rep) {
+      uint64_t x = 3;
+      constexpr int64_t kSteps = 20'000'000;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int64_t i = 0; i < kSteps; ++i) __asm__ volatile("imul %0, %0" : "+r"(x));
+      const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      best = std::max(best, 3.0 * static_cast<double>(kSteps) / ns);
+    }
+    return best;
+  }();
+  return ghz;
+#else
+  return 0.0;
+#endif
+}
+
+// Args: isa (0 portable, 1 avx2, 2 avx512), C (reduction), K, rows (tiles).
+void BM_GemmKernel(benchmark::State& state) {
+  const auto isa = static_cast<nova::conv::Isa>(state.range(0));
+  if (!nova::conv::isa_supported(isa)) {
+    state.SkipWithError("this CPU cannot run the path");
+    return;
+  }
+  const nova::conv::GemmTable& g = nova::conv::kernels(isa).gemm;
+  const int64_t C = state.range(1), K = state.range(2), rows = state.range(3);
+  const int64_t panel = 16 * g.nv, mr = g.mr;
+  std::vector<float> v(static_cast<std::size_t>(rows * C), 0.5f), u(static_cast<std::size_t>(C * K), 0.25f),
+      m(static_cast<std::size_t>(rows * K));
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (int64_t k0 = 0; k0 < K; k0 += panel) {
+      const int64_t width = std::min(panel, K - k0);
+      const float* b = u.data() + k0 * C;
+      for (int64_t i0 = 0; i0 < rows; i0 += mr) {
+        const int64_t h = std::min(mr, rows - i0);
+        g.fn[h - 1][width / 16 - 1](static_cast<std::size_t>(C), v.data() + i0 * C, static_cast<std::size_t>(C), b,
+                                    static_cast<std::size_t>(width), m.data() + i0 * K + k0,
+                                    static_cast<std::size_t>(K));
+      }
+    }
+    benchmark::DoNotOptimize(m.data());
+    benchmark::ClobberMemory();
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  const double flops = 2.0 * static_cast<double>(rows * C * K);
+  state.counters["GFLOP"] = benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  const double ghz = clock_ghz();
+  if (ghz > 0.0) {
+    state.counters["GHz"] = ghz;
+    state.counters["flop_per_cycle"] = flops * static_cast<double>(state.iterations()) / (ns * ghz);
+  }
+  state.SetLabel(nova::conv::to_string(isa) + " micro-kernel " + std::to_string(mr) + "x" + std::to_string(panel));
+}
+
+// The channel counts of the layer set (C = K), with as many rows as a phased batch-8 position or a
+// fused block holds.
+void Args(benchmark::internal::Benchmark* b) {
+  for (int64_t isa : {0, 1, 2})
+    for (int64_t c : {64, 128, 256, 512})
+      for (int64_t rows : {24, 128}) b->Args({isa, c, c, rows});
+}
+
+BENCHMARK(BM_GemmKernel)->Apply(Args)->ArgNames({"isa", "C", "K", "rows"})->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

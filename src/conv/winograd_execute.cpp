@@ -102,8 +102,9 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   const int64_t OH = s.out_h(), OW = s.out_w(), K = s.K;
   const int m = w.m;
   const bool band = p.layout == Layout::kNCHW, blocked = p.layout == Layout::kNCHW16c;
-  // Typed output: the FP32 results are rounded to the output type as they are stored, several rows per
-  // call (through io_rows for the NCHW bands, so that a channel's rows of the band are converted at once).
+  // Stores go through the output type's narrow_rows, several rows per call (FP32: row copies; typed
+  // output: rounded as stored, through io_rows for the NCHW bands so that a channel's rows of the band
+  // are converted at once).
   const DataType otype = p.output_format.type;
   const bool fp32 = otype == DataType::kFp32;
   auto* out = static_cast<float*>(out_any);  // only when fp32
@@ -155,26 +156,14 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
         if (lanes < kLanes)  // padding lanes written as zero (a NaN input would otherwise reach them)
           for (int64_t q = 0; q < m * m; ++q) std::fill(tmp + q * kLanes + lanes, tmp + (q + 1) * kLanes, 0.0f);
         const int64_t first = (((c.img * w.Kb + kb) * OH + y0) * OW + x0) * kLanes;
-        if (fp32) {
-          for (int64_t i = 0; i < rows; ++i)
-            std::memcpy(out + first + i * OW * kLanes, tmp + i * m * kLanes,
-                        static_cast<std::size_t>(cols * kLanes) * sizeof(float));
-        } else {
-          narrow_rows(tmp, m * kLanes, element_at(out_any, otype, first), OW * kLanes, rows, cols * kLanes,
-                      inv_scale, counts);
-        }
+        narrow_rows(tmp, m * kLanes, element_at(out_any, otype, first), OW * kLanes, rows, cols * kLanes,
+                    inv_scale, counts);
         continue;
       }
       for (int64_t i = 0; i < rows; ++i) {  // NHWC: a tile row is `cols` pixels, K channels apart
         const int64_t first = ((c.img * OH + y0 + i) * OW + x0) * K + k0;
-        if (fp32) {
-          for (int64_t j = 0; j < cols; ++j)
-            std::memcpy(out + first + j * K, tmp + (i * m + j) * kLanes,
-                        static_cast<std::size_t>(lanes) * sizeof(float));
-        } else {
-          narrow_rows(tmp + i * m * kLanes, kLanes, element_at(out_any, otype, first), K, cols, lanes, inv_scale,
-                      counts);
-        }
+        narrow_rows(tmp + i * m * kLanes, kLanes, element_at(out_any, otype, first), K, cols, lanes, inv_scale,
+                    counts);
       }
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <vector>
 
 #include "tile_transforms_generated.hpp"
 #include "nova/conv/default_transforms.hpp"
@@ -90,15 +91,32 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   char buf[96];
   std::snprintf(buf, sizeof buf, "direct %.3g ms", best.ms);
   detail = buf;
+  std::vector<AlgorithmEstimate> tiles;
   for (const TileSize& t : default_tiles()) {
     if (t.r != s.R || !auto_tile_allowed(t, precision)) continue;
     const AlgorithmEstimate e = estimate_winograd(s, layout, threads, isa, t);
     std::snprintf(buf, sizeof buf, ", %s %.3g ms", t.to_string().c_str(), e.ms);
     detail += buf;
+    tiles.push_back(e);
     if (e.ms < best.ms) best = e;
   }
   *reason = "auto: fastest estimate (" + detail + ")";
-  if (precision == Precision::kInt8) *reason += "; int8: tiles up to 6 points only, for accuracy";
+  if (precision == Precision::kInt8) {
+    *reason += "; int8: tiles up to 6 points only, for accuracy";
+    // The int8 error grows fast with the tile (F(4,3) about 2.5x F(2,3)'s on the layer set) and the
+    // estimates are close where the int8 GEMM is cheap: a smaller tile estimated within the margin wins.
+    if (best.tile) {
+      const AlgorithmEstimate fastest = best;
+      for (const AlgorithmEstimate& e : tiles)
+        if (e.tile->n() < best.tile->n() && e.ms <= kInt8AccuracyMargin * fastest.ms) best = e;
+      if (best.tile->n() != fastest.tile->n()) {
+        std::snprintf(buf, sizeof buf, "; int8: %s, within %.0f %% of the fastest estimate (%s), for accuracy",
+                      best.tile->to_string().c_str(), (kInt8AccuracyMargin - 1.0) * 100.0,
+                      fastest.tile->to_string().c_str());
+        *reason += buf;
+      }
+    }
+  }
   if (precision == Precision::kInt8Spatial) *reason += "; int8-spatial: F(2,3) or F(4,3) (integer transforms in int16)";
   return best;
 }

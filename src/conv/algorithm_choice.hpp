@@ -32,8 +32,12 @@ bool auto_tile_allowed(TileSize tile, Precision precision);
 // precision; empty otherwise.
 std::string tile_precision_caution(TileSize tile, Precision precision);
 
+// int8 (Winograd-domain) only: a tile with fewer points whose estimate is within this factor of the
+// fastest Winograd estimate is taken instead, for its accuracy.
+inline constexpr double kInt8AccuracyMargin = 1.10;
+
 // The fastest estimate among direct and every default tile of the kernel size that
-// auto_tile_allowed admits, with a reason.
+// auto_tile_allowed admits (int8: the smallest tile within kInt8AccuracyMargin of it), with a reason.
 AlgorithmEstimate choose_algorithm(const ConvShape& shape, Layout layout, int threads, Isa isa, Precision precision,
                                    std::string* reason);
 

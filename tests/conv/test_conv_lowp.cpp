@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "conv/algorithm_choice.hpp"
 #include "conv/kernels/kernel_table.hpp"
 #include "conv/kernels/lowp_kernels.hpp"
 #include "conv_test_util.hpp"
@@ -479,6 +480,59 @@ TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
   const Plan requested = Plan::create(d.shape, w.data(), nullptr, o);
   EXPECT_EQ(requested.tile()->m, 6);  // honoured, with a caution
   EXPECT_NE(requested.reason().find("caution"), std::string::npos) << requested.reason();
+}
+
+// int8 takes the tile with the fewest points among those whose estimate is within the margin of the
+// fastest: checked against the cost model's own estimates, in both layouts, on the layer set and a few
+// more. The rule must change at least one choice here (on AVX-512), and where it does, the engine's
+// error on that layer must be smaller than with the tile the estimate alone would take.
+TEST(Lowp, AutomaticInt8ChoicePrefersFewerPointsWhenTheEstimatesAreClose) {
+  int changed = 0;
+  for (const auto& [N, C, HW, K] : {std::array<int64_t, 4>{1, 64, 56, 64},
+                                    {1, 128, 28, 128},
+                                    {1, 256, 14, 256},
+                                    {1, 512, 7, 512},
+                                    {8, 256, 14, 256},
+                                    {2, 16, 100, 16},
+                                    {1, 32, 9, 48}})
+    for (Layout layout : {Layout::kNCHW, Layout::kNCHW16c}) {
+      const ConvShape s{N, C, HW, HW, K, 3, 3, 1, 1};
+      const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.01f);
+      PlanOptions o;
+      o.precision = Precision::kInt8;
+      o.layout = layout;
+      const Plan plan = Plan::create(s, w.data(), nullptr, o);
+      if (!plan.tile()) continue;
+      double fastest = 1e300;
+      std::optional<TileSize> fastest_tile;
+      std::vector<AlgorithmEstimate> allowed;
+      for (const TileSize& t : default_tiles())
+        if (t.r == 3 && auto_tile_allowed(t, Precision::kInt8)) {
+          allowed.push_back(estimate_winograd(s, layout, plan.threads(), plan.isa(), t));
+          if (allowed.back().ms < fastest) {
+            fastest = allowed.back().ms;
+            fastest_tile = t;
+          }
+        }
+      std::optional<TileSize> want;
+      for (const AlgorithmEstimate& e : allowed)
+        if (e.ms <= kInt8AccuracyMargin * fastest && (!want || e.tile->n() < want->n())) want = e.tile;
+      ASSERT_TRUE(want.has_value());
+      EXPECT_EQ(plan.tile()->m, want->m) << s.to_string() << " " << to_string(layout) << ": " << plan.reason();
+      if (plan.tile()->m != fastest_tile->m) {
+        ++changed;
+        EXPECT_NE(plan.reason().find("for accuracy"), std::string::npos) << plan.reason();
+      }
+    }
+  if (best_isa() == Isa::kAvx512) {
+    EXPECT_GT(changed, 0) << "no layer here where the margin changes the int8 choice";
+  }
+  // Why: on a layer of the size where it changes the choice, F(2,3) is the more accurate int8 tile.
+  const LayerDataset d = layer(Precision::kInt8, 1, 32, 14, 32, 3, 37);
+  const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights);
+  const double e23 = rel_l2(run_lowp(d, {Precision::kInt8}, TileSize{2, 3}, LowpKernel::kAuto, 1).out, ref);
+  const double e43 = rel_l2(run_lowp(d, {Precision::kInt8}, TileSize{4, 3}, LowpKernel::kAuto, 1).out, ref);
+  EXPECT_LT(e23, e43);
 }
 
 }  // namespace

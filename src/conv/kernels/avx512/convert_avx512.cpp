@@ -6,13 +6,13 @@
 #include <cstring>
 
 #include "../kernel_table.hpp"
-#include "../narrow_rows_template.hpp"
+#include "../convert_table_template.hpp"
 
 namespace nova::conv {
 
 namespace {
 
-// The narrow conversions are always inlined into their strided form (narrow_rows_template.hpp), where
+// The narrow conversions are always inlined into their strided form (convert_table_template.hpp), where
 // their constants are set up once for all the rows; the table's one-run entries are their own copies.
 // The masked forms compute the same as the plain intrinsics; GCC 12's plain forms use
 // _mm512_undefined_* and trip a false -Wmaybe-uninitialized (GCC bug 105593).
@@ -119,17 +119,8 @@ void narrow_fp32(const float* src, void* dst, int64_t count, float, NarrowCounts
 }  // namespace
 
 ConvertTable convert_table_avx512() {
-  ConvertTable t;
-  t.widen[static_cast<int>(DataType::kFp32)] = &widen_fp32;
-  t.widen[static_cast<int>(DataType::kBf16)] = &widen_bf16;
-  t.widen[static_cast<int>(DataType::kFp16)] = &widen_fp16;
-  t.widen[static_cast<int>(DataType::kInt8)] = &widen_int8;
-  t.narrow[static_cast<int>(DataType::kFp32)] = &narrow_fp32;
-  t.narrow[static_cast<int>(DataType::kBf16)] = &narrow_bf16;
-  t.narrow[static_cast<int>(DataType::kFp16)] = &narrow_fp16;
-  t.narrow[static_cast<int>(DataType::kInt8)] = &narrow_int8;
-  kernels_impl::fill_narrow_rows<&narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>(t);
-  return t;
+  return kernels_impl::make_convert_table<&widen_fp32, &widen_bf16, &widen_fp16, &widen_int8, &narrow_fp32,
+                                          &narrow_bf16, &narrow_fp16, &narrow_int8>();
 }
 
 }  // namespace nova::conv

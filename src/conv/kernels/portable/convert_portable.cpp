@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "../kernel_table.hpp"
-#include "../narrow_rows_template.hpp"
+#include "../convert_table_template.hpp"
 #include "../lowp_kernels.hpp"
 
 namespace nova::conv {
@@ -71,17 +71,8 @@ void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale, Na
 }  // namespace
 
 ConvertTable convert_table_portable() {
-  ConvertTable t;
-  t.widen[static_cast<int>(DataType::kFp32)] = &widen_fp32;
-  t.widen[static_cast<int>(DataType::kBf16)] = &widen_bf16;
-  t.widen[static_cast<int>(DataType::kFp16)] = &widen_fp16;
-  t.widen[static_cast<int>(DataType::kInt8)] = &widen_int8;
-  t.narrow[static_cast<int>(DataType::kFp32)] = &narrow_fp32;
-  t.narrow[static_cast<int>(DataType::kBf16)] = &narrow_bf16;
-  t.narrow[static_cast<int>(DataType::kFp16)] = &narrow_fp16;
-  t.narrow[static_cast<int>(DataType::kInt8)] = &narrow_int8;
-  kernels_impl::fill_narrow_rows<&narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>(t);
-  return t;
+  return kernels_impl::make_convert_table<&widen_fp32, &widen_bf16, &widen_fp16, &widen_int8, &narrow_fp32,
+                                          &narrow_bf16, &narrow_fp16, &narrow_int8>();
 }
 
 }  // namespace nova::conv

@@ -4,6 +4,11 @@
 // PyTorch use bench/peer_bench.py, which times the same layers through `nova bench conv`.
 // BM_ConvLowp: the low-precision Winograd paths (bf16, int8, fp16; fp32 beside them) on F(4,3) and
 // F(6,3), the SIMD GEMM kernels this CPU has (the plan's label names the path).
+// BM_ConvChain: a network's pattern, one plan per layer executed back to back: `plans` plans of one
+// batch-1 layer, time per layer. Against one plan it shows what the plans cost each other: their
+// threads (one pool for all since 2026-11-22: 8 plans of 1x128x28x28 took 0.59-0.65 ms a layer with a
+// pool per plan, 0.49-0.51 with the shared one) and their transformed filters, which no longer share
+// the caches (1x256x14x14: about 0.85 ms a layer against 0.53 for one plan).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -21,27 +26,40 @@ constexpr Layer kLayers[] = {{1, 64, 56, 56, 64},  {1, 128, 28, 28, 128}, {1, 25
                              {1, 512, 7, 7, 512},  {8, 64, 56, 56, 64},   {8, 128, 28, 28, 128},
                              {8, 256, 14, 14, 256}, {8, 512, 7, 7, 512},  {1, 64, 224, 224, 64}};
 
-// Plans kLayers[layer] with `o` on uniform data (fixed seed) and times execute(); the label is the
-// plan's own description (algorithm, tile, ISA, precision, GEMM path, threads).
-void run_layer(benchmark::State& state, int64_t layer, const nova::conv::PlanOptions& o) {
+// A layer's tensors on uniform data (fixed seed).
+struct LayerData {
+  nova::ConvShape s;
+  std::vector<float> x, w, b, y;
+};
+
+LayerData layer_data(int64_t layer) {
   const Layer& l = kLayers[layer];
-  const nova::ConvShape s{l.N, l.C, l.H, l.W, l.K};
+  LayerData d{nova::ConvShape{l.N, l.C, l.H, l.W, l.K}, {}, {}, {}, {}};
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(s.input_size())), w(static_cast<std::size_t>(s.weight_size())),
-      b(static_cast<std::size_t>(s.K)), y(static_cast<std::size_t>(s.output_size()));
-  for (auto& v : x) v = u(rng);
-  for (auto& v : w) v = 0.1f * u(rng);
-  for (auto& v : b) v = u(rng);
-  const nova::conv::Plan plan = nova::conv::Plan::create(s, w.data(), b.data(), o);
+  d.x.resize(static_cast<std::size_t>(d.s.input_size()));
+  d.w.resize(static_cast<std::size_t>(d.s.weight_size()));
+  d.b.resize(static_cast<std::size_t>(d.s.K));
+  d.y.resize(static_cast<std::size_t>(d.s.output_size()));
+  for (auto& v : d.x) v = u(rng);
+  for (auto& v : d.w) v = 0.1f * u(rng);
+  for (auto& v : d.b) v = u(rng);
+  return d;
+}
+
+// Plans kLayers[layer] with `o` and times execute(); the label is the plan's own description
+// (algorithm, tile, ISA, precision, GEMM path, threads).
+void run_layer(benchmark::State& state, int64_t layer, const nova::conv::PlanOptions& o) {
+  LayerData d = layer_data(layer);
+  const nova::conv::Plan plan = nova::conv::Plan::create(d.s, d.w.data(), d.b.data(), o);
   state.SetLabel(plan.describe());
   for (auto _ : state) {
-    plan.execute(x.data(), y.data());
-    benchmark::DoNotOptimize(y.data());
+    plan.execute(d.x.data(), d.y.data());
+    benchmark::DoNotOptimize(d.y.data());
     benchmark::ClobberMemory();
   }
   state.counters["GFLOP"] =  // shown as GFLOP per second
-      benchmark::Counter(s.direct_flops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+      benchmark::Counter(d.s.direct_flops() * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Args: layer, threads, tile (0: auto; 2, 4, 6, 8: F(m,3); -1: direct).
@@ -67,6 +85,24 @@ void BM_ConvLowp(benchmark::State& state) {
   run_layer(state, state.range(0), o);
 }
 
+// Args: layer (batch 1 only), threads, plans.
+void BM_ConvChain(benchmark::State& state) {
+  LayerData d = layer_data(state.range(0));
+  nova::conv::PlanOptions o;
+  o.threads = static_cast<int>(state.range(1));
+  const auto count = static_cast<std::size_t>(state.range(2));
+  std::vector<nova::conv::Plan> plans;
+  for (std::size_t i = 0; i < count; ++i) plans.push_back(nova::conv::Plan::create(d.s, d.w.data(), d.b.data(), o));
+  state.SetLabel(plans.front().describe());
+  for (auto _ : state) {
+    for (const auto& plan : plans) plan.execute(d.x.data(), d.y.data());
+    benchmark::DoNotOptimize(d.y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["per_layer"] = benchmark::Counter(  // seconds per layer, printed with an SI prefix
+      static_cast<double>(count), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 void LowpArgs(benchmark::internal::Benchmark* b) {
   for (int64_t layer = 0; layer < 8; ++layer)
     for (int64_t threads : {1, 2})
@@ -82,6 +118,11 @@ void Args(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_Conv)->Apply(Args)->ArgNames({"layer", "threads", "tile"})->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvChain)
+    ->ArgsProduct({{0, 1, 2, 3}, {2}, {1, 8}})
+    ->ArgNames({"layer", "threads", "plans"})
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ConvLowp)
     ->Apply(LowpArgs)
     ->ArgNames({"layer", "threads", "dtype", "tile"})

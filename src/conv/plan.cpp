@@ -126,7 +126,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   // int8-spatial needs transforms that scale to small integers: points 0, +-1, +-2 unless one is given.
   if (p.precision == Precision::kInt8Spatial && transform && !options.transform)
     transform = int8_spatial_transform(transform->tile());
-  p.pool = std::make_unique<ThreadPool>(p.threads);
+  p.pool = ThreadPool::shared(p.threads);
   if (p.algorithm == Algorithm::kWinograd) {
     build_winograd(p, weights, bias, *transform, options.allow_generated, options.tile_block);
   } else {
@@ -166,6 +166,7 @@ void Plan::execute(const void* input, void* output) const {
   const auto out1 = out0 + static_cast<std::uintptr_t>(output_elements(s, p.layout)) * out_size;
   if (in0 < out1 && out0 < in1) throw Error("input and output buffers overlap");
   std::lock_guard<std::mutex> lock(p.exec_mutex);
+  const ThreadPool::Burst burst(*p.pool);  // the pool's threads wait for this execute's jobs spinning
   p.stats = LowpStats{};
   std::fill(p.thread_io_counts.begin(), p.thread_io_counts.end(), NarrowCounts{});
   if (p.algorithm == Algorithm::kWinograd) {

@@ -128,7 +128,7 @@ struct Plan::Impl {
   Isa isa = Isa::kPortable;
   const KernelTable* kernels = nullptr;
   int threads = 1;
-  std::unique_ptr<ThreadPool> pool;
+  std::shared_ptr<ThreadPool> pool;  // the process's pool of this size (ThreadPool::shared)
   std::optional<WinogradPlan> wino;
   std::optional<DirectPlan> direct;
   Precision precision = Precision::kFp32;  // requested (the direct path runs FP32 and says so)

@@ -1,5 +1,15 @@
 #include "thread_pool.hpp"
 
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "nova/error.hpp"
+
 namespace nova::conv {
 
 namespace {
@@ -10,24 +20,67 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins until done() or `limit` has passed; true when done() held. The clock is read every 64
-// iterations only.
+// The pool whose job this thread is running a task of (nullptr outside tasks): a run() from inside a
+// task runs inline instead of waiting on the job it is part of.
+thread_local const ThreadPool* current_pool = nullptr;
+thread_local int current_worker = 0;  // its worker index there
+
+struct PoolRegistry {
+  std::mutex mutex;
+  std::map<int, std::weak_ptr<ThreadPool>> pools;
+};
+
+}  // namespace
+
+std::shared_ptr<ThreadPool> ThreadPool::shared(int threads) {
+  static auto* registry = new PoolRegistry;  // never destroyed: plans may outlive static destruction
+  const int n = threads < 1 ? 1 : threads;
+  std::lock_guard<std::mutex> lock(registry->mutex);
+  std::weak_ptr<ThreadPool>& slot = registry->pools[n];
+  std::shared_ptr<ThreadPool> pool = slot.lock();
+  if (!pool || pool->owner_pid_ != static_cast<int>(getpid())) {
+    pool = std::make_shared<ThreadPool>(n);
+    slot = pool;
+  }
+  return pool;
+}
+
+// Spins until done() or the limit has passed; true when done() held. The limit is the idle one,
+// counted from the last moment a Burst was seen alive, and at most kBurstSpin in all. The clock and the
+// bursts are read every 64 iterations only.
 template <class Done>
-bool spin_until(const Done& done, std::chrono::microseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
+bool ThreadPool::spin_until(const Done& done) const {
+  const auto start = std::chrono::steady_clock::now();
+  auto idle_deadline = start + idle_spin_;
+  const auto burst_deadline = start + kBurstSpin;
   for (;;) {
     for (int i = 0; i < 64; ++i) {
       if (done()) return true;
       cpu_relax();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return done();
+    const auto now = std::chrono::steady_clock::now();
+    if (bursts_.load(std::memory_order_relaxed) > 0) idle_deadline = now + idle_spin_;
+    if (now >= idle_deadline || now >= burst_deadline) return done();
   }
 }
 
-}  // namespace
+std::chrono::microseconds spin_limit_from_environment() {
+  const char* text = std::getenv("NOVA_SPIN_US");
+  if (text == nullptr) return ThreadPool::kDefaultIdleSpin;
+  const std::string_view s(text);
+  long value = -1;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size() || value < 0 || value > 1000000)
+    throw Error("NOVA_SPIN_US must be a whole number of microseconds from 0 to 1000000, got '" +
+                std::string(s) + "'");
+  return std::chrono::microseconds(value);
+}
 
 ThreadPool::ThreadPool(int threads)
-    : threads_(threads < 1 ? 1 : threads), ranges_(std::make_unique<Range[]>(static_cast<std::size_t>(threads_))) {
+    : threads_(threads < 1 ? 1 : threads),
+      idle_spin_(spin_limit_from_environment()),
+      owner_pid_(static_cast<int>(getpid())),
+      ranges_(std::make_unique<Range[]>(static_cast<std::size_t>(threads_))) {
   for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
 }
 
@@ -41,6 +94,10 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::drain(int worker) {
+  const ThreadPool* outer = current_pool;
+  const int outer_worker = current_worker;
+  current_pool = this;
+  current_worker = worker;
   // Own range first, in order; then help the others from the front of what they have left.
   const auto n = static_cast<std::size_t>(threads_);
   for (std::size_t k = 0; k < n; ++k) {
@@ -51,22 +108,32 @@ void ThreadPool::drain(int worker) {
       (*job_)(task, worker);
     }
   }
+  current_pool = outer;
+  current_worker = outer_worker;
+}
+
+void ThreadPool::run_inline(std::size_t tasks, const std::function<void(std::size_t, int)>& fn) {
+  // Inside a task the per-thread scratch of this thread's worker index is the one this thread may use.
+  const int worker = current_pool != nullptr ? current_worker : 0;
+  for (std::size_t t = 0; t < tasks; ++t) fn(t, worker);
 }
 
 void ThreadPool::worker_loop(int worker) {
   unsigned long seen = 0;
   for (;;) {
-    spin_until([&] { return published_.load(std::memory_order_acquire) != seen; }, kSpin);
+    spin_until([&] { return published_.load(std::memory_order_acquire) != seen; });
     {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      if (!open_) continue;  // arrived after the caller finished the job alone
+      joined_.fetch_add(1, std::memory_order_relaxed);
     }
     drain(worker);
     // The last worker out wakes the caller if it went to sleep; the notify under the mutex cannot be
-    // lost (the caller checks active_ under the same mutex before it waits).
-    if (active_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // lost (the caller checks joined_ under the same mutex before it waits).
+    if (joined_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);
       done_.notify_one();
     }
@@ -75,10 +142,9 @@ void ThreadPool::worker_loop(int worker) {
 
 void ThreadPool::run(std::size_t tasks, const std::function<void(std::size_t, int)>& fn) {
   if (tasks == 0) return;
-  if (threads_ == 1 || tasks == 1) {
-    for (std::size_t t = 0; t < tasks; ++t) fn(t, 0);
-    return;
-  }
+  if (threads_ == 1 || tasks == 1 || current_pool != nullptr || owner_pid_ != static_cast<int>(getpid()))
+    return run_inline(tasks, fn);
+  std::lock_guard<std::mutex> one_job(run_mutex_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &fn;
@@ -87,14 +153,19 @@ void ThreadPool::run(std::size_t tasks, const std::function<void(std::size_t, in
       ranges_[w].next.store(tasks * w / n, std::memory_order_relaxed);
       ranges_[w].end = tasks * (w + 1) / n;
     }
-    active_.store(threads_ - 1, std::memory_order_relaxed);
+    open_ = true;
     ++generation_;
     published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
   drain(0);
-  const auto finished = [&] { return active_.load(std::memory_order_acquire) == 0; };
-  if (!spin_until(finished, kSpin)) {
+  // Every task is taken; close the job to late arrivals, then wait for the workers inside it.
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    open_ = false;
+  }
+  const auto finished = [&] { return joined_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(finished)) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, finished);
   }

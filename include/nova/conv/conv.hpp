@@ -158,7 +158,9 @@ class Plan {
 
   // input: shape.input_size() floats, output: shape.output_size() floats, in the plan's layout.
   // Buffers must be 4-byte aligned and must not overlap. Throws nova::Error on null or misaligned
-  // pointers. One execute at a time per plan (it owns its scratch memory and thread pool).
+  // pointers. One execute at a time per plan (it owns its scratch memory; concurrent calls on one plan
+  // wait for each other). Plans with the same thread count share the process's pool of that size, so
+  // executes of different plans from different threads run their parallel stages one at a time.
   // For FP32 input and output only (the default); typed plans use the overload below.
   void execute(const float* input, float* output) const;
   // Input and output in the plan's element types (PlanOptions::input, ::output): shape().input_size()

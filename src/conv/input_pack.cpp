@@ -16,6 +16,7 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
   const bool fp32 = format.type == DataType::kFp32;
   const auto* input = static_cast<const float*>(input_any);  // only when fp32
   const WidenFn widen = p.kernels->convert.widen[static_cast<int>(format.type)];
+  const PackRows16Int8Fn pack_int8 = format.type == DataType::kInt8 ? p.kernels->layout.pack_rows16_int8 : nullptr;
   // One task per (image, channel block, band of rows).
   const int64_t band = 8;
   const int64_t bands = ceil_div(Hp, band);
@@ -54,8 +55,11 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
           for (int64_t l = lanes; l < kLanes; ++l) r[x * kLanes + l] = 0.0f;
         }
       } else {  // a transposing copy that widens typed elements as it loads them
-        p.kernels->layout.pack_rows16(element_at(input_any, format.type, ((img * C + c0) * H + y) * W),
-                                      format.type, format.scale, H * W, static_cast<int>(lanes), W, r);
+        const void* first = element_at(input_any, format.type, ((img * C + c0) * H + y) * W);
+        if (pack_int8)  // byte transposes, then the widening
+          pack_int8(static_cast<const int8_t*>(first), format.scale, H * W, static_cast<int>(lanes), W, r);
+        else
+          p.kernels->layout.pack_rows16(first, format.type, format.scale, H * W, static_cast<int>(lanes), W, r);
       }
     }
   });

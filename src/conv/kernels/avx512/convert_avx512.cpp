@@ -5,8 +5,9 @@
 
 #include <cstring>
 
-#include "../kernel_table.hpp"
 #include "../convert_table_template.hpp"
+#include "../kernel_table.hpp"
+#include "int8_narrow_avx512.hpp"
 
 namespace nova::conv {
 
@@ -79,41 +80,17 @@ void narrow_fp32(const float* src, void* dst, int64_t count, float, NarrowCounts
     _mm256_mask_storeu_epi16(d + i, m, h);
   }
 }
-// Two tiers, like the input transform's in-register quantization: a vector whose |x * inv| are all at
-// most 127.5 (the common case) is rounded and clamped in five instructions; one holding a larger value,
-// an Inf or a NaN takes the full path, which counts them.
-[[gnu::always_inline]] inline void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale, NarrowCounts* counts) {
+// Int8NarrowAvx512 (int8_narrow_avx512.hpp) over the run, 16 values at a time.
+[[gnu::always_inline]] inline void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale,
+                                               NarrowCounts* counts) {
   auto* d = static_cast<int8_t*>(dst);
-  const __m512 inv = _mm512_set1_ps(inv_scale), limit = _mm512_set1_ps(127.0f),
-               half_over = _mm512_set1_ps(127.5f);
-  const __m512 inf = _mm512_set1_ps(__builtin_inff());
-  const __m512i code_max = _mm512_set1_epi32(127), code_min = _mm512_set1_epi32(-127);
-  int64_t saturated = 0, nonfinite = 0;
+  Int8NarrowAvx512 narrow(inv_scale);
   for (int64_t i = 0; i < count; i += 16) {
     const __mmask16 m = tail_mask(count - i);
-    const __m512 q = _mm512_maskz_mul_ps(kAll, _mm512_maskz_loadu_ps(m, src + i), inv);
-    const __m512 a = _mm512_abs_ps(q);
-    if (_mm512_mask_cmp_ps_mask(m, a, half_over, _CMP_NLE_UQ) == 0) {  // no lane > 127.5, Inf or NaN
-      // RNE gives at most +-128 here (from +-127.5), clamped to +-127 as the full path does.
-      __m512i r = _mm512_maskz_cvt_roundps_epi32(kAll, q, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-      r = _mm512_maskz_min_epi32(kAll, _mm512_maskz_max_epi32(kAll, r, code_min), code_max);
-      _mm_mask_storeu_epi8(d + i, m, _mm512_maskz_cvtepi32_epi8(kAll, r));
-      continue;
-    }
-    const __mmask16 nan = _mm512_mask_cmp_ps_mask(m, q, q, _CMP_UNORD_Q);
-    const __mmask16 infinite = _mm512_mask_cmp_ps_mask(m, a, inf, _CMP_EQ_OQ);
-    const __mmask16 over =
-        _mm512_mask_cmp_ps_mask(m, a, half_over, _CMP_GT_OQ) & static_cast<__mmask16>(~infinite);
-    nonfinite += __builtin_popcount(static_cast<unsigned>(nan | infinite));
-    saturated += __builtin_popcount(static_cast<unsigned>(over));
-    __m512 r = _mm512_maskz_roundscale_ps(static_cast<__mmask16>(~nan), q,
-                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    r = _mm512_maskz_min_ps(kAll, _mm512_maskz_max_ps(kAll, r, _mm512_sub_ps(_mm512_setzero_ps(), limit)),
-                            limit);
-    _mm_mask_storeu_epi8(d + i, m, _mm512_maskz_cvtsepi32_epi8(kAll, _mm512_maskz_cvtps_epi32(kAll, r)));
+    _mm_mask_storeu_epi8(d + i, m, narrow(_mm512_maskz_loadu_ps(m, src + i), m));
   }
-  counts->saturated += saturated;
-  counts->nonfinite += nonfinite;
+  counts->saturated += narrow.saturated();
+  counts->nonfinite += narrow.nonfinite();
 }
 
 }  // namespace

@@ -110,8 +110,7 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   auto* out = static_cast<float*>(out_any);  // only when fp32
   const NarrowRowsFn narrow_rows = p.kernels->convert.narrow_rows[static_cast<int>(otype)];
   const float inv_scale = 1.0f / p.output_format.scale;
-  const StoreBandNchwInt8Fn store_int8 =
-      otype == DataType::kInt8 ? p.kernels->layout.store_band_nchw_int8 : nullptr;
+  const StoreBandNchwTypedFn store_typed = p.kernels->layout.store_band_nchw_typed[static_cast<int>(otype)];
   const std::size_t band_row = static_cast<std::size_t>(kBandTiles * m);
   for (int64_t kb = 0; kb < w.Kb; ++kb) {
     const int64_t k0 = kb * kLanes;
@@ -132,10 +131,9 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
           p.kernels->layout.store_band_nchw(tmp, static_cast<std::ptrdiff_t>(band_row),
                                             static_cast<int>(rows), width, static_cast<int>(lanes),
                                             out + first, OH * OW, OW);
-        } else if (store_int8) {  // narrowed, then byte transposes
-          store_int8(tmp, static_cast<std::ptrdiff_t>(band_row), static_cast<int>(rows), width,
-                     static_cast<int>(lanes), static_cast<int8_t*>(out_any) + first, OH * OW, OW, inv_scale,
-                     counts);
+        } else if (store_typed) {  // narrowed, then transposed as bytes or 16-bit words
+          store_typed(tmp, static_cast<std::ptrdiff_t>(band_row), static_cast<int>(rows), width,
+                      static_cast<int>(lanes), element_at(out_any, otype, first), OH * OW, OW, inv_scale, counts);
         } else {
           // Staged with rows of `width` (packed), then each channel's rows narrowed in one call; when the
           // run is whole output rows, they are one contiguous stretch of the output.

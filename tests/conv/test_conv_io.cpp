@@ -248,12 +248,9 @@ TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
       }
 }
 
-// The int8 forms with byte transposes (AVX512-VBMI) against the general forms of the same path: the
-// pack against pack_rows16 of int8 elements, the store against store_band_nchw into floats followed by
-// the int8 narrow_rows (bits, counts of clamped and NaN/Inf values, and nothing written outside the
-// stored rows), on full and partial widths and channel blocks, with values that reach every case of the
-// rounding.
-TEST(TensorConvert, Int8ByteTransposesEqualTheGeneralForms) {
+// The int8 pack with byte transposes (AVX512-VBMI) against pack_rows16 of int8 elements on the same
+// path, on full and partial widths and channel blocks.
+TEST(TensorConvert, Int8BytePackEqualsTheGeneralForm) {
 #if defined(__x86_64__) || defined(__i386__)
   const bool vbmi = isa_supported(Isa::kAvx512) && __builtin_cpu_supports("avx512vbmi");
 #else
@@ -262,11 +259,10 @@ TEST(TensorConvert, Int8ByteTransposesEqualTheGeneralForms) {
   if (!vbmi) GTEST_SKIP() << "this CPU has no AVX512-VBMI";
   const KernelTable& k = kernels(Isa::kAvx512);
   ASSERT_NE(k.layout.pack_rows16_int8, nullptr);
-  ASSERT_NE(k.layout.store_band_nchw_int8, nullptr);
   std::mt19937 rng(5);
   for (const std::ptrdiff_t count : {37, 16, 5})
     for (int lanes : {16, 13, 1}) {
-      SCOPED_TRACE("pack: count " + std::to_string(count) + " lanes " + std::to_string(lanes));
+      SCOPED_TRACE("count " + std::to_string(count) + " lanes " + std::to_string(lanes));
       const std::ptrdiff_t stride = 41;
       std::vector<int8_t> src(static_cast<std::size_t>(16 * stride));
       for (auto& b : src) b = static_cast<int8_t>(rng());
@@ -275,32 +271,60 @@ TEST(TensorConvert, Int8ByteTransposesEqualTheGeneralForms) {
       k.layout.pack_rows16(src.data(), DataType::kInt8, 0.037f, stride, lanes, count, want.data());
       ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)));
     }
+}
+
+// The typed band stores (narrow each pixel, then transpose bytes or 16-bit words) against
+// store_band_nchw into floats followed by the path's narrow_rows: bits, counts of clamped and NaN/Inf
+// int8 values, and nothing written outside the stored rows, on full and partial widths and channel
+// blocks, with values that reach every case of the roundings. Every runnable path that has one.
+TEST(TensorConvert, TypedBandStoresEqualStoreThenNarrow) {
   const std::vector<float> v = special_values();
-  const std::ptrdiff_t width_stride = 40;
-  for (const std::ptrdiff_t width : {37, 16, 7})
-    for (int lanes : {16, 13, 1})
-      for (int rows : {4, 1}) {
-        SCOPED_TRACE("store: width " + std::to_string(width) + " lanes " + std::to_string(lanes) + " rows " +
-                     std::to_string(rows));
-        const std::ptrdiff_t row = 45, plane = 4 * row + 3;  // output strides with gaps between the rows
-        std::vector<float> band(static_cast<std::size_t>(rows * width_stride * 16));
-        std::uniform_int_distribution<std::size_t> pick(0, v.size() - 1);
-        for (auto& b : band) b = v[pick(rng)];
-        std::vector<int8_t> got(static_cast<std::size_t>(16 * plane), 0x55), want(got);
-        NarrowCounts got_counts, want_counts;
-        k.layout.store_band_nchw_int8(band.data(), width_stride, rows, width, lanes, got.data(), plane, row, 0.75f,
-                                      &got_counts);
-        std::vector<float> staged(static_cast<std::size_t>(16 * plane), 0.0f);
-        k.layout.store_band_nchw(band.data(), width_stride, rows, width, lanes, staged.data(), plane, row);
-        for (int l = 0; l < lanes; ++l)
-          k.convert.narrow_rows[static_cast<int>(DataType::kInt8)](staged.data() + l * plane, row,
-                                                                   want.data() + l * plane, row, rows, width, 0.75f,
-                                                                   &want_counts);
-        EXPECT_EQ(got, want);
-        EXPECT_EQ(got_counts.saturated, want_counts.saturated);
-        EXPECT_EQ(got_counts.nonfinite, want_counts.nonfinite);
-        EXPECT_GT(want_counts.saturated + want_counts.nonfinite, 0);  // the data reaches the counted cases
+  std::mt19937 rng(5);
+  int checked = 0;
+  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    const KernelTable& k = kernels(isa);
+    for (DataType type : {DataType::kBf16, DataType::kFp16, DataType::kInt8}) {
+      const StoreBandNchwTypedFn store = k.layout.store_band_nchw_typed[static_cast<int>(type)];
+      if (store == nullptr) continue;
+      ++checked;
+      int64_t counted = 0;
+      const std::size_t bytes = element_size(type);
+      const std::ptrdiff_t width_stride = 40;
+      for (const std::ptrdiff_t width : {37, 16, 7})
+        for (int lanes : {16, 13, 1})
+          for (int rows : {4, 1}) {
+            SCOPED_TRACE(to_string(isa) + " " + to_string(type) + " width " + std::to_string(width) + " lanes " +
+                         std::to_string(lanes) + " rows " + std::to_string(rows));
+            const std::ptrdiff_t row = 45, plane = 4 * row + 3;  // output strides with gaps between the rows
+            std::vector<float> band(static_cast<std::size_t>(rows * width_stride * 16));
+            std::uniform_int_distribution<std::size_t> pick(0, v.size() - 1);
+            for (auto& b : band) b = v[pick(rng)];
+            std::vector<unsigned char> got(static_cast<std::size_t>(16 * plane) * bytes, 0x55), want(got);
+            NarrowCounts got_counts, want_counts;
+            store(band.data(), width_stride, rows, width, lanes, got.data(), plane, row, 0.75f, &got_counts);
+            std::vector<float> staged(static_cast<std::size_t>(16 * plane), 0.0f);
+            k.layout.store_band_nchw(band.data(), width_stride, rows, width, lanes, staged.data(), plane, row);
+            for (int l = 0; l < lanes; ++l)
+              k.convert.narrow_rows[static_cast<int>(type)](staged.data() + l * plane, row,
+                                                            want.data() + static_cast<std::size_t>(l * plane) * bytes,
+                                                            row, rows, width, 0.75f, &want_counts);
+            EXPECT_EQ(got, want);
+            EXPECT_EQ(got_counts.saturated, want_counts.saturated);
+            EXPECT_EQ(got_counts.nonfinite, want_counts.nonfinite);
+            counted += want_counts.saturated + want_counts.nonfinite;
+          }
+      if (type == DataType::kInt8) {  // the data reaches the counted cases
+        EXPECT_GT(counted, 0);
       }
+    }
+  }
+#if defined(__x86_64__) || defined(__i386__)
+  // AVX-512 has the 16-bit forms; VBMI adds int8.
+  if (isa_supported(Isa::kAvx512)) {
+    EXPECT_EQ(checked, __builtin_cpu_supports("avx512vbmi") ? 3 : 2);
+  }
+#endif
 }
 
 namespace {

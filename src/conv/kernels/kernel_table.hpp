@@ -85,22 +85,22 @@ using PackRows16Fn = void (*)(const void* src, DataType type, float scale, std::
                               std::ptrdiff_t count, float* dst);
 using StoreBandNchwFn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
                                  int lanes, float* out, std::ptrdiff_t plane, std::ptrdiff_t row);
-// Optional int8 forms (null where the path has none; the callers then use the general ones):
+// Optional typed forms (null where the path has none; the callers then use the general ones):
 //   pack_rows16_int8: pack_rows16 of int8 elements.
-//   store_band_nchw_int8: store_band_nchw into int8 elements, each rounded as ConvertTable's int8 narrow
-//                         (inv_scale, counts) rounds it: the same bits and counts as store_band_nchw into
-//                         floats followed by narrow_rows.
+//   store_band_nchw_typed[type]: store_band_nchw into elements of `type`, each rounded as ConvertTable's
+//                         narrow rounds it (inv_scale, counts): the same bits and counts as
+//                         store_band_nchw into floats followed by narrow_rows.
 struct NarrowCounts;
 using PackRows16Int8Fn = void (*)(const int8_t* src, float scale, std::ptrdiff_t channel_stride, int lanes,
                                   std::ptrdiff_t count, float* dst);
-using StoreBandNchwInt8Fn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
-                                     int lanes, int8_t* out, std::ptrdiff_t plane, std::ptrdiff_t row,
-                                     float inv_scale, NarrowCounts* counts);
+using StoreBandNchwTypedFn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows,
+                                      std::ptrdiff_t width, int lanes, void* out, std::ptrdiff_t plane,
+                                      std::ptrdiff_t row, float inv_scale, NarrowCounts* counts);
 struct LayoutTable {
   PackRows16Fn pack_rows16 = nullptr;
   StoreBandNchwFn store_band_nchw = nullptr;
   PackRows16Int8Fn pack_rows16_int8 = nullptr;
-  StoreBandNchwInt8Fn store_band_nchw_int8 = nullptr;
+  StoreBandNchwTypedFn store_band_nchw_typed[4] = {};  // indexed by DataType
 };
 
 // Element conversions of typed input and output tensors (nova::conv::DataType), the same bits on every

@@ -7,7 +7,7 @@
 
 #include "../convert_table_template.hpp"
 #include "../kernel_table.hpp"
-#include "int8_narrow_avx512.hpp"
+#include "narrow_vectors_avx512.hpp"
 
 namespace nova::conv {
 
@@ -59,28 +59,19 @@ void narrow_fp32(const float* src, void* dst, int64_t count, float, NarrowCounts
 }
 [[gnu::always_inline]] inline void narrow_bf16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
   auto* d = static_cast<uint16_t*>(dst);
-  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
-  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
   for (int64_t i = 0; i < count; i += 16) {
     const __mmask16 m = tail_mask(count - i);
-    const __m512i b = _mm512_castps_si512(_mm512_maskz_loadu_ps(m, src + i));
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(b, abs_mask), inf);
-    const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, b, 16), one);
-    __m512i r = _mm512_maskz_srli_epi32(kAll, _mm512_add_epi32(_mm512_add_epi32(b, bias), lsb), 16);
-    r = _mm512_mask_or_epi32(r, nan, _mm512_maskz_srli_epi32(kAll, b, 16), quiet);
-    _mm256_mask_storeu_epi16(d + i, m, _mm512_maskz_cvtepi32_epi16(kAll, r));
+    _mm256_mask_storeu_epi16(d + i, m, bf16_bits(_mm512_maskz_loadu_ps(m, src + i)));
   }
 }
 [[gnu::always_inline]] inline void narrow_fp16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
   auto* d = static_cast<uint16_t*>(dst);
   for (int64_t i = 0; i < count; i += 16) {
     const __mmask16 m = tail_mask(count - i);
-    const __m512 x = _mm512_maskz_loadu_ps(m, src + i);
-    const __m256i h = _mm512_maskz_cvtps_ph(kAll, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    _mm256_mask_storeu_epi16(d + i, m, h);
+    _mm256_mask_storeu_epi16(d + i, m, fp16_bits(_mm512_maskz_loadu_ps(m, src + i)));
   }
 }
-// Int8NarrowAvx512 (int8_narrow_avx512.hpp) over the run, 16 values at a time.
+// Int8NarrowAvx512 (narrow_vectors_avx512.hpp) over the run, 16 values at a time.
 [[gnu::always_inline]] inline void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale,
                                                NarrowCounts* counts) {
   auto* d = static_cast<int8_t*>(dst);

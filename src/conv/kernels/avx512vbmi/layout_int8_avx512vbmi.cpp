@@ -10,7 +10,7 @@
 
 #include <array>
 
-#include "../avx512/int8_narrow_avx512.hpp"
+#include "../avx512/narrow_vectors_avx512.hpp"
 #include "../kernel_table.hpp"
 
 namespace nova::conv {
@@ -111,8 +111,9 @@ void pack_rows16_int8(const int8_t* src, float scale, std::ptrdiff_t channel_str
 }
 
 void store_band_nchw_int8(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
-                          int lanes, int8_t* out, std::ptrdiff_t plane, std::ptrdiff_t row, float inv_scale,
+                          int lanes, void* out_any, std::ptrdiff_t plane, std::ptrdiff_t row, float inv_scale,
                           NarrowCounts* counts) {
+  auto* out = static_cast<int8_t*>(out_any);
   Int8NarrowAvx512 narrow(inv_scale);
   const auto lane_mask = static_cast<__mmask16>((1u << lanes) - 1u);
   for (int i = 0; i < rows; ++i) {
@@ -140,7 +141,7 @@ void store_band_nchw_int8(const float* band, std::ptrdiff_t width_stride, int ro
 
 void add_layout_int8_avx512vbmi(LayoutTable& table) {
   table.pack_rows16_int8 = &pack_rows16_int8;
-  table.store_band_nchw_int8 = &store_band_nchw_int8;
+  table.store_band_nchw_typed[static_cast<int>(DataType::kInt8)] = &store_band_nchw_int8;
 }
 
 }  // namespace nova::conv

@@ -1,7 +1,10 @@
-// The int8 narrow of 16 floats (ConvertTable's narrow: RNE of x / scale, clamped to +-127, NaN to 0;
-// clamped and NaN/Inf values counted) on AVX-512, shared by the conversions (convert_avx512.cpp) and
-// the int8 layout changes (kernels/avx512vbmi/), so that they give the same bits and counts. Include
-// only from files compiled with AVX-512F/BW/VL; internal linkage, as every ISA's vector code.
+// ConvertTable's narrow conversions of one vector of 16 floats on AVX-512, shared by the conversions
+// (convert_avx512.cpp) and the layout changes that narrow as they store (layout_avx512.cpp,
+// kernels/avx512vbmi/), so that they all give the same bits and counts:
+//   bf16_bits: round to nearest even on the bits, NaN kept as a quiet NaN of the same sign and payload top;
+//   fp16_bits: vcvtps2ph, the IEEE conversion with round to nearest even;
+//   Int8NarrowAvx512: RNE of x / scale, clamped to +-127, NaN to 0; clamped and NaN/Inf values counted.
+// Include only from files compiled with AVX-512F/BW/VL; internal linkage, as every ISA's vector code.
 #pragma once
 
 #include <immintrin.h>
@@ -9,6 +12,23 @@
 #include <cstdint>
 
 namespace {
+
+[[gnu::always_inline]] inline __m256i bf16_bits(__m512 x) {
+  constexpr __mmask16 all = static_cast<__mmask16>(0xFFFF);
+  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
+  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1), quiet = _mm512_set1_epi32(0x40);
+  const __m512i b = _mm512_castps_si512(x);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(b, abs_mask), inf);
+  const __m512i lsb = _mm512_and_si512(_mm512_maskz_srli_epi32(all, b, 16), one);
+  __m512i r = _mm512_maskz_srli_epi32(all, _mm512_add_epi32(_mm512_add_epi32(b, bias), lsb), 16);
+  r = _mm512_mask_or_epi32(r, nan, _mm512_maskz_srli_epi32(all, b, 16), quiet);
+  return _mm512_maskz_cvtepi32_epi16(all, r);
+}
+
+[[gnu::always_inline]] inline __m256i fp16_bits(__m512 x) {
+  return _mm512_maskz_cvtps_ph(static_cast<__mmask16>(0xFFFF), x,
+                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
 
 // Two tiers, like the input transform's in-register quantization: a vector whose |x * inv| are all at
 // most 127.5 (the common case) is rounded and clamped in five instructions; one holding a larger value,

@@ -69,23 +69,18 @@ constexpr WordIndex word_round1(int column0) {  // rows r < 2 from a, r >= 2 fro
       idx[4 * c + r] = static_cast<uint16_t>((r < 2 ? 0 : 32) + 16 * (r % 2) + column0 + c);
   return idx;
 }
-constexpr WordIndex word_round2(int column0) {  // input word 4c + r; rows r < 4 from a; columns column0..+3
+// Rounds 2 and 3: the inputs hold `rows` rows of each column (word rows*c + r), a the first `rows` rows
+// and b the next; the output holds 2*rows rows of 16/rows columns from column0 (word 2*rows*c + r).
+constexpr WordIndex word_round_merge(int rows, int column0) {
   WordIndex idx{};
-  for (int c = 0; c < 4; ++c)
-    for (int r = 0; r < 8; ++r)
-      idx[8 * c + r] = static_cast<uint16_t>((r < 4 ? 0 : 32) + 4 * (column0 + c) + r % 4);
-  return idx;
-}
-constexpr WordIndex word_round3(int column0) {  // input word 8c + r; rows r < 8 from a; columns column0..+1
-  WordIndex idx{};
-  for (int c = 0; c < 2; ++c)
-    for (int r = 0; r < 16; ++r)
-      idx[16 * c + r] = static_cast<uint16_t>((r < 8 ? 0 : 32) + 8 * (column0 + c) + r % 8);
+  for (int c = 0; c < 16 / rows; ++c)
+    for (int r = 0; r < 2 * rows; ++r)
+      idx[2 * rows * c + r] = static_cast<uint16_t>((r < rows ? 0 : 32) + rows * (column0 + c) + r % rows);
   return idx;
 }
 alignas(64) constexpr WordIndex kWordRound1[2] = {word_round1(0), word_round1(8)};
-alignas(64) constexpr WordIndex kWordRound2[2] = {word_round2(0), word_round2(4)};
-alignas(64) constexpr WordIndex kWordRound3[2] = {word_round3(0), word_round3(2)};
+alignas(64) constexpr WordIndex kWordRound2[2] = {word_round_merge(4, 0), word_round_merge(4, 4)};
+alignas(64) constexpr WordIndex kWordRound3[2] = {word_round_merge(8, 0), word_round_merge(8, 2)};
 
 inline __m512i permute_words(__m512i a, const WordIndex& idx, __m512i b) {
   return _mm512_maskz_permutex2var_epi16(~static_cast<__mmask32>(0), a, _mm512_load_si512(idx.data()), b);

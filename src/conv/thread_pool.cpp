@@ -94,10 +94,18 @@ ThreadPool::~ThreadPool() {
 }
 
 void ThreadPool::drain(int worker) {
-  const ThreadPool* outer = current_pool;
-  const int outer_worker = current_worker;
-  current_pool = this;
-  current_worker = worker;
+  struct InTask {  // marks this thread as inside a task of this pool, restored however drain ends
+    const ThreadPool* outer_pool = current_pool;
+    int outer_worker = current_worker;
+    InTask(const ThreadPool* pool, int w) {
+      current_pool = pool;
+      current_worker = w;
+    }
+    ~InTask() {
+      current_pool = outer_pool;
+      current_worker = outer_worker;
+    }
+  } in_task(this, worker);
   // Own range first, in order; then help the others from the front of what they have left.
   const auto n = static_cast<std::size_t>(threads_);
   for (std::size_t k = 0; k < n; ++k) {
@@ -108,8 +116,6 @@ void ThreadPool::drain(int worker) {
       (*job_)(task, worker);
     }
   }
-  current_pool = outer;
-  current_worker = outer_worker;
 }
 
 void ThreadPool::run_inline(std::size_t tasks, const std::function<void(std::size_t, int)>& fn) {
@@ -158,19 +164,30 @@ void ThreadPool::run(std::size_t tasks, const std::function<void(std::size_t, in
     published_.store(generation_, std::memory_order_release);
   }
   wake_.notify_all();
+  // Once every task is taken (or a task of the caller's threw: the tasks not started are dropped), the
+  // job is closed to late arrivals and the caller waits for the workers inside it, so that no worker
+  // can touch `fn` after run returns.
+  struct Finish {
+    ThreadPool& pool;
+    ~Finish() {
+      for (int w = 0; w < pool.threads_; ++w) {
+        Range& r = pool.ranges_[static_cast<std::size_t>(w)];
+        r.next.store(r.end, std::memory_order_relaxed);  // no-op unless a task threw
+      }
+      {
+        std::lock_guard<std::mutex> lock(pool.mutex_);
+        pool.open_ = false;
+      }
+      const auto finished = [&] { return pool.joined_.load(std::memory_order_acquire) == 0; };
+      if (!pool.spin_until(finished)) {
+        std::unique_lock<std::mutex> lock(pool.mutex_);
+        pool.done_.wait(lock, finished);
+      }
+      std::lock_guard<std::mutex> lock(pool.mutex_);
+      pool.job_ = nullptr;
+    }
+  } finish{*this};
   drain(0);
-  // Every task is taken; close the job to late arrivals, then wait for the workers inside it.
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    open_ = false;
-  }
-  const auto finished = [&] { return joined_.load(std::memory_order_acquire) == 0; };
-  if (!spin_until(finished)) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, finished);
-  }
-  std::lock_guard<std::mutex> lock(mutex_);
-  job_ = nullptr;
 }
 
 }  // namespace nova::conv

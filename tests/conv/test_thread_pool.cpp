@@ -1,14 +1,16 @@
 // The engine's thread pool: every task exactly once, per-thread scratch indices never shared by two
 // tasks at the same time, jobs of several callers on one shared pool, a run() from inside a task,
-// workers that arrive after the job is done (no spinning), a forked child, and the NOVA_SPIN_US
-// setting.
+// workers that arrive after the job is done (no spinning), a task that throws, a forked child, and the
+// NOVA_SPIN_US setting.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,6 +96,26 @@ TEST(ThreadPool, JobsInsideABurstComplete) {
     for (int round = 0; round < 100; ++round) check_job(pool, static_cast<std::size_t>(1 + round % 9));
   }
   for (int round = 0; round < 20; ++round) check_job(pool, 5);
+}
+
+TEST(ThreadPool, AThrowingTaskPropagatesAndLeavesThePoolUsable) {
+  ThreadPool pool(2);
+  std::atomic<bool> thrown{false};
+  std::atomic<int> ran{0};
+  auto job = [&](std::size_t, int worker) {
+    if (worker == 0) {
+      thrown.store(true);
+      throw std::runtime_error("task failed");
+    }
+    while (!thrown.load()) std::this_thread::yield();  // the worker's task outlasts the caller's throw
+    ran.fetch_add(1);
+  };
+  EXPECT_THROW(pool.run(64, job), std::runtime_error);
+  // The job is over when run returns: nothing of it runs afterwards.
+  const int seen = ran.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(ran.load(), seen);
+  check_job(pool, 100);
 }
 
 TEST(ThreadPool, SharedPoolsAreOnePerThreadCount) {

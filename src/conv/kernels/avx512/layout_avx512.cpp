@@ -110,16 +110,12 @@ inline __m256i row_of(const __m512i c[8], int column) {
                          : _mm512_maskz_extracti64x4_epi64(all, c[column / 2], 1);
 }
 
-// 16 elements of `type` from src[i], widened as convert_avx512.cpp's widen (masked-out ones read as 0).
+// 16 FP32 or int8 elements from src[i], widened as convert_avx512.cpp's widen (masked-out ones read as 0).
 template <DataType T>
 inline __m512 load_widen16(const void* src, std::ptrdiff_t i, __mmask16 mask, __m512 scale) {
+  static_assert(T == DataType::kFp32 || T == DataType::kInt8, "16-bit elements go through pack_rows16_words");
   if constexpr (T == DataType::kFp32) {
     return _mm512_maskz_loadu_ps(mask, static_cast<const float*>(src) + i);
-  } else if constexpr (T == DataType::kBf16) {
-    const __m256i h = _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(src) + i);
-    return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(kAll, _mm512_maskz_cvtepu16_epi32(kAll, h), 16));
-  } else if constexpr (T == DataType::kFp16) {
-    return _mm512_maskz_cvtph_ps(kAll, _mm256_maskz_loadu_epi16(mask, static_cast<const uint16_t*>(src) + i));
   } else {
     const __m128i b = _mm_maskz_loadu_epi8(mask, static_cast<const int8_t*>(src) + i);
     return _mm512_maskz_mul_ps(kAll, _mm512_maskz_cvtepi32_ps(kAll, _mm512_maskz_cvtepi8_epi32(kAll, b)),
@@ -154,14 +150,10 @@ void pack_rows16_words(const void* src, std::ptrdiff_t channel_stride, int lanes
   }
 }
 
-// The rows widened as they are loaded into the transpose: no FP32 copy of a typed input's rows.
+// FP32 and int8 rows, widened as they are loaded into the float transpose.
 template <DataType T>
 void pack_rows16_of(const void* src, float scale, std::ptrdiff_t channel_stride, int lanes,
                     std::ptrdiff_t count, float* dst) {
-  if constexpr (T == DataType::kBf16 || T == DataType::kFp16) {
-    (void)scale;
-    return pack_rows16_words<T>(src, channel_stride, lanes, count, dst);
-  }
   const __m512 sc = _mm512_set1_ps(scale);
   for (std::ptrdiff_t x0 = 0; x0 < count; x0 += 16) {
     const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
@@ -180,9 +172,9 @@ void pack_rows16(const void* src, DataType type, float scale, std::ptrdiff_t cha
     case DataType::kFp32:
       return pack_rows16_of<DataType::kFp32>(src, scale, channel_stride, lanes, count, dst);
     case DataType::kBf16:
-      return pack_rows16_of<DataType::kBf16>(src, scale, channel_stride, lanes, count, dst);
+      return pack_rows16_words<DataType::kBf16>(src, channel_stride, lanes, count, dst);
     case DataType::kFp16:
-      return pack_rows16_of<DataType::kFp16>(src, scale, channel_stride, lanes, count, dst);
+      return pack_rows16_words<DataType::kFp16>(src, channel_stride, lanes, count, dst);
     case DataType::kInt8:
       return pack_rows16_of<DataType::kInt8>(src, scale, channel_stride, lanes, count, dst);
   }

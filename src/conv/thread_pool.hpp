@@ -16,7 +16,8 @@
 // 1x128x28x28 in a chain on 2 cores: 0.62-0.72 ms a layer against 0.43 for one plan, with a 0.2 ms
 // spin). Jobs of different plans on one pool run one at a time. A run() from inside a task, or in a
 // process forked after the pool started (its workers are not there), runs its tasks on the calling
-// thread.
+// thread. A task that throws on the calling thread ends the job (tasks not started are dropped) and
+// the exception leaves run(); tasks run by workers must not throw (the engine's never do).
 //
 // Waiting: an execute is a few short jobs back to back (input copy, then blocks of tiles), each often
 // well under a millisecond, and a sleep/wake through the kernel is slow on a VM (measured here: about

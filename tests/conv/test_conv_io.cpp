@@ -260,17 +260,22 @@ TEST(TensorConvert, Int8BytePackEqualsTheGeneralForm) {
   const KernelTable& k = kernels(Isa::kAvx512);
   ASSERT_NE(k.layout.pack_rows16_int8, nullptr);
   std::mt19937 rng(5);
-  for (const std::ptrdiff_t count : {37, 16, 5})
-    for (int lanes : {16, 13, 1}) {
-      SCOPED_TRACE("count " + std::to_string(count) + " lanes " + std::to_string(lanes));
-      const std::ptrdiff_t stride = 41;
-      std::vector<int8_t> src(static_cast<std::size_t>(16 * stride));
-      for (auto& b : src) b = static_cast<int8_t>(rng());
-      std::vector<float> got(static_cast<std::size_t>(16 * (count + 1)), -7.0f), want(got);
-      k.layout.pack_rows16_int8(src.data(), 0.037f, stride, lanes, count, got.data());
-      k.layout.pack_rows16(src.data(), DataType::kInt8, 0.037f, stride, lanes, count, want.data());
-      ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)));
-    }
+  // Scales whose 2^-24 multiple is a normal float (the fast form) and two that are not (1e-38, 1e-40).
+  for (const float scale : {0.037f, 1.0f / 127.0f, 3.0e38f, 1e-38f, 1e-40f})
+    for (const std::ptrdiff_t count : {37, 16, 5})
+      for (int lanes : {16, 13, 1}) {
+        SCOPED_TRACE("scale " + std::to_string(scale) + " count " + std::to_string(count) + " lanes " +
+                     std::to_string(lanes));
+        const std::ptrdiff_t stride = 41;
+        std::vector<int8_t> src(static_cast<std::size_t>(16 * stride));
+        for (auto& b : src) b = static_cast<int8_t>(rng());
+        src[0] = -128;  // the extremes of the codes
+        src[1] = 127;
+        std::vector<float> got(static_cast<std::size_t>(16 * (count + 1)), -7.0f), want(got);
+        k.layout.pack_rows16_int8(src.data(), scale, stride, lanes, count, got.data());
+        k.layout.pack_rows16(src.data(), DataType::kInt8, scale, stride, lanes, count, want.data());
+        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)));
+      }
 }
 
 // The typed band stores (narrow each pixel, then transpose bytes or 16-bit words) against

@@ -16,7 +16,7 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
   const bool fp32 = format.type == DataType::kFp32;
   const auto* input = static_cast<const float*>(input_any);  // only when fp32
   const WidenFn widen = p.kernels->convert.widen[static_cast<int>(format.type)];
-  const PackRows16Int8Fn pack_int8 = format.type == DataType::kInt8 ? p.kernels->layout.pack_rows16_int8 : nullptr;
+  const PackRows16Fn pack_rows16 = p.kernels->layout.pack_rows16[static_cast<int>(format.type)];
   // One task per (image, channel block, band of rows).
   const int64_t band = 8;
   const int64_t bands = ceil_div(Hp, band);
@@ -55,11 +55,8 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
           for (int64_t l = lanes; l < kLanes; ++l) r[x * kLanes + l] = 0.0f;
         }
       } else {  // a transposing copy that widens typed elements as it loads them
-        const void* first = element_at(input_any, format.type, ((img * C + c0) * H + y) * W);
-        if (pack_int8)  // byte transposes, then the widening
-          pack_int8(static_cast<const int8_t*>(first), format.scale, H * W, static_cast<int>(lanes), W, r);
-        else
-          p.kernels->layout.pack_rows16(first, format.type, format.scale, H * W, static_cast<int>(lanes), W, r);
+        pack_rows16(element_at(input_any, format.type, ((img * C + c0) * H + y) * W), format.scale, H * W,
+                    static_cast<int>(lanes), W, r);
       }
     }
   });
@@ -95,7 +92,8 @@ void pack_nchw16c_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
       const int64_t lanes = std::min<int64_t>(kLanes, C - cb * kLanes);
       const float* src = input + ((img * Cb + cb) * H + y) * W * kLanes;
       for (int64_t x = 0; x < W; ++x)
-        std::memcpy(o + x * C + cb * kLanes, src + x * kLanes, static_cast<std::size_t>(lanes) * sizeof(float));
+        std::memcpy(o + x * C + cb * kLanes, src + x * kLanes,
+                    static_cast<std::size_t>(lanes) * sizeof(float));
     }
   });
 }

@@ -234,7 +234,7 @@ TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
           for (std::size_t i = 0; i < src.size(); i += 4) src[i + 3] &= 0xBF;
         const float scale = type == DataType::kInt8 ? 0.037f : 1.0f;
         std::vector<float> got(static_cast<std::size_t>(16 * (count + 1)), -7.0f);
-        t.pack_rows16(src.data(), type, scale, stride, lanes, count, got.data());
+        t.pack_rows16[static_cast<int>(type)](src.data(), scale, stride, lanes, count, got.data());
         for (std::ptrdiff_t x = 0; x < count; ++x)
           for (int l = 0; l < 16; ++l) {
             float want = 0.0f;
@@ -258,7 +258,9 @@ TEST(TensorConvert, Int8BytePackEqualsTheGeneralForm) {
 #endif
   if (!vbmi) GTEST_SKIP() << "this CPU has no AVX512-VBMI";
   const KernelTable& k = kernels(Isa::kAvx512);
-  ASSERT_NE(k.layout.pack_rows16_int8, nullptr);
+  const PackRows16Fn general = layout_table_avx512().pack_rows16[static_cast<int>(DataType::kInt8)];
+  const PackRows16Fn bytes = k.layout.pack_rows16[static_cast<int>(DataType::kInt8)];
+  ASSERT_NE(bytes, general);  // the byte form is installed
   std::mt19937 rng(5);
   // Scales whose 2^-24 multiple is a normal float (the fast form) and two that are not (1e-38, 1e-40).
   for (const float scale : {0.037f, 1.0f / 127.0f, 3.0e38f, 1e-38f, 1e-40f})
@@ -272,8 +274,8 @@ TEST(TensorConvert, Int8BytePackEqualsTheGeneralForm) {
         src[0] = -128;  // the extremes of the codes
         src[1] = 127;
         std::vector<float> got(static_cast<std::size_t>(16 * (count + 1)), -7.0f), want(got);
-        k.layout.pack_rows16_int8(src.data(), scale, stride, lanes, count, got.data());
-        k.layout.pack_rows16(src.data(), DataType::kInt8, scale, stride, lanes, count, want.data());
+        bytes(src.data(), scale, stride, lanes, count, got.data());
+        general(src.data(), scale, stride, lanes, count, want.data());
         ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float)));
       }
 }

@@ -77,29 +77,25 @@ struct TransformTable {
 };
 
 // Layout changes around the transforms (NCHW <-> 16-channel blocks).
-//   pack_rows16: dst[x*16 + l] = value of src[l*channel_stride + x] for x < count, l < lanes (elements of
-//                `type`, widened as ConvertTable's widen does: int8 code * scale); lanes >= `lanes` are 0.
+//   pack_rows16[type]: dst[x*16 + l] = value of src[l*channel_stride + x] for x < count, l < lanes (elements
+//                of `type`, widened as ConvertTable's widen does: int8 code * scale); lanes >= `lanes` are 0.
 //   store_band_nchw: band[(i*width_stride + x)*16 + l] -> out[l*plane + i*row + x] for i < rows, x < width,
 //                    l < lanes: a run of tiles of one tile row at once, in whole rows of 16 floats.
-using PackRows16Fn = void (*)(const void* src, DataType type, float scale, std::ptrdiff_t channel_stride, int lanes,
+using PackRows16Fn = void (*)(const void* src, float scale, std::ptrdiff_t channel_stride, int lanes,
                               std::ptrdiff_t count, float* dst);
 using StoreBandNchwFn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
                                  int lanes, float* out, std::ptrdiff_t plane, std::ptrdiff_t row);
-// Optional typed forms (null where the path has none; the callers then use the general ones):
-//   pack_rows16_int8: pack_rows16 of int8 elements.
+// Optional typed stores (null where the path has none; the caller then stages floats and narrows them):
 //   store_band_nchw_typed[type]: store_band_nchw into elements of `type`, each rounded as ConvertTable's
 //                         narrow rounds it (inv_scale, counts): the same bits and counts as
 //                         store_band_nchw into floats followed by narrow_rows.
 struct NarrowCounts;
-using PackRows16Int8Fn = void (*)(const int8_t* src, float scale, std::ptrdiff_t channel_stride, int lanes,
-                                  std::ptrdiff_t count, float* dst);
 using StoreBandNchwTypedFn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows,
                                       std::ptrdiff_t width, int lanes, void* out, std::ptrdiff_t plane,
                                       std::ptrdiff_t row, float inv_scale, NarrowCounts* counts);
 struct LayoutTable {
-  PackRows16Fn pack_rows16 = nullptr;
+  PackRows16Fn pack_rows16[4] = {};  // indexed by DataType
   StoreBandNchwFn store_band_nchw = nullptr;
-  PackRows16Int8Fn pack_rows16_int8 = nullptr;
   StoreBandNchwTypedFn store_band_nchw_typed[4] = {};  // indexed by DataType
 };
 
@@ -141,7 +137,7 @@ GemmTable gemm_table_avx512();
 TransformTable transform_table_avx512();
 LayoutTable layout_table_portable();
 LayoutTable layout_table_avx512();
-void add_layout_int8_avx512vbmi(LayoutTable& table);  // the int8 forms with byte transposes (AVX512-VBMI)
+void add_layout_int8_avx512vbmi(LayoutTable& table);  // int8 pack and store with byte transposes (AVX512-VBMI)
 ConvertTable convert_table_portable();
 ConvertTable convert_table_avx512();
 

@@ -125,7 +125,7 @@ inline __m512 load_widen16(const void* src, std::ptrdiff_t i, __mmask16 mask, __
 
 // 16-bit elements: the rows transposed as words, each pixel's 16 channels then widened.
 template <DataType T>
-void pack_rows16_words(const void* src, std::ptrdiff_t channel_stride, int lanes, std::ptrdiff_t count,
+void pack_rows16_words(const void* src, float, std::ptrdiff_t channel_stride, int lanes, std::ptrdiff_t count,
                        float* dst) {
   const auto* s = static_cast<const uint16_t*>(src);
   for (std::ptrdiff_t x0 = 0; x0 < count; x0 += 16) {
@@ -163,20 +163,6 @@ void pack_rows16_of(const void* src, float scale, std::ptrdiff_t channel_stride,
       r[l] = l < lanes ? load_widen16<T>(src, l * channel_stride + x0, mask, sc) : _mm512_setzero_ps();
     transpose16(r);
     for (int x = 0; x < xs; ++x) _mm512_storeu_ps(dst + (x0 + x) * 16, r[x]);
-  }
-}
-
-void pack_rows16(const void* src, DataType type, float scale, std::ptrdiff_t channel_stride, int lanes,
-                 std::ptrdiff_t count, float* dst) {
-  switch (type) {
-    case DataType::kFp32:
-      return pack_rows16_of<DataType::kFp32>(src, scale, channel_stride, lanes, count, dst);
-    case DataType::kBf16:
-      return pack_rows16_words<DataType::kBf16>(src, channel_stride, lanes, count, dst);
-    case DataType::kFp16:
-      return pack_rows16_words<DataType::kFp16>(src, channel_stride, lanes, count, dst);
-    case DataType::kInt8:
-      return pack_rows16_of<DataType::kInt8>(src, scale, channel_stride, lanes, count, dst);
   }
 }
 
@@ -229,7 +215,12 @@ void store_band_nchw_words(const float* band, std::ptrdiff_t width_stride, int r
 }  // namespace
 
 LayoutTable layout_table_avx512() {
-  LayoutTable t{&pack_rows16, &store_band_nchw};
+  LayoutTable t;
+  t.pack_rows16[static_cast<int>(DataType::kFp32)] = &pack_rows16_of<DataType::kFp32>;
+  t.pack_rows16[static_cast<int>(DataType::kBf16)] = &pack_rows16_words<DataType::kBf16>;
+  t.pack_rows16[static_cast<int>(DataType::kFp16)] = &pack_rows16_words<DataType::kFp16>;
+  t.pack_rows16[static_cast<int>(DataType::kInt8)] = &pack_rows16_of<DataType::kInt8>;
+  t.store_band_nchw = &store_band_nchw;
   t.store_band_nchw_typed[static_cast<int>(DataType::kBf16)] = &store_band_nchw_words<DataType::kBf16>;
   t.store_band_nchw_typed[static_cast<int>(DataType::kFp16)] = &store_band_nchw_words<DataType::kFp16>;
   return t;

@@ -88,8 +88,9 @@ inline __m128i lane(__m512i t, int j) {
   }
 }
 
-void pack_rows16_int8(const int8_t* src, float scale, std::ptrdiff_t channel_stride, int lanes,
+void pack_rows16_int8(const void* src_any, float scale, std::ptrdiff_t channel_stride, int lanes,
                       std::ptrdiff_t count, float* dst) {
+  const auto* src = static_cast<const int8_t*>(src_any);
   const __m512 sc = _mm512_set1_ps(scale);
   for (std::ptrdiff_t x0 = 0; x0 < count; x0 += 16) {
     const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
@@ -140,7 +141,7 @@ void store_band_nchw_int8(const float* band, std::ptrdiff_t width_stride, int ro
 }  // namespace
 
 void add_layout_int8_avx512vbmi(LayoutTable& table) {
-  table.pack_rows16_int8 = &pack_rows16_int8;
+  table.pack_rows16[static_cast<int>(DataType::kInt8)] = &pack_rows16_int8;
   table.store_band_nchw_typed[static_cast<int>(DataType::kInt8)] = &store_band_nchw_int8;
 }
 

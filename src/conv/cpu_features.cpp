@@ -5,6 +5,20 @@
 
 namespace nova::conv {
 
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+// The files under kernels/avx512 are compiled with -mavx512f -mavx512bw -mavx512dq -mavx512vl (the
+// Skylake-SP set), so the compiler may use any of them there: the path needs all four. A CPU with
+// AVX-512F alone (Knights Landing) takes the AVX2 path.
+bool avx512_core_supported() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+}
+#endif
+
+}  // namespace
+
 bool isa_supported(Isa isa) {
   switch (isa) {
     case Isa::kPortable:
@@ -13,7 +27,7 @@ bool isa_supported(Isa isa) {
     case Isa::kAvx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case Isa::kAvx512:
-      return __builtin_cpu_supports("avx512f");
+      return avx512_core_supported();
 #else
     case Isa::kAvx2:
     case Isa::kAvx512:
@@ -47,13 +61,13 @@ Isa parse_isa(const std::string& text) {
 
 bool lowp_simd_supported(Precision precision) {
 #if defined(__x86_64__) || defined(__i386__)
-  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  const bool avx512 = avx512_core_supported();
   switch (precision) {
     case Precision::kFp32: return true;
     case Precision::kBf16: return avx512 && __builtin_cpu_supports("avx512bf16");
     case Precision::kInt8:
     case Precision::kInt8Spatial: return avx512 && __builtin_cpu_supports("avx512vnni");
-    case Precision::kFp16: return avx512;  // vcvtph2ps on zmm is AVX-512F
+    case Precision::kFp16: return avx512;  // vcvtph2ps on zmm
   }
   return false;
 #else
@@ -64,8 +78,7 @@ bool lowp_simd_supported(Precision precision) {
 bool fp16_arithmetic_supported() {
 #if defined(__x86_64__) || defined(__i386__)
   // GCC's cpu model checks CPUID.(EAX=7,ECX=0):EDX[23] and that the OS saves the AVX-512 state (XCR0).
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512fp16");
+  return avx512_core_supported() && __builtin_cpu_supports("avx512fp16");
 #else
   return false;
 #endif

@@ -27,9 +27,7 @@ KernelTable make(Isa isa) {
       t.transforms = transform_table_avx512();
       t.layout = layout_table_avx512();
 #if defined(__x86_64__) || defined(__i386__)
-      if (__builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw") &&
-          __builtin_cpu_supports("avx512vl"))
-        add_layout_int8_avx512vbmi(t.layout);
+      if (__builtin_cpu_supports("avx512vbmi")) add_layout_int8_avx512vbmi(t.layout);  // BW, VL: the path's own
 #endif
       t.convert = convert_table_avx512();
       break;

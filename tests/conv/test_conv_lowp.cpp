@@ -246,6 +246,20 @@ TEST(Lowp, Int8QuantizedByTheTransformEqualsTheConversionPass) {
   }
 }
 
+// The generic path's input coefficients (B^T) of a tile's default transform.
+GenericCoeffs input_coeffs(TileSize tile) {
+  const TransformF64 f = default_transform(tile).to_f64();
+  GenericCoeffs c;
+  c.m = f.m;
+  c.n = f.n;
+  for (int p = 0; p < f.n; ++p)
+    for (int j = 0; j < f.n; ++j) {
+      c.bt[p * f.n + j] = static_cast<float>(f.bt(p, j));
+      if (f.bt(p, j) != 0.0) c.bt_idx[p][c.bt_nnz[p]++] = static_cast<unsigned char>(j);
+    }
+  return c;
+}
+
 // The same at the level of one tile, where the saturated values and the NaN/Inf flag can be checked
 // exactly: each ISA's in-register quantization (InputTileInt8Fn) against the portable conversion of
 // the same ISA's FP32 transform, with scales that saturate about a quarter of the values.
@@ -258,16 +272,8 @@ TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
     const TileFns& fns = kernels(isa).transforms.generic;
     ASSERT_NE(fns.input_int8, nullptr) << to_string(isa);
     for (TileSize tile : {TileSize{4, 3}, TileSize{6, 3}}) {
-      const TransformF64 f = default_transform(tile).to_f64();
-      GenericCoeffs c;
-      c.m = f.m;
-      c.n = f.n;
-      for (int p = 0; p < f.n; ++p)
-        for (int j = 0; j < f.n; ++j) {
-          c.bt[p * f.n + j] = static_cast<float>(f.bt(p, j));
-          if (f.bt(p, j) != 0.0) c.bt_idx[p][c.bt_nnz[p]++] = static_cast<unsigned char>(j);
-        }
-      const int n = f.n, nn = n * n, cbs = 3;
+      const GenericCoeffs c = input_coeffs(tile);
+      const int n = c.n, nn = n * n, cbs = 3;
       const std::ptrdiff_t sx = 16, sy = 16 * n, scb = 16 * nn;
       const std::size_t pos = 16 * cbs;
       for (int trial = 0; trial < 4; ++trial) {  // saturating, NaN, -Inf, in range (the fast store)
@@ -310,6 +316,72 @@ TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
               << "position " << a;
       }
     }
+  }
+}
+
+// The in-register quantization decides per tile whether a fast store was exact. Here one value of the
+// tile, the largest |V| of one position, is scaled onto the edges of the int8 range (ties of RNE at
+// +-126.5 and +-127.5, just inside and outside +-127.5, +-128, far outside, beyond 1.5 * 2^23 where a
+// rounding constant turns negative, and near FLT_MAX), everything else well inside. Codes, saturated
+// counts and the NaN/Inf flag must equal the scalar definition.
+TEST(Lowp, Int8TileQuantizationAtTheRangeEdges) {
+  const LowpConvertFns scalar = lowp_convert_portable();
+  std::mt19937 rng(8);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  const float targets[] = {126.5f, 127.0f, 127.49f, 127.5f, 127.51f, 128.0f, 128.5f, 255.5f,
+                           1.0e4f, 1.0e7f, 1.3e7f, 3.0e7f, 1.0e30f, 3.0e38f};
+  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    const TileFns& fns = kernels(isa).transforms.generic;
+    const GenericCoeffs c = input_coeffs(TileSize{4, 3});
+    const int n = c.n, nn = n * n, cbs = 2;
+    const std::ptrdiff_t sx = 16, sy = 16 * n, scb = 16 * nn;
+    const std::size_t pos = 16 * cbs;
+    std::vector<float> base(static_cast<std::size_t>(cbs * scb));
+    for (float& x : base) x = gauss(rng);
+    int exact_ties = 0;
+    for (float sign : {1.0f, -1.0f}) {
+      std::vector<float> src(base.size());
+      for (std::size_t i = 0; i < src.size(); ++i) src[i] = sign * base[i];
+      std::vector<float> v(static_cast<std::size_t>(nn) * pos);
+      fns.input(&c, src.data(), sy, sx, scb, cbs, v.data(), pos);
+      for (int a : {0, nn / 2 + 1, nn - 1}) {
+        for (float t : targets) {
+          SCOPED_TRACE(to_string(isa) + " sign " + std::to_string(sign) + " position " + std::to_string(a) +
+                       " target " + std::to_string(t));
+          std::vector<float> inv(static_cast<std::size_t>(nn));
+          std::size_t top = 0;  // the largest |V| at each position: 100 there, except at a
+          for (int b = 0; b < nn; ++b) {
+            const float* vb = v.data() + static_cast<std::size_t>(b) * pos;
+            std::size_t k = 0;
+            for (std::size_t i = 1; i < pos; ++i)
+              if (std::fabs(vb[i]) > std::fabs(vb[k])) k = i;
+            inv[static_cast<std::size_t>(b)] = 100.0f / std::fabs(vb[k]);
+            if (b == a) top = k;
+          }
+          // At a: the scale whose product with that |V| is t, or the nearest float to it.
+          const float va = std::fabs(v[static_cast<std::size_t>(a) * pos + top]);
+          float s = t / va;
+          for (int step = 0; step < 64 && va * s != t; ++step) s = std::nextafter(s, va * s < t ? INFINITY : 0.0f);
+          inv[static_cast<std::size_t>(a)] = s;
+          if (va * s == t && (t == 126.5f || t == 127.5f)) ++exact_ties;
+          std::vector<uint8_t> want(v.size()), got(v.size(), 0);
+          int64_t want_sat = 0;
+          int want_bad = 0, got_bad = 0;
+          for (int b = 0; b < nn; ++b)
+            want_sat += scalar.int8(v.data() + static_cast<std::size_t>(b) * pos, want.data() + static_cast<std::size_t>(b) * pos,
+                                    static_cast<int64_t>(pos), inv[static_cast<std::size_t>(b)], &want_bad);
+          const int64_t got_sat =
+              fns.input_int8(&c, src.data(), sy, sx, scb, cbs, got.data(), pos, inv.data(), &got_bad);
+          EXPECT_EQ(got, want);
+          EXPECT_EQ(got_sat, want_sat);
+          EXPECT_EQ(got_sat > 0, va * s > 127.5f);
+          EXPECT_EQ(got_bad, 0);
+          EXPECT_EQ(want_bad, 0);
+        }
+      }
+    }
+    EXPECT_GT(exact_ties, 0) << to_string(isa);  // the ties were reached exactly at least once
   }
 }
 

@@ -47,8 +47,12 @@ struct GeneratedOp {
 };
 
 // Z = B^T D B of every channel block of one tile; store(cb, a, z) takes position a of block cb.
+// Always inlined into its caller, so that what the store captures by reference (the int8 range, the
+// destination) are the caller's own locals: called out of line, every byte store of the int8 form
+// (uint8_t aliases everything) made the compiler reload the captures and keep the running range in
+// memory, a store-to-load chain through every value of the tile.
 template <class V, int N, class Op, class Store>
-inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+[[gnu::always_inline]] inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                              std::ptrdiff_t scb, int cbs, Store&& store) {
   V d[N * N];
   V t[N * N];

@@ -8,11 +8,14 @@
 #include <array>
 
 #include "../kernel_table.hpp"
+#include "../unroll16.hpp"
 #include "narrow_vectors_avx512.hpp"
 
 namespace nova::conv {
 
 namespace {
+
+using kernels_impl::for_each_of_16;
 
 // The all-ones masked forms compute the same as the plain intrinsics; GCC 12's plain forms use
 // _mm512_undefined_ps and trip a false -Wmaybe-uninitialized (GCC bug 105593).
@@ -132,13 +135,13 @@ void pack_rows16_words(const void* src, float, std::ptrdiff_t channel_stride, in
     const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
     const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
     __m256i rows[16];
-    for (int l = 0; l < 16; ++l)
-      rows[l] =
-          l < lanes ? _mm256_maskz_loadu_epi16(mask, s + l * channel_stride + x0) : _mm256_setzero_si256();
+    for_each_of_16(16, [&](int l) {  // channels beyond `lanes` read as zero (an empty mask loads nothing)
+      rows[l] = _mm256_maskz_loadu_epi16(l < lanes ? mask : 0, s + l * channel_stride + x0);
+    });
     __m512i z[8], c[8];
     for (int k = 0; k < 8; ++k) z[k] = two_rows(rows[2 * k], rows[2 * k + 1]);
     transpose16_words(z, c);
-    for (int x = 0; x < xs; ++x) {
+    for_each_of_16(xs, [&](int x) {
       const __m256i h = row_of(c, x);
       __m512 v;
       if constexpr (T == DataType::kBf16)
@@ -146,7 +149,7 @@ void pack_rows16_words(const void* src, float, std::ptrdiff_t channel_stride, in
       else
         v = _mm512_maskz_cvtph_ps(kAll, h);
       _mm512_storeu_ps(dst + (x0 + x) * 16, v);
-    }
+    });
   }
 }
 
@@ -159,10 +162,9 @@ void pack_rows16_of(const void* src, float scale, std::ptrdiff_t channel_stride,
     const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
     const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
     __m512 r[16];
-    for (int l = 0; l < 16; ++l)
-      r[l] = l < lanes ? load_widen16<T>(src, l * channel_stride + x0, mask, sc) : _mm512_setzero_ps();
+    for_each_of_16(16, [&](int l) { r[l] = load_widen16<T>(src, l * channel_stride + x0, l < lanes ? mask : 0, sc); });
     transpose16(r);
-    for (int x = 0; x < xs; ++x) _mm512_storeu_ps(dst + (x0 + x) * 16, r[x]);
+    for_each_of_16(xs, [&](int x) { _mm512_storeu_ps(dst + (x0 + x) * 16, r[x]); });
   }
 }
 
@@ -174,11 +176,12 @@ void store_band_nchw(const float* band, std::ptrdiff_t width_stride, int rows, s
       const int xs = width - x0 < 16 ? static_cast<int>(width - x0) : 16;
       const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
       __m512 r[16];
-      for (int x = 0; x < 16; ++x)
-        r[x] = x < xs ? _mm512_loadu_ps(band + (i * width_stride + x0 + x) * 16) : _mm512_setzero_ps();
+      for_each_of_16(16, [&](int x) {
+        r[x] = _mm512_maskz_loadu_ps(x < xs ? kAll : 0, band + (i * width_stride + x0 + x) * 16);
+      });
       transpose16(r);
       float* o = out + i * row + x0;
-      for (int l = 0; l < lanes; ++l) _mm512_mask_storeu_ps(o + l * plane, mask, r[l]);
+      for_each_of_16(lanes, [&](int l) { _mm512_mask_storeu_ps(o + l * plane, mask, r[l]); });
     }
   }
 }
@@ -195,19 +198,15 @@ void store_band_nchw_words(const float* band, std::ptrdiff_t width_stride, int r
       const int xs = width - x0 < 16 ? static_cast<int>(width - x0) : 16;
       const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
       __m256i px[16];
-      for (int x = 0; x < 16; ++x) {
-        if (x >= xs) {
-          px[x] = _mm256_setzero_si256();
-          continue;
-        }
-        const __m512 v = _mm512_loadu_ps(band + (i * width_stride + x0 + x) * 16);
+      for_each_of_16(16, [&](int x) {  // pixels beyond xs are zeros (an empty mask loads nothing)
+        const __m512 v = _mm512_maskz_loadu_ps(x < xs ? kAll : 0, band + (i * width_stride + x0 + x) * 16);
         px[x] = T == DataType::kBf16 ? bf16_bits(v) : fp16_bits(v);
-      }
+      });
       __m512i z[8], c[8];
       for (int k = 0; k < 8; ++k) z[k] = two_rows(px[2 * k], px[2 * k + 1]);
       transpose16_words(z, c);
       uint16_t* o = out + i * row + x0;
-      for (int l = 0; l < lanes; ++l) _mm256_mask_storeu_epi16(o + l * plane, mask, row_of(c, l));
+      for_each_of_16(lanes, [&](int l) { _mm256_mask_storeu_epi16(o + l * plane, mask, row_of(c, l)); });
     }
   }
 }

@@ -12,10 +12,13 @@
 
 #include "../avx512/narrow_vectors_avx512.hpp"
 #include "../kernel_table.hpp"
+#include "../unroll16.hpp"
 
 namespace nova::conv {
 
 namespace {
+
+using kernels_impl::for_each_of_16;
 
 constexpr __mmask16 kAll16 = static_cast<__mmask16>(0xFFFF);
 constexpr __mmask64 kAll64 = ~static_cast<__mmask64>(0);
@@ -96,24 +99,19 @@ void pack_rows16_int8(const void* src_any, float scale, std::ptrdiff_t channel_s
     const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
     const auto mask = static_cast<__mmask16>((1u << xs) - 1u);
     __m128i rows[16];
-    for (int l = 0; l < 16; ++l)
-      rows[l] = l < lanes ? _mm_maskz_loadu_epi8(mask, src + l * channel_stride + x0) : _mm_setzero_si128();
+    for_each_of_16(16, [&](int l) {  // channels beyond `lanes` read as zero (an empty mask loads nothing)
+      rows[l] = _mm_maskz_loadu_epi8(l < lanes ? mask : 0, src + l * channel_stride + x0);
+    });
     const __m512i z[4] = {
         four_rows(rows[0], rows[1], rows[2], rows[3]), four_rows(rows[4], rows[5], rows[6], rows[7]),
         four_rows(rows[8], rows[9], rows[10], rows[11]), four_rows(rows[12], rows[13], rows[14], rows[15])};
     __m512i t[4];
     transpose_bytes(z, t);
-    const auto widen = [&](int x) {
+    for_each_of_16(xs, [&](int x) {
       const __m512i codes = _mm512_maskz_cvtepi8_epi32(kAll16, lane(t[x / 4], x % 4));
       _mm512_storeu_ps(dst + (x0 + x) * 16,
                        _mm512_maskz_mul_ps(kAll16, _mm512_maskz_cvtepi32_ps(kAll16, codes), sc));
-    };
-    if (xs == 16) {  // unrolled, so that t stays in registers (a run-time x indexes it through memory)
-#pragma GCC unroll 16
-      for (int x = 0; x < 16; ++x) widen(x);
-    } else {
-      for (int x = 0; x < xs; ++x) widen(x);
-    }
+    });
   }
 }
 
@@ -128,27 +126,17 @@ void store_band_nchw_int8(const float* band, std::ptrdiff_t width_stride, int ro
       const int xs = width - x0 < 16 ? static_cast<int>(width - x0) : 16;
       const auto mask = static_cast<__mmask16>((1u << xs) - 1u);
       __m128i px[16];
-      const auto pixel = [&](int x) {
-        return narrow(_mm512_loadu_ps(band + (i * width_stride + x0 + x) * 16), lane_mask);
-      };
-      if (xs == 16) {  // unrolled: px and t stay in registers
-#pragma GCC unroll 16
-        for (int x = 0; x < 16; ++x) px[x] = pixel(x);
-      } else {
-        for (int x = 0; x < 16; ++x) px[x] = x < xs ? pixel(x) : _mm_setzero_si128();
-      }
+      for_each_of_16(16, [&](int x) {  // pixels beyond xs: no lanes, code 0, nothing counted
+        px[x] = narrow(_mm512_maskz_loadu_ps(x < xs ? lane_mask : 0, band + (i * width_stride + x0 + x) * 16),
+                       x < xs ? lane_mask : 0);
+      });
       const __m512i z[4] = {four_rows(px[0], px[1], px[2], px[3]), four_rows(px[4], px[5], px[6], px[7]),
                             four_rows(px[8], px[9], px[10], px[11]),
                             four_rows(px[12], px[13], px[14], px[15])};
       __m512i t[4];
       transpose_bytes(z, t);
       int8_t* o = out + i * row + x0;
-      if (lanes == 16 && xs == 16) {
-#pragma GCC unroll 16
-        for (int l = 0; l < 16; ++l) _mm_storeu_si128(reinterpret_cast<__m128i*>(o + l * plane), lane(t[l / 4], l % 4));
-      } else {
-        for (int l = 0; l < lanes; ++l) _mm_mask_storeu_epi8(o + l * plane, mask, lane(t[l / 4], l % 4));
-      }
+      for_each_of_16(lanes, [&](int l) { _mm_mask_storeu_epi8(o + l * plane, mask, lane(t[l / 4], l % 4)); });
     }
   }
   counts->saturated += narrow.saturated();

@@ -89,14 +89,26 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       p.gemm_path_detail =
           use_simd ? "fp16 GEMM: avx512-f16c (vcvtph2ps + fp32 fma)" : "fp16 GEMM: portable (fp32)";
       break;
-    case Precision::kInt8:
+    case Precision::kInt8: {
       w.int8_gemm = use_simd ? int8_gemm_avx512vnni() : int8_gemm_portable();
+      p.gemm_path_detail = use_simd ? "int8 GEMM: avx512-vnni (vpdpbusd" : "int8 GEMM: portable (int32)";
       if (use_simd) {
         w.convert.int8 = int8_quantize_avx512vnni();
         w.convert.amax = amax_avx512vnni();
+        // AMX tiles where this process may use them and the kernel passed its check (amx_support.cpp).
+        std::string amx_why;
+        if (amx_int8_supported(&amx_why)) {
+          w.int8_gemm = int8_gemm_amx();
+          p.gemm_path = "amx-int8";
+          p.gemm_path_detail =
+              "int8 GEMM: amx-int8 (tdpbusd; blocks under 16 rows and channel counts that are not a multiple "
+              "of 64 on avx512-vnni)";
+        } else {
+          p.gemm_path_detail += "; amx: " + amx_why + ")";
+        }
       }
-      p.gemm_path_detail = use_simd ? "int8 GEMM: avx512-vnni (vpdpbusd)" : "int8 GEMM: portable (int32)";
       break;
+    }
     case Precision::kInt8Spatial:
       w.int16 = use_simd ? int16_fns_avx512vnni() : int16_fns_portable();
       if (use_simd) w.convert.amax = amax_avx512vnni();

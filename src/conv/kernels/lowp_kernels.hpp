@@ -72,6 +72,10 @@ Fp16FmaGemmFn fp16_fma_gemm_avx512fp16();
 // layers (16: 1.23x), for about 1.3x the error of 16 (docs/engine.md, "Low-precision paths").
 inline constexpr int kFp16FmaChunk = 32;
 Int8GemmFn int8_gemm_avx512vnni();
+// AMX (TDPBUSD), the VNNI kernel's bits; call only when amx_int8_supported() (amx_support.cpp).
+Int8GemmFn int8_gemm_amx();
+// The same kernel over a scalar model of the tile instructions, for the tests (needs avx512-vnni).
+Int8GemmFn int8_gemm_amx_model();
 
 // Bit-level helpers shared by every path.
 inline uint32_t f32_bits(float x) {

@@ -54,15 +54,21 @@ struct GeneratedOp {
 template <class V, int N, class Op, class Store>
 [[gnu::always_inline]] inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                              std::ptrdiff_t scb, int cbs, Store&& store) {
-  V d[N * N];
+  // Only t lives across the two passes: each column is transformed as it is loaded and each row of z
+  // stored as it is computed (whole n x n arrays of d and z as well went through the stack).
   V t[N * N];
   for (int cb = 0; cb < cbs; ++cb) {
     const float* s = src + cb * scb;
-    for (int i = 0; i < n; ++i)
-      for (int j = 0; j < n; ++j) d[i * n + j] = V::load(s + i * sy + j * sx);
-    for (int j = 0; j < n; ++j) op.bt(d + j, n, t + j, n);   // columns: t = B^T d
-    for (int p = 0; p < n; ++p) op.bt(t + p * n, 1, d + p * n, 1);  // rows: z = t B
-    for (int a = 0; a < n * n; ++a) store(cb, a, d[a]);
+    for (int j = 0; j < n; ++j) {  // columns: t = B^T d
+      V column[N];
+      for (int i = 0; i < n; ++i) column[i] = V::load(s + i * sy + j * sx);
+      op.bt(column, 1, t + j, n);
+    }
+    for (int p = 0; p < n; ++p) {  // rows: z = t B
+      V row[N];
+      op.bt(t + p * n, 1, row, 1);
+      for (int q = 0; q < n; ++q) store(cb, p * n + q, row[q]);
+    }
   }
 }
 
@@ -117,19 +123,24 @@ inline void input_tiles_amax(const Op& op, int n, const float* src, std::ptrdiff
 template <class V, int N, int M, class Op>
 inline void output_tile(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
                         const float* bias16, bool relu, float* dst, std::size_t dst_row) {
-  V x[N * N];
+  // As the input tiles: only t lives across the passes (columns transformed as loaded, rows stored
+  // as computed).
   V t[M * N];
-  V y[M * M];
-  for (int a = 0; a < n * n; ++a) x[a] = V::load(src + static_cast<std::size_t>(a) * pos_stride);
-  for (int j = 0; j < n; ++j) op.at(x + j, n, t + j, n);     // t (m x n) = A^T x
-  for (int i = 0; i < m; ++i) op.at(t + i * n, 1, y + i * m, 1);  // y (m x m) = t A
+  for (int j = 0; j < n; ++j) {  // t (m x n) = A^T x
+    V column[N];
+    for (int i = 0; i < n; ++i) column[i] = V::load(src + static_cast<std::size_t>(i * n + j) * pos_stride);
+    op.at(column, 1, t + j, n);
+  }
   const V b = V::load(bias16);
-  for (int i = 0; i < m; ++i)
+  for (int i = 0; i < m; ++i) {  // y (m x m) = t A
+    V row[M];
+    op.at(t + i * n, 1, row, 1);
     for (int j = 0; j < m; ++j) {
-      V v = V::add(y[i * m + j], b);
+      V v = V::add(row[j], b);
       if (relu) v = V::relu(v);
       V::store(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
     }
+  }
 }
 
 template <class V, class Gen>

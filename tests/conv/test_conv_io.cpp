@@ -298,29 +298,35 @@ TEST(TensorConvert, TypedBandStoresEqualStoreThenNarrow) {
       int64_t counted = 0;
       const std::size_t bytes = element_size(type);
       const std::ptrdiff_t width_stride = 40;
-      for (const std::ptrdiff_t width : {37, 16, 7})
-        for (int lanes : {16, 13, 1})
-          for (int rows : {4, 1}) {
-            SCOPED_TRACE(to_string(isa) + " " + to_string(type) + " width " + std::to_string(width) + " lanes " +
-                         std::to_string(lanes) + " rows " + std::to_string(rows));
-            const std::ptrdiff_t row = 45, plane = 4 * row + 3;  // output strides with gaps between the rows
-            std::vector<float> band(static_cast<std::size_t>(rows * width_stride * 16));
-            std::uniform_int_distribution<std::size_t> pick(0, v.size() - 1);
-            for (auto& b : band) b = v[pick(rng)];
-            std::vector<unsigned char> got(static_cast<std::size_t>(16 * plane) * bytes, 0x55), want(got);
-            NarrowCounts got_counts, want_counts;
-            store(band.data(), width_stride, rows, width, lanes, got.data(), plane, row, 0.75f, &got_counts);
-            std::vector<float> staged(static_cast<std::size_t>(16 * plane), 0.0f);
-            k.layout.store_band_nchw(band.data(), width_stride, rows, width, lanes, staged.data(), plane, row);
-            for (int l = 0; l < lanes; ++l)
-              k.convert.narrow_rows[static_cast<int>(type)](staged.data() + l * plane, row,
-                                                            want.data() + static_cast<std::size_t>(l * plane) * bytes,
-                                                            row, rows, width, 0.75f, &want_counts);
-            EXPECT_EQ(got, want);
-            EXPECT_EQ(got_counts.saturated, want_counts.saturated);
-            EXPECT_EQ(got_counts.nonfinite, want_counts.nonfinite);
-            counted += want_counts.saturated + want_counts.nonfinite;
-          }
+      // Fill 1: only values the int8 narrow's fast tier takes (|x * 0.75| <= 127.5), with its edge
+      // cases +-127.5 (x = +-170) and the ties of odd multiples of 1.5 among them; in fill 0 almost
+      // every 16-value vector holds some value of the slow tier.
+      for (int fill : {0, 1}) {
+        for (const std::ptrdiff_t width : {37, 16, 7})
+          for (int lanes : {16, 13, 1})
+            for (int rows : {4, 1}) {
+              SCOPED_TRACE(to_string(isa) + " " + to_string(type) + " fill " + std::to_string(fill) + " width " +
+                           std::to_string(width) + " lanes " + std::to_string(lanes) + " rows " + std::to_string(rows));
+              const std::ptrdiff_t row = 45, plane = 4 * row + 3;  // output strides with gaps between the rows
+              std::vector<float> band(static_cast<std::size_t>(rows * width_stride * 16));
+              std::uniform_int_distribution<std::size_t> pick(0, v.size() - 1);
+              std::uniform_int_distribution<int> fast(-85, 85);
+              for (auto& b : band) b = fill == 0 ? v[pick(rng)] : 2.0f * static_cast<float>(fast(rng));
+              std::vector<unsigned char> got(static_cast<std::size_t>(16 * plane) * bytes, 0x55), want(got);
+              NarrowCounts got_counts, want_counts;
+              store(band.data(), width_stride, rows, width, lanes, got.data(), plane, row, 0.75f, &got_counts);
+              std::vector<float> staged(static_cast<std::size_t>(16 * plane), 0.0f);
+              k.layout.store_band_nchw(band.data(), width_stride, rows, width, lanes, staged.data(), plane, row);
+              for (int l = 0; l < lanes; ++l)
+                k.convert.narrow_rows[static_cast<int>(type)](staged.data() + l * plane, row,
+                                                              want.data() + static_cast<std::size_t>(l * plane) * bytes,
+                                                              row, rows, width, 0.75f, &want_counts);
+              EXPECT_EQ(got, want);
+              EXPECT_EQ(got_counts.saturated, want_counts.saturated);
+              EXPECT_EQ(got_counts.nonfinite, want_counts.nonfinite);
+              counted += want_counts.saturated + want_counts.nonfinite;
+            }
+      }
       if (type == DataType::kInt8) {  // the data reaches the counted cases
         EXPECT_GT(counted, 0);
       }

@@ -59,8 +59,8 @@ void block(Tiles& t, std::size_t kc, const uint8_t* a, std::size_t lda, const in
     for (int i = 0; i < (TwoRows ? 32 : 16); ++i)
       _mm512_storeu_ps(
           c + static_cast<std::size_t>(i) * ldc + 16 * h,
-          _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(all, _mm512_sub_epi32(_mm512_load_si512(&sums[i][16 * h]), cj)),
-                        sj));
+          _mm512_mul_ps(
+              _mm512_maskz_cvtepi32_ps(all, _mm512_sub_epi32(_mm512_load_si512(&sums[i][16 * h]), cj)), sj));
   }
 }
 
@@ -86,7 +86,8 @@ void gemm(Tiles& t, Int8GemmFn rest, int64_t rows, int nv, std::size_t kc, const
   const auto la = static_cast<int64_t>(lda), lc = static_cast<int64_t>(ldc);
   t.begin();
   int64_t i = 0;
-  for (; i + 32 <= rows; i += 32) row_block<true>(t, nv, kc, a + i * la, lda, b, ldb, comp, scale, c + i * lc, ldc);
+  for (; i + 32 <= rows; i += 32)
+    row_block<true>(t, nv, kc, a + i * la, lda, b, ldb, comp, scale, c + i * lc, ldc);
   if (i + 16 <= rows) {
     row_block<false>(t, nv, kc, a + i * la, lda, b, ldb, comp, scale, c + i * lc, ldc);
     i += 16;

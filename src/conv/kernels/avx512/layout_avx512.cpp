@@ -162,7 +162,8 @@ void pack_rows16_of(const void* src, float scale, std::ptrdiff_t channel_stride,
     const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
     const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
     __m512 r[16];
-    for_each_of_16(16, [&](int l) { r[l] = load_widen16<T>(src, l * channel_stride + x0, l < lanes ? mask : 0, sc); });
+    for_each_of_16(
+        16, [&](int l) { r[l] = load_widen16<T>(src, l * channel_stride + x0, l < lanes ? mask : 0, sc); });
     transpose16(r);
     for_each_of_16(xs, [&](int x) { _mm512_storeu_ps(dst + (x0 + x) * 16, r[x]); });
   }

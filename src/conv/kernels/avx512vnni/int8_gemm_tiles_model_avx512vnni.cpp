@@ -27,7 +27,8 @@ struct ModelTiles {
   }
   template <int T>
   void load(const void* base, long stride) {
-    for (int r = 0; r < 16; ++r) std::memcpy(tmm[T][r], static_cast<const unsigned char*>(base) + r * stride, 64);
+    for (int r = 0; r < 16; ++r)
+      std::memcpy(tmm[T][r], static_cast<const unsigned char*>(base) + r * stride, 64);
   }
   template <int T>
   void store(void* base, long stride) {
@@ -41,7 +42,8 @@ struct ModelTiles {
         std::memcpy(&acc, &tmm[C][m][4 * n], 4);
         for (int k = 0; k < 16; ++k)
           for (int i = 0; i < 4; ++i)
-            acc += static_cast<int32_t>(tmm[A][m][4 * k + i]) * static_cast<int32_t>(static_cast<int8_t>(tmm[B][k][4 * n + i]));
+            acc += static_cast<int32_t>(tmm[A][m][4 * k + i]) *
+                   static_cast<int32_t>(static_cast<int8_t>(tmm[B][k][4 * n + i]));
         std::memcpy(&tmm[C][m][4 * n], &acc, 4);
       }
   }

@@ -256,6 +256,40 @@ void run_bench(const BenchOptions& o) {
   }
 }
 
+// The GEMM kernel each precision runs on this CPU and why no faster one does, from a small plan of each
+// (the choice does not depend on the layer, except that F(8,3) and larger tiles keep fp16 in FP32
+// arithmetic).
+void run_paths(const std::string& format_text, const std::string& output, const std::string& isa) {
+  const OutputFormat format = parse_format(format_text, false);
+  ConvShape s;
+  s.N = 1;
+  s.C = s.K = 16;
+  s.H = s.W = 8;
+  s.R = s.S = 3;
+  s.pad_h = s.pad_w = 1;
+  s.validate();
+  const std::vector<float> weights(static_cast<std::size_t>(s.weight_size()), 0.125f);
+  const conv::Isa path = isa.empty() ? conv::best_isa() : conv::parse_isa(isa);
+  if (!conv::isa_supported(path)) throw Error("this CPU cannot run the " + isa + " path");
+  nlohmann::json j{{"best_isa", conv::to_string(conv::best_isa())}, {"isa", conv::to_string(path)},
+                   {"paths", nlohmann::json::array()}};
+  std::string text = fmt::format("kernel paths on this CPU, {} path (best: {})\n", conv::to_string(path),
+                                 conv::to_string(conv::best_isa()));
+  for (const conv::Precision p : {conv::Precision::kFp32, conv::Precision::kBf16, conv::Precision::kFp16,
+                                  conv::Precision::kInt8, conv::Precision::kInt8Spatial}) {
+    conv::PlanOptions po;
+    po.precision = p;
+    po.algorithm = conv::AlgorithmChoice::kWinograd;
+    po.tile = TileSize{2, 3};
+    po.threads = 1;
+    po.isa = path;
+    const conv::Plan plan = conv::Plan::create(s, weights.data(), nullptr, po);
+    j["paths"].push_back({{"dtype", conv::to_string(p)}, {"gemm_path", plan.gemm_path()}, {"detail", plan.gemm_detail()}});
+    text += fmt::format("  {:<13} {:<12} {}\n", conv::to_string(p), plan.gemm_path(), plan.gemm_detail());
+  }
+  emit(output, format == OutputFormat::kJson ? j.dump(2) + "\n" : text);
+}
+
 void setup(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmark the convolution engine");
   bench->require_subcommand(1);
@@ -294,6 +328,15 @@ void setup(CLI::App& app) {
   c->add_option("--format", o->format, "text | json")->default_val("text");
   c->add_option("-o,--output", o->output, "Write to this file instead of stdout");
   c->callback([o] { run_bench(*o); });
+
+  auto paths_format = std::make_shared<std::string>("text");
+  auto paths_output = std::make_shared<std::string>();
+  auto paths_isa = std::make_shared<std::string>();
+  CLI::App* paths = bench->add_subcommand("paths", "The GEMM kernel each precision runs on this CPU, and why");
+  paths->add_option("--format", *paths_format, "text | json")->default_val("text");
+  paths->add_option("-o,--output", *paths_output, "Write to this file instead of stdout");
+  paths->add_option("--isa", *paths_isa, "The kernel path to ask about: portable | avx2 | avx512 (default: the best)");
+  paths->callback([paths_format, paths_output, paths_isa] { run_paths(*paths_format, *paths_output, *paths_isa); });
 }
 
 CommandRegistration reg("bench", 60, setup);

@@ -231,6 +231,10 @@ Precision Plan::precision() const {
 std::string Plan::gemm_path() const {
   return impl_->gemm_path;
 }
+
+std::string Plan::gemm_detail() const {
+  return impl_->gemm_path_detail;
+}
 TensorFormat Plan::input_format() const {
   return impl_->input_format;
 }

@@ -1,13 +1,14 @@
-// `nova bench conv`, the engine's command: its JSON, its --check error against the float64 reference in
-// every layout (with the tile fixed the engine computes the same values in each, so the errors must be
-// equal, calibrated int8 included: the calibration sample has to be in the plan's layout), and its
-// bad-input messages.
+// `nova bench conv` and `nova bench paths`, the engine's commands. `bench conv`: its JSON, its --check
+// error against the float64 reference in every layout (with the tile fixed the engine computes the same
+// values in each, so the errors must be equal, calibrated int8 included: the calibration sample has to
+// be in the plan's layout), and its bad-input messages.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "common/cli_runner.hpp"
+#include "nova/conv/conv.hpp"
 
 namespace nova::conv {
 namespace {
@@ -53,6 +54,37 @@ TEST(BenchConvCli, BadRequestsGetAClearMessage) {
     EXPECT_NE(r.status, 0) << c.args;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << ": " << r.output;
   }
+}
+
+// `nova bench paths` names, for every precision, the kernel a plan made in this process runs.
+TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
+  for (const std::string isa : {"", "portable", "avx512"}) {
+    if (!isa.empty() && !isa_supported(parse_isa(isa))) continue;
+    const testing::CliResult r = testing::run_cli("bench paths --format json" + (isa.empty() ? "" : " --isa " + isa));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const nlohmann::json j = nlohmann::json::parse(r.output);
+    EXPECT_EQ(j["isa"], isa.empty() ? to_string(best_isa()) : isa);
+    ASSERT_EQ(j["paths"].size(), 5u);
+    for (const auto& p : j["paths"]) {
+      const Precision precision = parse_precision(p["dtype"].get<std::string>());
+      PlanOptions o;
+      o.precision = precision;
+      o.algorithm = AlgorithmChoice::kWinograd;
+      o.tile = TileSize{4, 3};
+      o.isa = isa.empty() ? best_isa() : parse_isa(isa);
+      const ConvShape s{1, 32, 10, 10, 48, 3, 3, 1, 1};
+      const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.5f);
+      const Plan plan = Plan::create(s, w.data(), nullptr, o);
+      EXPECT_EQ(p["gemm_path"], plan.gemm_path()) << p;
+      EXPECT_EQ(p["detail"], plan.gemm_detail()) << p;
+      if (precision != Precision::kFp32 && (o.isa != Isa::kAvx512 || !lowp_simd_supported(precision))) {
+        EXPECT_EQ(plan.gemm_path(), "portable");
+      }
+    }
+  }
+  const testing::CliResult bad = testing::run_cli("bench paths --isa avx1024");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.output.find("unknown kernel path"), std::string::npos) << bad.output;
 }
 
 }  // namespace

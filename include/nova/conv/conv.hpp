@@ -195,9 +195,12 @@ class Plan {
   std::string transform_name() const;    // points of the Winograd transform, or empty
   std::string describe() const;          // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
   Precision precision() const;           // of the GEMMs actually run (kFp32 on the direct path)
-  // The GEMM kernel path: "avx512-bf16", "avx512-vnni", "avx512-f16c", "avx512-fp16" or "portable" for the
-  // low-precision paths; to_string(isa()) for FP32.
+  // The GEMM kernel path: "avx512-bf16", "avx512-vnni", "amx-int8", "avx512-f16c", "avx512-fp16" or
+  // "portable" for the low-precision paths; to_string(isa()) for FP32.
   std::string gemm_path() const;
+  // The same with its instructions and why no faster one runs ("int8 GEMM: avx512-vnni (vpdpbusd; amx:
+  // no AMX-INT8 on this CPU)"), as describe() gives it.
+  std::string gemm_detail() const;
   TensorFormat input_format() const;
   TensorFormat output_format() const;
 

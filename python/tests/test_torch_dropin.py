@@ -284,3 +284,12 @@ def test_int8_spatial_is_more_accurate_than_winograd_domain_int8():
     assert 3 * e_spatial < e_lance
     with pytest.raises(ValueError, match="3x3"):
         nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(4, 4, 5, padding=2), precision="int8-spatial")
+
+
+def test_plan_names_its_gemm_kernel():
+    """A plan says which GEMM kernel it runs and why no faster one does (Plan::gemm_detail)."""
+    np = pytest.importorskip("numpy")
+    w = np.full((16, 16, 3, 3), 0.25, np.float32)
+    for precision, prefix in (("fp32", "fp32 GEMM: "), ("int8", "int8 GEMM: "), ("bf16", "bf16 GEMM: ")):
+        plan = nova.ConvPlan((1, 16, 8, 8, 16), weights=w, tile="2,3", precision=precision)
+        assert plan.gemm_detail.startswith(prefix + plan.gemm_path), (precision, plan.gemm_detail)

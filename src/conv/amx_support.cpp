@@ -1,6 +1,7 @@
 // AMX for the int8 GEMM (docs/engine.md, "AMX"). The AMX kernel (kernels/amx/gemm_int8_amx.cpp) has
-// never run on a machine of this project, so the engine trusts it only after this process has run it
-// beside the VNNI kernel and found the same bits: int8 sums are exact, so any difference is a fault.
+// never run on a machine of this project, so the engine trusts it only after a child of this process
+// has run it beside the VNNI kernel and found the same bits (int8 sums are exact, so any difference is
+// a fault); in a child, a kernel that faults cannot take the user's process down with it.
 #include "amx_support.hpp"
 
 #include <cstdint>
@@ -9,8 +10,12 @@
 #include <random>
 #include <vector>
 
+#include <cerrno>
+#include <csignal>
+
 #if defined(__x86_64__) && defined(__linux__)
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #endif
 
@@ -81,15 +86,75 @@ bool int8_gemms_agree(Int8GemmFn candidate, Int8GemmFn reference, std::string* w
   return true;
 }
 
+bool int8_gemm_admitted(Int8GemmFn candidate, Int8GemmFn reference, std::string& why) {
+#if defined(__linux__)
+  // The child reports a difference with exit status kDiffered and the case through a pipe; any other
+  // end (a signal, or a sanitizer's own exit status after it caught one) is a fault.
+  constexpr int kDiffered = 3;
+  int fds[2];
+  if (pipe(fds) != 0) {
+    why = "no pipe to a test process (pipe failed)";
+    return false;
+  }
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    why = "no process could be started to test the kernel (fork failed)";
+    return false;
+  }
+  if (pid == 0) {  // the child: no destructors, no atexit handlers
+    close(fds[0]);
+    // A fault ends the child by its signal, whatever handlers the process installed (Python's
+    // faulthandler, a sanitizer's report).
+    for (const int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE}) std::signal(sig, SIG_DFL);
+    std::string where;
+    if (int8_gemms_agree(candidate, reference, &where)) _exit(0);
+    [[maybe_unused]] const ssize_t wrote = write(fds[1], where.data(), where.size());  // short: the parent says so
+    _exit(kDiffered);
+  }
+  close(fds[1]);
+  std::string where;
+  char buf[256];
+  for (ssize_t got; (got = read(fds[0], buf, sizeof buf)) != 0;) {
+    if (got > 0)
+      where.append(buf, static_cast<std::size_t>(got));
+    else if (errno != EINTR)
+      break;
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      why = "the test process of the kernel was lost (waitpid failed)";
+      return false;
+    }
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kDiffered)
+    why = "the kernel differed from the reference (" + where + ")";
+  else if (WIFSIGNALED(status))
+    why = "the kernel crashed in a test process (signal " + std::to_string(WTERMSIG(status)) + ")";
+  else
+    why = "the kernel's test process failed (exit status " + std::to_string(WEXITSTATUS(status)) + ")";
+  return false;
+#else
+  why = "kernels are admitted on Linux only";
+  (void)candidate;
+  (void)reference;
+  return false;
+#endif
+}
+
 bool amx_int8_supported(std::string* reason) {
   static std::once_flag once;
   static bool ok = false;
   static std::string why;
   std::call_once(once, [] {
-    if (!amx_tile_permitted(why)) return;
-    std::string where;
-    ok = int8_gemms_agree(int8_gemm_amx(), int8_gemm_avx512vnni(), &where);
-    if (!ok) why = "the AMX int8 kernel differed from the VNNI kernel (" + where + "); not used";
+    if (!amx_tile_permitted(why)) return;  // the permission is the process's, inherited by the child
+    std::string check;
+    ok = int8_gemm_admitted(int8_gemm_amx(), int8_gemm_avx512vnni(), check);
+    if (!ok) why = "AMX int8 kernel not used: " + check;
   });
   if (reason) *reason = why;
   return ok;

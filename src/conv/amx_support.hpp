@@ -15,4 +15,10 @@ namespace nova::conv {
 // On a difference, `where` (optional) names the first case that differed.
 bool int8_gemms_agree(Int8GemmFn candidate, Int8GemmFn reference, std::string* where = nullptr);
 
+// int8_gemms_agree run in a forked child process, so that a kernel that faults (a wrong tile
+// configuration, a bad address) costs the check, not the caller's process. True when the child found
+// the same bits; otherwise `why` says what happened (crashed with a signal, differed and where, or no
+// child could be started).
+bool int8_gemm_admitted(Int8GemmFn candidate, Int8GemmFn reference, std::string& why);
+
 }  // namespace nova::conv

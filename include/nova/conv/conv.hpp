@@ -111,7 +111,8 @@ bool fp16_arithmetic_supported();
 // Whether int8 plans may run their GEMMs on AMX tiles (TDPBUSD): the CPU has AMX-TILE and AMX-INT8
 // beside the VNNI path, Linux granted the process the tile state (arch_prctl(ARCH_REQ_XCOMP_PERM,
 // XTILEDATA), requested on the first call), and the AMX kernel gave the VNNI kernel's bits on random
-// operands in this process (checked once). `reason` (optional) says which step failed.
+// operands in a child of this process (checked once, forked so that a fault cannot take this process
+// down). `reason` (optional) says which step failed.
 bool amx_int8_supported(std::string* reason = nullptr);
 std::string to_string(Fp16Arithmetic arithmetic);
 Fp16Arithmetic parse_fp16_arithmetic(const std::string& text);  // "auto" | "fp32" | "fp16"; throws nova::Error

@@ -47,7 +47,9 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
       } else if (nhwc) {
         const int64_t first = ((img * H + y) * W) * C + c0;
         for (int64_t x = 0; x < W; ++x) {
-          if (fp32)
+          if (fp32 && lanes == kLanes)  // a copy of known size, inlined (a memcpy call per pixel cost more)
+            std::memcpy(r + x * kLanes, input + first + x * C, kLanes * sizeof(float));
+          else if (fp32)
             std::memcpy(r + x * kLanes, input + first + x * C,
                         static_cast<std::size_t>(lanes) * sizeof(float));
           else

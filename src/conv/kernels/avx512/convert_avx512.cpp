@@ -54,8 +54,14 @@ void widen_int8(const void* src, float* dst, int64_t count, float scale) {
   }
 }
 
-void narrow_fp32(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
-  std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
+// A copy, in vectors: the NHWC and NCHW16c stores call it per pixel or tile row (16-64 floats), where
+// a call of memcpy cost more than the copy (14 % of an FP32 NHWC 1x64x56x56 profile).
+[[gnu::always_inline]] inline void narrow_fp32(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
+  auto* d = static_cast<float*>(dst);
+  for (int64_t i = 0; i < count; i += 16) {
+    const __mmask16 m = tail_mask(count - i);
+    _mm512_mask_storeu_ps(d + i, m, _mm512_maskz_loadu_ps(m, src + i));
+  }
 }
 [[gnu::always_inline]] inline void narrow_bf16(const float* src, void* dst, int64_t count, float, NarrowCounts*) {
   auto* d = static_cast<uint16_t*>(dst);

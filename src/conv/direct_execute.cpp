@@ -45,8 +45,10 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
           if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
             std::memset(dst, 0, static_cast<std::size_t>(d.Cg) * sizeof(float));
           } else {
-            std::memcpy(dst, src + ((img * H + iy) * W + ix) * C + grp * d.Cg,
-                        static_cast<std::size_t>(d.Cg) * sizeof(float));
+            const float* from = src + ((img * H + iy) * W + ix) * C + grp * d.Cg;
+            int64_t c = 0;  // runs of 16 as copies of known size (inlined), then the rest
+            for (; c + kLanes <= d.Cg; c += kLanes) std::memcpy(dst + c, from + c, kLanes * sizeof(float));
+            if (c < d.Cg) std::memcpy(dst + c, from + c, static_cast<std::size_t>(d.Cg - c) * sizeof(float));
           }
         }
       }

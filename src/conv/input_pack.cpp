@@ -64,21 +64,27 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
   });
 }
 
+// The transposes are the layout table's (16 channel rows to pixels of 16 channels, register transposes
+// on AVX-512), then each pixel's channels go to their place in the NHWC row.
 void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
   const ConvShape& s = p.shape;
   const int64_t C = s.C, H = s.H, W = s.W;
+  const PackRows16Fn pack_rows16 = p.kernels->layout.pack_rows16[static_cast<int>(DataType::kFp32)];
   p.pool->run(static_cast<std::size_t>(s.N * H), [&](std::size_t task, int) {
     const int64_t img = static_cast<int64_t>(task) / H, y = static_cast<int64_t>(task) % H;
     float* o = dst + (img * H + y) * W * C;
-    for (int64_t c0 = 0; c0 < C; c0 += 16) {
-      const int64_t cs = std::min<int64_t>(16, C - c0);
-      for (int64_t x0 = 0; x0 < W; x0 += 16) {
-        const int64_t xs = std::min<int64_t>(16, W - x0);
-        float buf[16][16];
-        for (int64_t c = 0; c < cs; ++c)
-          for (int64_t x = 0; x < xs; ++x) buf[c][x] = input[((img * C + c0 + c) * H + y) * W + x0 + x];
-        for (int64_t x = 0; x < xs; ++x)
-          for (int64_t c = 0; c < cs; ++c) o[(x0 + x) * C + c0 + c] = buf[c][x];
+    for (int64_t c0 = 0; c0 < C; c0 += kLanes) {
+      const int64_t cs = std::min<int64_t>(kLanes, C - c0);
+      for (int64_t x0 = 0; x0 < W; x0 += kLanes) {
+        const int64_t xs = std::min<int64_t>(kLanes, W - x0);
+        alignas(64) float buf[kLanes * kLanes];
+        pack_rows16(input + ((img * C + c0) * H + y) * W + x0, 1.0f, H * W, static_cast<int>(cs), xs, buf);
+        for (int64_t x = 0; x < xs; ++x) {
+          if (cs == kLanes)  // a copy of known size, inlined
+            std::memcpy(o + (x0 + x) * C + c0, buf + x * kLanes, kLanes * sizeof(float));
+          else
+            std::memcpy(o + (x0 + x) * C + c0, buf + x * kLanes, static_cast<std::size_t>(cs) * sizeof(float));
+        }
       }
     }
   });

@@ -4,16 +4,16 @@
 // a fault); in a child, a kernel that faults cannot take the user's process down with it.
 #include "amx_support.hpp"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <random>
 #include <vector>
 
-#include <cerrno>
-#include <csignal>
-
-#if defined(__x86_64__) && defined(__linux__)
+#if defined(__linux__)
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,10 +89,12 @@ bool int8_gemms_agree(Int8GemmFn candidate, Int8GemmFn reference, std::string* w
 bool int8_gemm_admitted(Int8GemmFn candidate, Int8GemmFn reference, std::string& why) {
 #if defined(__linux__)
   // The child reports a difference with exit status kDiffered and the case through a pipe; any other
-  // end (a signal, or a sanitizer's own exit status after it caught one) is a fault.
+  // end (a signal, another exit status) is a fault. A child still running after kSeconds is ended by
+  // SIGALRM, so a kernel that hangs is refused too.
   constexpr int kDiffered = 3;
+  constexpr unsigned kSeconds = 60;
   int fds[2];
-  if (pipe(fds) != 0) {
+  if (pipe2(fds, O_CLOEXEC) != 0) {
     why = "no pipe to a test process (pipe failed)";
     return false;
   }
@@ -107,7 +109,8 @@ bool int8_gemm_admitted(Int8GemmFn candidate, Int8GemmFn reference, std::string&
     close(fds[0]);
     // A fault ends the child by its signal, whatever handlers the process installed (Python's
     // faulthandler, a sanitizer's report).
-    for (const int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE}) std::signal(sig, SIG_DFL);
+    for (const int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGALRM}) std::signal(sig, SIG_DFL);
+    alarm(kSeconds);
     std::string where;
     if (int8_gemms_agree(candidate, reference, &where)) _exit(0);
     [[maybe_unused]] const ssize_t wrote = write(fds[1], where.data(), where.size());  // short: the parent says so
@@ -133,6 +136,8 @@ bool int8_gemm_admitted(Int8GemmFn candidate, Int8GemmFn reference, std::string&
   if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
   if (WIFEXITED(status) && WEXITSTATUS(status) == kDiffered)
     why = "the kernel differed from the reference (" + where + ")";
+  else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    why = "the kernel did not finish within " + std::to_string(kSeconds) + " s in a test process";
   else if (WIFSIGNALED(status))
     why = "the kernel crashed in a test process (signal " + std::to_string(WTERMSIG(status)) + ")";
   else

@@ -57,8 +57,13 @@ void faulting_kernel(int64_t, int, std::size_t, const uint8_t*, std::size_t, con
   std::raise(SIGSEGV);
 }
 
+void hanging_kernel(int64_t, int, std::size_t, const uint8_t*, std::size_t, const int8_t*, const int32_t*,
+                    const float*, float*, std::size_t) {
+  std::raise(SIGALRM);  // what the child's alarm does to a kernel that never returns, without the wait
+}
+
 // The admission runs the check in a child process: a kernel that differs is refused with the case, one
-// that faults is refused with its signal, and the caller's process lives on.
+// that faults or hangs is refused with its signal, and the caller's process lives on.
 TEST(Amx, Int8AdmissionSurvivesAFaultingKernel) {
   std::string why;
   EXPECT_TRUE(int8_gemm_admitted(int8_gemm_portable(), int8_gemm_portable(), why)) << why;
@@ -66,6 +71,8 @@ TEST(Amx, Int8AdmissionSurvivesAFaultingKernel) {
   EXPECT_EQ(why, "the kernel differed from the reference (rows 48, 3 column vector(s), 192 channels)");
   EXPECT_FALSE(int8_gemm_admitted(&faulting_kernel, int8_gemm_portable(), why));
   EXPECT_EQ(why, "the kernel crashed in a test process (signal " + std::to_string(SIGSEGV) + ")");
+  EXPECT_FALSE(int8_gemm_admitted(&hanging_kernel, int8_gemm_portable(), why));
+  EXPECT_EQ(why, "the kernel did not finish within 60 s in a test process");
 }
 
 TEST(Amx, Int8PlanNamesItsKernel) {

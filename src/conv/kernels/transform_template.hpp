@@ -52,8 +52,8 @@ struct GeneratedOp {
 // (uint8_t aliases everything) made the compiler reload the captures and keep the running range in
 // memory, a store-to-load chain through every value of the tile.
 template <class V, int N, class Op, class Store>
-[[gnu::always_inline]] inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                             std::ptrdiff_t scb, int cbs, Store&& store) {
+[[gnu::always_inline]] inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy,
+                                                    std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, Store&& store) {
   // Only t lives across the two passes: each column is transformed as it is loaded and each row of z
   // stored as it is computed (whole n x n arrays of d and z as well went through the stack).
   V t[N * N];

@@ -4,7 +4,7 @@
 // addressing and dequantization are shared with a scalar model of the tile instructions that the tests
 // run against the VNNI kernel; what only AMX hardware can check is this file's mapping onto the
 // intrinsics. The engine uses it only after `amx_int8_supported()` (amx_support.cpp) has run it beside
-// the VNNI kernel in the same process and found the same bits.
+// the VNNI kernel in a child of the process and found the same bits.
 #include "int8_gemm_tiles_template.hpp"
 
 namespace nova::conv {

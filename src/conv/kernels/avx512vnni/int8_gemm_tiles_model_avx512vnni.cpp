@@ -12,6 +12,8 @@ namespace nova::conv {
 
 namespace {
 
+// A tile instruction outside begin()/end() (no configuration loaded: #UD on the hardware) poisons
+// every tile, so that the check comparing this kernel with the VNNI one fails.
 struct ModelTiles {
   alignas(64) unsigned char tmm[8][16][64] = {};
   bool configured = false;
@@ -21,21 +23,28 @@ struct ModelTiles {
     std::memset(tmm, 0, sizeof(tmm));  // TILERELEASE returns the tiles to their initial state
     configured = false;
   }
+  void require_configuration() {
+    if (!configured) std::memset(tmm, 0xA5, sizeof(tmm));
+  }
   template <int T>
   void zero() {
+    require_configuration();
     std::memset(tmm[T], 0, sizeof(tmm[T]));
   }
   template <int T>
   void load(const void* base, long stride) {
+    require_configuration();
     for (int r = 0; r < 16; ++r)
       std::memcpy(tmm[T][r], static_cast<const unsigned char*>(base) + r * stride, 64);
   }
   template <int T>
   void store(void* base, long stride) {
+    require_configuration();
     for (int r = 0; r < 16; ++r) std::memcpy(static_cast<unsigned char*>(base) + r * stride, tmm[T][r], 64);
   }
   template <int C, int A, int B>
   void dpbusd() {
+    require_configuration();
     for (int m = 0; m < 16; ++m)
       for (int n = 0; n < 16; ++n) {
         int32_t acc;

@@ -47,11 +47,8 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
       } else if (nhwc) {
         const int64_t first = ((img * H + y) * W) * C + c0;
         for (int64_t x = 0; x < W; ++x) {
-          if (fp32 && lanes == kLanes)  // a copy of known size, inlined (a memcpy call per pixel cost more)
-            std::memcpy(r + x * kLanes, input + first + x * C, kLanes * sizeof(float));
-          else if (fp32)
-            std::memcpy(r + x * kLanes, input + first + x * C,
-                        static_cast<std::size_t>(lanes) * sizeof(float));
+          if (fp32)
+            copy_pixel_lanes(r + x * kLanes, input + first + x * C, lanes);
           else
             widen(element_at(input_any, format.type, first + x * C), r + x * kLanes, lanes, format.scale);
           for (int64_t l = lanes; l < kLanes; ++l) r[x * kLanes + l] = 0.0f;
@@ -79,12 +76,7 @@ void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
         const int64_t xs = std::min<int64_t>(kLanes, W - x0);
         alignas(64) float buf[kLanes * kLanes];
         pack_rows16(input + ((img * C + c0) * H + y) * W + x0, 1.0f, H * W, static_cast<int>(cs), xs, buf);
-        for (int64_t x = 0; x < xs; ++x) {
-          if (cs == kLanes)  // a copy of known size, inlined
-            std::memcpy(o + (x0 + x) * C + c0, buf + x * kLanes, kLanes * sizeof(float));
-          else
-            std::memcpy(o + (x0 + x) * C + c0, buf + x * kLanes, static_cast<std::size_t>(cs) * sizeof(float));
-        }
+        for (int64_t x = 0; x < xs; ++x) copy_pixel_lanes(o + (x0 + x) * C + c0, buf + x * kLanes, cs);
       }
     }
   });

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -52,6 +53,15 @@ inline std::size_t position_stride(int64_t rows, int64_t cols) {
 // The symmetric int8 scale of a range: max |x| / 127, or 1 for an all-zero range (every code is 0).
 inline float symmetric_int8_scale(float amax) {
   return amax > 0.0f ? amax / 127.0f : 1.0f;
+}
+
+// Copies the `count` (at most kLanes) channels of one pixel. A whole block is a copy of known size,
+// which the compiler inlines: per pixel, a call of memcpy cost more than the copy itself.
+inline void copy_pixel_lanes(float* dst, const float* src, int64_t count) {
+  if (count == kLanes)
+    std::memcpy(dst, src, kLanes * sizeof(float));
+  else
+    std::memcpy(dst, src, static_cast<std::size_t>(count) * sizeof(float));
 }
 
 // Element i of a typed tensor.

@@ -178,7 +178,8 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
 // Max |V| per tap (finite values) over every tile of `input`, into amax (running max): the input
 // transforms without the GEMMs. They keep max |V| per position and lane in a small per-worker array
 // (input_amax, 16 floats per position) without storing V; the lanes are reduced at the end. Tasks are
-// the plan's fused blocks, or runs of a few tiles for a phased plan (one block of every tile).
+// the plan's fused blocks, or runs of a few tiles for a phased plan (one block of every tile). The
+// blocked copy of the last image group stays in packed_input (execute reuses it: one group, one copy).
 void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float* amax) {
   const WinogradPlan& w = *p.wino;
   const ConvShape& s = p.shape;
@@ -216,6 +217,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const bool spatial = w.precision == Precision::kInt8Spatial;
   const bool marks_tiles = w.precision == Precision::kInt8 || spatial;  // NaN/Inf tiles flagged, poisoned
   p.stats = LowpStats{};
+  bool input_still_packed = false;
   if (lowp) {
     std::fill(p.thread_saturated.begin(), p.thread_saturated.end(), 0);
     std::fill(p.thread_nonfinite.begin(), p.thread_nonfinite.end(), 0);
@@ -228,6 +230,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
       tap_amax_pass(p, input, p.input_format, amax.data());
       lowp_set_scales(p, amax.data());
+      // With one image group the pass leaves this input's blocked copy in place: the fused loop below
+      // uses it instead of copying the input again.
+      input_still_packed = w.image_group >= s.N;
     }
   }
   // int8: the inverse scales of the transform's in-register quantization (the same 1 / scale as the
@@ -316,8 +321,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const std::size_t pos_m = position_stride(w.block, w.Kpad);
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements_per_image(p)),
-                       p.input_format, images, xb, w.Cb, w.Hp, w.Wp);
+    if (!input_still_packed)
+      pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements_per_image(p)),
+                         p.input_format, images, xb, w.Cb, w.Hp, w.Wp);
     if (spatial) spatial_quantize_packed(p, xb, images * w.Cb * w.Hp * w.Wp * kLanes);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);

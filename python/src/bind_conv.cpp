@@ -4,6 +4,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
 #include "nova/conv/conv.hpp"
@@ -106,6 +107,18 @@ void execute(const PyPlan& p, AnyTensor input, AnyTensor output) {
   p.plan.execute(static_cast<const void*>(input.data()), output.data());
 }
 
+// Samples: float32 arrays of one input each, in the plan's layout (whatever the plan's input type).
+void calibrate(PyPlan& p, const std::vector<ConstTensor>& samples) {
+  const int64_t size = conv::input_elements(p.plan.shape(), p.plan.layout());
+  std::vector<const float*> inputs;
+  for (const ConstTensor& t : samples) {
+    expect_size(t, size, "calibration sample");
+    inputs.push_back(t.data());
+  }
+  nb::gil_scoped_release release;
+  p.plan.calibrate(inputs);
+}
+
 }  // namespace
 
 void bind_conv(nb::module_& m) {
@@ -122,6 +135,13 @@ void bind_conv(nb::module_& m) {
            "precision of the Winograd GEMMs: fp32, bf16, fp16, int8 or int8-spatial; fp16_arithmetic (fp16 plans): "
            "auto (fp16 FMAs where AVX512-FP16 is present), fp32 or fp16; input_type / output_type: the tensors' "
            "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / output_scale)")
+      .def("calibrate", &calibrate, nb::arg("samples"),
+           "INT8 plans: store per-tap scales from sample inputs (float32 arrays, one input each, in the plan's "
+           "layout); later executes use them instead of scales from each call's data (faster: one input "
+           "transform instead of two; values beyond the range saturate and are counted)")
+      .def("clear_calibration", [](PyPlan& p) { p.plan.clear_calibration(); },
+           "Back to scales from each call's data")
+      .def_prop_ro("calibrated", [](const PyPlan& p) { return p.plan.calibrated(); })
       .def("execute", &execute, nb::arg("input"), nb::arg("output"),
            "Run on C-contiguous CPU buffers of the plan's tensor types (numpy arrays or torch tensors; no copies): "
            "float32, float16, bfloat16 (numpy: uint16 bits) or int8")

@@ -293,3 +293,32 @@ def test_plan_names_its_gemm_kernel():
     for precision, prefix in (("fp32", "fp32 GEMM: "), ("int8", "int8 GEMM: "), ("bf16", "bf16 GEMM: ")):
         plan = nova.ConvPlan((1, 16, 8, 8, 16), weights=w, tile="2,3", precision=precision)
         assert plan.gemm_detail.startswith(prefix + plan.gemm_path), (precision, plan.gemm_detail)
+
+
+def test_int8_plans_calibrate_from_python():
+    """ConvPlan.calibrate stores per-tap scales from samples: calibrated on the input itself, a plan gives the
+    bits of per-call scales; on a half-range sample the real input saturates and is counted."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(9)
+    w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((1, 16, 12, 12)).astype(np.float32)
+    plan = nova.ConvPlan((1, 16, 12, 12, 24), weights=w, tile="4,3", precision="int8")
+    per_call = np.zeros((1, 24, 12, 12), np.float32)
+    plan.execute(x, per_call)
+    assert not plan.calibrated
+    plan.calibrate([x])
+    assert plan.calibrated
+    calibrated = np.zeros_like(per_call)
+    plan.execute(x, calibrated)
+    assert np.array_equal(calibrated, per_call)
+    assert plan.saturated == 0
+    plan.calibrate([0.5 * x])
+    plan.execute(x, calibrated)
+    assert plan.saturated > 0
+    plan.clear_calibration()
+    assert not plan.calibrated
+    with pytest.raises(ValueError, match="calibration sample"):
+        plan.calibrate([x[:, :8]])
+    fp32 = nova.ConvPlan((1, 16, 12, 12, 24), weights=w, tile="4,3")
+    with pytest.raises(ValueError, match="calibration is for int8"):
+        fp32.calibrate([x])

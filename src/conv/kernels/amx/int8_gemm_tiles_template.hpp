@@ -11,7 +11,7 @@
 // columns 16t..16t+15 is 64 contiguous bytes at q*4w + 64t, so a tile loads it with stride 4w.
 // Rows in blocks of 32, then 16; fewer than 16 rows, and channel counts that are not a multiple of 64
 // (one tile's depth), go to the VNNI kernel, whose sums are the same. C = float(sum - comp[j]) *
-// scale[j] with the VNNI kernel's instructions, so the two give the same bits.
+// scale[j] by the VNNI kernel's own int8_dequantize, so the two give the same bits.
 //
 // Tiles provides: zero<T>(), load<T>(const void* base, long stride), dpbusd<C, A, B>() (C += A (u8) .
 // B (s8), 4 bytes per product group), store<T>(void* base, long stride), begin() and end() around a
@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "../avx512/int8_dequantize_avx512.hpp"
 #include "../lowp_kernels.hpp"
 
 namespace nova::conv::amx_impl {
@@ -52,15 +53,12 @@ void block(Tiles& t, std::size_t kc, const uint8_t* a, std::size_t lda, const in
   if constexpr (TwoCols) t.template store<1>(&sums[0][16], 128);
   if constexpr (TwoRows) t.template store<2>(&sums[16][0], 128);
   if constexpr (TwoRows && TwoCols) t.template store<3>(&sums[16][16], 128);
-  constexpr __mmask16 all = static_cast<__mmask16>(0xFFFF);
   for (int h = 0; h < (TwoCols ? 2 : 1); ++h) {
     const __m512i cj = _mm512_loadu_si512(comp + 16 * h);
     const __m512 sj = _mm512_loadu_ps(scale + 16 * h);
     for (int i = 0; i < (TwoRows ? 32 : 16); ++i)
-      _mm512_storeu_ps(
-          c + static_cast<std::size_t>(i) * ldc + 16 * h,
-          _mm512_mul_ps(
-              _mm512_maskz_cvtepi32_ps(all, _mm512_sub_epi32(_mm512_load_si512(&sums[i][16 * h]), cj)), sj));
+      _mm512_storeu_ps(c + static_cast<std::size_t>(i) * ldc + 16 * h,
+                       int8_dequantize(_mm512_load_si512(&sums[i][16 * h]), cj, sj));
   }
 }
 

@@ -16,6 +16,7 @@ namespace nova::conv {
 namespace {
 
 using kernels_impl::for_each_of_16;
+using kernels_impl::for_each_run_of_16;
 
 // The all-ones masked forms compute the same as the plain intrinsics; GCC 12's plain forms use
 // _mm512_undefined_ps and trip a false -Wmaybe-uninitialized (GCC bug 105593).
@@ -131,9 +132,7 @@ template <DataType T>
 void pack_rows16_words(const void* src, float, std::ptrdiff_t channel_stride, int lanes, std::ptrdiff_t count,
                        float* dst) {
   const auto* s = static_cast<const uint16_t*>(src);
-  for (std::ptrdiff_t x0 = 0; x0 < count; x0 += 16) {
-    const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
-    const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
+  for_each_run_of_16(count, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
     __m256i rows[16];
     for_each_of_16(16, [&](int l) {  // channels beyond `lanes` read as zero (an empty mask loads nothing)
       rows[l] = _mm256_maskz_loadu_epi16(l < lanes ? mask : 0, s + l * channel_stride + x0);
@@ -150,7 +149,7 @@ void pack_rows16_words(const void* src, float, std::ptrdiff_t channel_stride, in
         v = _mm512_maskz_cvtph_ps(kAll, h);
       _mm512_storeu_ps(dst + (x0 + x) * 16, v);
     });
-  }
+  });
 }
 
 // FP32 and int8 rows, widened as they are loaded into the float transpose.
@@ -158,24 +157,20 @@ template <DataType T>
 void pack_rows16_of(const void* src, float scale, std::ptrdiff_t channel_stride, int lanes,
                     std::ptrdiff_t count, float* dst) {
   const __m512 sc = _mm512_set1_ps(scale);
-  for (std::ptrdiff_t x0 = 0; x0 < count; x0 += 16) {
-    const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
-    const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
+  for_each_run_of_16(count, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
     __m512 r[16];
     for_each_of_16(
         16, [&](int l) { r[l] = load_widen16<T>(src, l * channel_stride + x0, l < lanes ? mask : 0, sc); });
     transpose16(r);
     for_each_of_16(xs, [&](int x) { _mm512_storeu_ps(dst + (x0 + x) * 16, r[x]); });
-  }
+  });
 }
 
 // 16 columns at a time: load 16 positions of 16 channels, transpose, store 16 channel rows of 16 floats.
 void store_band_nchw(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
                      int lanes, float* out, std::ptrdiff_t plane, std::ptrdiff_t row) {
   for (int i = 0; i < rows; ++i) {
-    for (std::ptrdiff_t x0 = 0; x0 < width; x0 += 16) {
-      const int xs = width - x0 < 16 ? static_cast<int>(width - x0) : 16;
-      const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
+    for_each_run_of_16(width, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
       __m512 r[16];
       for_each_of_16(16, [&](int x) {
         r[x] = _mm512_maskz_loadu_ps(x < xs ? kAll : 0, band + (i * width_stride + x0 + x) * 16);
@@ -183,7 +178,7 @@ void store_band_nchw(const float* band, std::ptrdiff_t width_stride, int rows, s
       transpose16(r);
       float* o = out + i * row + x0;
       for_each_of_16(lanes, [&](int l) { _mm512_mask_storeu_ps(o + l * plane, mask, r[l]); });
-    }
+    });
   }
 }
 
@@ -195,9 +190,7 @@ void store_band_nchw_words(const float* band, std::ptrdiff_t width_stride, int r
                            NarrowCounts*) {
   auto* out = static_cast<uint16_t*>(out_any);
   for (int i = 0; i < rows; ++i) {
-    for (std::ptrdiff_t x0 = 0; x0 < width; x0 += 16) {
-      const int xs = width - x0 < 16 ? static_cast<int>(width - x0) : 16;
-      const __mmask16 mask = static_cast<__mmask16>((1u << xs) - 1u);
+    for_each_run_of_16(width, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
       __m256i px[16];
       for_each_of_16(16, [&](int x) {  // pixels beyond xs are zeros (an empty mask loads nothing)
         const __m512 v = _mm512_maskz_loadu_ps(x < xs ? kAll : 0, band + (i * width_stride + x0 + x) * 16);
@@ -208,7 +201,7 @@ void store_band_nchw_words(const float* band, std::ptrdiff_t width_stride, int r
       transpose16_words(z, c);
       uint16_t* o = out + i * row + x0;
       for_each_of_16(lanes, [&](int l) { _mm256_mask_storeu_epi16(o + l * plane, mask, row_of(c, l)); });
-    }
+    });
   }
 }
 

@@ -19,6 +19,7 @@ namespace nova::conv {
 namespace {
 
 using kernels_impl::for_each_of_16;
+using kernels_impl::for_each_run_of_16;
 
 constexpr __mmask16 kAll16 = static_cast<__mmask16>(0xFFFF);
 constexpr __mmask64 kAll64 = ~static_cast<__mmask64>(0);
@@ -95,9 +96,7 @@ void pack_rows16_int8(const void* src_any, float scale, std::ptrdiff_t channel_s
                       std::ptrdiff_t count, float* dst) {
   const auto* src = static_cast<const int8_t*>(src_any);
   const __m512 sc = _mm512_set1_ps(scale);
-  for (std::ptrdiff_t x0 = 0; x0 < count; x0 += 16) {
-    const int xs = count - x0 < 16 ? static_cast<int>(count - x0) : 16;
-    const auto mask = static_cast<__mmask16>((1u << xs) - 1u);
+  for_each_run_of_16(count, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
     __m128i rows[16];
     for_each_of_16(16, [&](int l) {  // channels beyond `lanes` read as zero (an empty mask loads nothing)
       rows[l] = _mm_maskz_loadu_epi8(l < lanes ? mask : 0, src + l * channel_stride + x0);
@@ -112,7 +111,7 @@ void pack_rows16_int8(const void* src_any, float scale, std::ptrdiff_t channel_s
       _mm512_storeu_ps(dst + (x0 + x) * 16,
                        _mm512_maskz_mul_ps(kAll16, _mm512_maskz_cvtepi32_ps(kAll16, codes), sc));
     });
-  }
+  });
 }
 
 void store_band_nchw_int8(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
@@ -122,9 +121,7 @@ void store_band_nchw_int8(const float* band, std::ptrdiff_t width_stride, int ro
   Int8NarrowAvx512 narrow(inv_scale);
   const auto lane_mask = static_cast<__mmask16>((1u << lanes) - 1u);
   for (int i = 0; i < rows; ++i) {
-    for (std::ptrdiff_t x0 = 0; x0 < width; x0 += 16) {
-      const int xs = width - x0 < 16 ? static_cast<int>(width - x0) : 16;
-      const auto mask = static_cast<__mmask16>((1u << xs) - 1u);
+    for_each_run_of_16(width, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
       __m128i px[16];
       for_each_of_16(16, [&](int x) {  // pixels beyond xs: no lanes, code 0, nothing counted
         px[x] = narrow(_mm512_maskz_loadu_ps(x < xs ? lane_mask : 0, band + (i * width_stride + x0 + x) * 16),
@@ -137,7 +134,7 @@ void store_band_nchw_int8(const float* band, std::ptrdiff_t width_stride, int ro
       transpose_bytes(z, t);
       int8_t* o = out + i * row + x0;
       for_each_of_16(lanes, [&](int l) { _mm_mask_storeu_epi8(o + l * plane, mask, lane(t[l / 4], l % 4)); });
-    }
+    });
   }
   counts->saturated += narrow.saturated();
   counts->nonfinite += narrow.nonfinite();

@@ -4,6 +4,7 @@
 // dequantized in the same order as the portable kernel. Up to 6 rows x 64 columns per micro-kernel.
 #include <immintrin.h>
 
+#include "../avx512/int8_dequantize_avx512.hpp"
 #include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
 
@@ -11,7 +12,7 @@ namespace nova::conv {
 
 namespace {
 
-// The masked form computes the same as _mm512_cvtepi32_ps, whose GCC 12 form trips a false
+// The masked forms compute the same as the plain intrinsics, whose GCC 12 forms trip a false
 // -Wmaybe-uninitialized (GCC bug 105593).
 constexpr __mmask16 kAll = static_cast<__mmask16>(0xFFFF);
 
@@ -44,8 +45,7 @@ void ukernel(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
     const __m512i cj = _mm512_loadu_si512(comp + 16 * j);
     const __m512 sj = _mm512_loadu_ps(scale + 16 * j);
     for (int i = 0; i < MR; ++i)
-      _mm512_storeu_ps(c + static_cast<std::size_t>(i) * ldc + 16 * j,
-                       _mm512_mul_ps(_mm512_maskz_cvtepi32_ps(kAll, _mm512_sub_epi32(acc[i][j], cj)), sj));
+      _mm512_storeu_ps(c + static_cast<std::size_t>(i) * ldc + 16 * j, int8_dequantize(acc[i][j], cj, sj));
   }
 }
 

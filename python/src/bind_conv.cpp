@@ -160,7 +160,7 @@ void bind_conv(nb::module_& m) {
       .def_prop_ro("precision", [](const PyPlan& p) { return conv::to_string(p.plan.precision()); },
                    "Precision of the GEMMs actually run (fp32 on the direct path)")
       .def_prop_ro("gemm_path", [](const PyPlan& p) { return p.plan.gemm_path(); },
-                   "The GEMM kernel: avx512-bf16, avx512-vnni, amx-int8, avx512-f16c, avx512-fp16, portable, "
+                   "The GEMM kernel: avx512-bf16, amx-bf16, avx512-vnni, amx-int8, avx512-f16c, avx512-fp16, portable, "
                    "or the FP32 ISA")
       .def_prop_ro("gemm_detail", [](const PyPlan& p) { return p.plan.gemm_detail(); },
                    "The GEMM kernel with its instructions and why no faster one runs")

@@ -1,5 +1,5 @@
-// AMX for the int8 GEMM: whether the process may use it (amx_int8_supported, nova/conv/conv.hpp) and
-// the check that decides it, exposed for the tests.
+// AMX for the int8 and bf16 GEMMs: whether the process may use them (amx_int8_supported,
+// amx_bf16_supported, nova/conv/conv.hpp) and the checks that decide it, exposed for the tests.
 #pragma once
 
 #include <string>
@@ -20,5 +20,15 @@ bool int8_gemms_agree(Int8GemmFn candidate, Int8GemmFn reference, std::string* w
 // the same bits; otherwise `why` says what happened (crashed with a signal, differed and where, or no
 // child could be started).
 bool int8_gemm_admitted(Int8GemmFn candidate, Int8GemmFn reference, std::string& why);
+
+// Runs `candidate` on random bf16 operands (normal values within 2^-3..2^4, so that double sums are
+// exact) for the same cases, and checks every element of C against the exact sum: within the bound of
+// FP32 summation of the exact products in any order (2 * gamma(kc + 2) * sum |products|), columns
+// between the panel and the row stride untouched, a NaN operand giving NaN and an Inf one infinity. On
+// a failure, `where` (optional) names the case and the element.
+bool bf16_gemm_within_bound(Bf16GemmFn candidate, std::string* where = nullptr);
+
+// bf16_gemm_within_bound in a forked child, as int8_gemm_admitted.
+bool bf16_gemm_admitted(Bf16GemmFn candidate, std::string& why);
 
 }  // namespace nova::conv

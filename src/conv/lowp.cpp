@@ -69,9 +69,24 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   switch (prec) {
     case Precision::kBf16:
       w.bf16_gemm = use_simd ? bf16_gemm_avx512bf16() : bf16_gemm_portable();
-      if (use_simd) w.convert.bf16 = bf16_convert_avx512bf16();
       p.gemm_path_detail =
-          use_simd ? "bf16 GEMM: avx512-bf16 (vdpbf16ps)" : "bf16 GEMM: portable (vdpbf16ps emulated)";
+          use_simd ? "bf16 GEMM: avx512-bf16 (vdpbf16ps" : "bf16 GEMM: portable (vdpbf16ps emulated)";
+      if (use_simd) {
+        w.convert.bf16 = bf16_convert_avx512bf16();
+        // AMX tiles where this process may use them, the kernel passed its check (amx_support.cpp), and
+        // every GEMM's channel count is whole tiles (the kernel would hand the others to avx512-bf16).
+        std::string amx_why;
+        const bool amx = amx_bf16_supported(&amx_why);
+        if (amx && w.Cpad % 32 != 0)
+          amx_why = std::to_string(w.Cpad) + " channels (padded) are not whole tiles of 32";
+        if (amx && w.Cpad % 32 == 0) {
+          w.bf16_gemm = bf16_gemm_amx();
+          p.gemm_path = "amx-bf16";
+          p.gemm_path_detail = "bf16 GEMM: amx-bf16 (tdpbf16ps; FP32 sums in the tile unit's order)";
+        } else {
+          p.gemm_path_detail += "; amx: " + amx_why + ")";
+        }
+      }
       break;
     case Precision::kFp16:
       if (w.fp16_fma) {

@@ -1,13 +1,16 @@
-// AMX for the int8 GEMM (src/conv/amx_support.cpp). No machine of this project has had AMX. Tested here:
-// the AMX kernel's code on a scalar model of the tile instructions; the bit-for-bit check that admits
-// the real kernel, which must reject a kernel that differs anywhere it looks; plans naming the kernel
-// they run and why. On a machine with AMX the last test runs the AMX kernel itself.
+// AMX for the int8 and bf16 GEMMs (src/conv/amx_support.cpp). No machine of this project has had AMX.
+// Tested here: the AMX kernels' code on a scalar model of the tile instructions; the checks that admit
+// the real kernels (int8: bit for bit against VNNI; bf16: the error bound of FP32 summation), which
+// must reject a kernel that is wrong anywhere they look; plans naming the kernel they run and why. On
+// a machine with AMX the last tests run the AMX kernels themselves.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "conv/amx_support.hpp"
 #include "conv_test_util.hpp"
@@ -100,6 +103,169 @@ TEST(Amx, Int8KernelEqualsVnniWhereTheMachineHasAmx) {
   if (amx_int8_supported(&why)) {
     std::string where;
     EXPECT_TRUE(int8_gemms_agree(int8_gemm_amx(), int8_gemm_avx512vnni(), &where)) << where;
+    return;
+  }
+  ASSERT_EQ(why.find("not used"), std::string::npos) << why;
+  GTEST_SKIP() << "AMX not usable here: " << why;
+}
+
+// --- bf16 ---
+
+bool bf16_simd() {
+  return lowp_simd_supported(Precision::kBf16);
+}
+
+// Random normal bf16 values with exponents over a wide range (2^-20 .. 2^20), so that the order of the
+// FP32 sums matters.
+std::vector<uint16_t> random_bf16(std::size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint16_t> v(n);
+  for (auto& x : v) {
+    const uint32_t r = rng();
+    x = static_cast<uint16_t>((r & 0x8000u) | ((107u + (r >> 20) % 41u) << 7) | (r & 0x7Fu));
+  }
+  return v;
+}
+
+// C in channel order, one bf16_dp_step per channel: what the tile model's TDPBF16PS (the SDM's
+// pseudocode) makes of any blocking.
+std::vector<float> channel_order(int64_t rows, int nv, std::size_t kc, const std::vector<uint16_t>& a,
+                                 std::size_t lda, const std::vector<uint16_t>& b, std::size_t ldc) {
+  const std::size_t w = static_cast<std::size_t>(16 * nv);
+  std::vector<float> c(static_cast<std::size_t>(rows) * ldc, -1.0f);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(rows); ++i)
+    for (std::size_t j = 0; j < w; ++j) {
+      float acc = 0.0f;
+      for (std::size_t ch = 0; ch < kc; ++ch)
+        acc = bf16_dp_step(acc, bf16_daz(a[i * lda + ch]), bf16_daz(b[(ch / 2) * (2 * w) + 2 * j + (ch & 1)]));
+      c[i * ldc + j] = acc;
+    }
+  return c;
+}
+
+// The AMX kernel's blocking (32- and 16-row blocks, the zero-padded last block, 1..4 column vectors,
+// several tile depths) on the tile model: every element is the channel-order sum of its own row and
+// column, bit for bit, whatever block the row fell in. Channel counts that are not whole tiles go to
+// avx512-bf16 whole.
+TEST(Amx, Bf16KernelOnTheTileModelSumsEachElementInChannelOrder) {
+  if (!bf16_simd()) GTEST_SKIP() << "no avx512-bf16 path on this CPU";
+  uint32_t seed = 1;
+  for (const std::size_t kc : {std::size_t{32}, std::size_t{96}, std::size_t{256}})
+    for (int nv = 1; nv <= kMaxNV; ++nv)
+      for (const int64_t rows : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{33}, int64_t{50}, int64_t{80}}) {
+        const std::size_t w = static_cast<std::size_t>(16 * nv), lda = kc + 16, ldc = w + 16;
+        const std::vector<uint16_t> a = random_bf16(static_cast<std::size_t>(rows) * lda, seed++);
+        const std::vector<uint16_t> b = random_bf16(kc * w, seed++);
+        std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f);
+        bf16_gemm_amx_model()(rows, nv, kc, a.data(), lda, b.data(), got.data(), ldc);
+        EXPECT_TRUE(testing::same_bits(got, channel_order(rows, nv, kc, a, lda, b, ldc)))
+            << "rows " << rows << ", nv " << nv << ", kc " << kc;
+      }
+  // 48 channels: 1.5 tiles, handed to avx512-bf16.
+  const std::size_t kc = 48, lda = 64, ldc = 48;
+  const std::vector<uint16_t> a = random_bf16(40 * lda, 77), b = random_bf16(kc * 32, 78);
+  std::vector<float> got(40 * ldc, -1.0f), want(got);
+  bf16_gemm_amx_model()(40, 2, kc, a.data(), lda, b.data(), got.data(), ldc);
+  bf16_gemm_avx512bf16()(40, 2, kc, a.data(), lda, b.data(), want.data(), ldc);
+  EXPECT_TRUE(testing::same_bits(got, want));
+}
+
+// Kernels the bound check must refuse, each wrong in one way: a product left out, a write beyond the
+// panel's columns, a NaN operand turned into a number.
+void drops_last_pair(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
+                     float* c, std::size_t ldc) {
+  bf16_gemm_portable()(rows, nv, kc - 2, a, lda, b, c, ldc);
+}
+void writes_past_the_panel(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
+                           const uint16_t* b, float* c, std::size_t ldc) {
+  bf16_gemm_portable()(rows, nv, kc, a, lda, b, c, ldc);
+  if (rows == 50 && nv == 3) c[49 * ldc + 48] = 0.0f;
+}
+void loses_nan(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
+               float* c, std::size_t ldc) {
+  bf16_gemm_portable()(rows, nv, kc, a, lda, b, c, ldc);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int j = 0; j < 16 * nv; ++j)
+      if (std::isnan(c[static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(j)]))
+        c[static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(j)] = 0.0f;
+}
+// vdpbf16ps's sums, with every element moved by a hundred ulps: outside the bound wherever the sum is
+// not small next to its terms.
+void hundred_ulps_off(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
+                      float* c, std::size_t ldc) {
+  bf16_gemm_portable()(rows, nv, kc, a, lda, b, c, ldc);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int j = 0; j < 16 * nv; ++j) {
+      float& x = c[static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(j)];
+      for (int u = 0; u < 100; ++u) x = std::nextafter(x, 1e30f);
+    }
+}
+
+TEST(Amx, Bf16BoundCheckAdmitsCorrectSumsAndRejectsFaults) {
+  std::string where;
+  EXPECT_TRUE(bf16_gemm_within_bound(bf16_gemm_portable(), &where)) << where;
+  if (bf16_simd()) {
+    EXPECT_TRUE(bf16_gemm_within_bound(bf16_gemm_avx512bf16(), &where)) << where;
+    EXPECT_TRUE(bf16_gemm_within_bound(bf16_gemm_amx_model(), &where)) << where;
+  }
+  EXPECT_FALSE(bf16_gemm_within_bound(&drops_last_pair, &where));
+  EXPECT_NE(where.find("rows 1, 1 column vector(s), 32 channels, C[0]["), std::string::npos) << where;
+  EXPECT_FALSE(bf16_gemm_within_bound(&writes_past_the_panel, &where));
+  EXPECT_EQ(where, "rows 50, 3 column vector(s), 32 channels, C[49][48]: written outside the panel's columns");
+  EXPECT_FALSE(bf16_gemm_within_bound(&loses_nan, &where));
+  EXPECT_EQ(where, "rows 20, 2 column vector(s), 64 channels, C[3][0]: a NaN operand lost");
+  EXPECT_FALSE(bf16_gemm_within_bound(&hundred_ulps_off, &where));
+  EXPECT_NE(where.find("bound"), std::string::npos) << where;
+}
+
+void faulting_bf16_kernel(int64_t, int, std::size_t, const uint16_t*, std::size_t, const uint16_t*, float*,
+                          std::size_t) {
+  std::raise(SIGSEGV);
+}
+
+TEST(Amx, Bf16AdmissionSurvivesAFaultingKernel) {
+  std::string why;
+  EXPECT_TRUE(bf16_gemm_admitted(bf16_gemm_portable(), why)) << why;
+  EXPECT_FALSE(bf16_gemm_admitted(&loses_nan, why));
+  EXPECT_EQ(why,
+            "the kernel's sums left the FP32 error bound (rows 20, 2 column vector(s), 64 channels, C[3][0]: a NaN "
+            "operand lost)");
+  EXPECT_FALSE(bf16_gemm_admitted(&faulting_bf16_kernel, why));
+  EXPECT_EQ(why, "the kernel crashed in a test process (signal " + std::to_string(SIGSEGV) + ")");
+}
+
+Plan bf16_plan(int64_t channels) {
+  PlanOptions o;
+  o.precision = Precision::kBf16;
+  o.tile = TileSize{4, 3};
+  const ConvShape shape{1, channels, 12, 12, 32, 3, 3, 1, 1};
+  const testing::Problem pr = testing::random_problem(shape, 5);
+  return Plan::create(shape, pr.weights.data(), pr.bias.data(), o);
+}
+
+TEST(Amx, Bf16PlanNamesItsKernel) {
+  if (!bf16_simd() || best_isa() != Isa::kAvx512) GTEST_SKIP() << "no avx512-bf16 path on this CPU";
+  std::string why;
+  const Plan whole = bf16_plan(64), partial = bf16_plan(40);  // 40 channels: padded to 48
+  EXPECT_EQ(partial.gemm_path(), "avx512-bf16");
+  if (amx_bf16_supported(&why)) {
+    EXPECT_EQ(whole.gemm_path(), "amx-bf16");
+    EXPECT_NE(partial.describe().find("amx: 48 channels (padded) are not whole tiles of 32"), std::string::npos)
+        << partial.describe();
+  } else {
+    EXPECT_EQ(whole.gemm_path(), "avx512-bf16");
+    EXPECT_FALSE(why.empty());
+    EXPECT_NE(whole.describe().find("bf16 GEMM: avx512-bf16 (vdpbf16ps; amx: " + why + ")"), std::string::npos)
+        << whole.describe();
+  }
+}
+
+// Where the CPU has AMX-BF16 and Linux grants the tile state, the AMX kernel must pass its check.
+TEST(Amx, Bf16KernelWithinBoundWhereTheMachineHasAmx) {
+  std::string why;
+  if (amx_bf16_supported(&why)) {
+    std::string where;
+    EXPECT_TRUE(bf16_gemm_within_bound(bf16_gemm_amx(), &where)) << where;
     return;
   }
   ASSERT_EQ(why.find("not used"), std::string::npos) << why;

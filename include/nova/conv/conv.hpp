@@ -114,6 +114,12 @@ bool fp16_arithmetic_supported();
 // operands in a child of this process (checked once, forked so that a fault cannot take this process
 // down). `reason` (optional) says which step failed.
 bool amx_int8_supported(std::string* reason = nullptr);
+// Whether bf16 plans may run their GEMMs on AMX tiles (TDPBF16PS): the CPU has AMX-TILE and AMX-BF16
+// beside the avx512-bf16 path, Linux granted the tile state, and the AMX kernel's sums stayed within
+// the error bound of FP32 summation (NaN and Inf propagated) on random operands in a child of this
+// process. Its FP32 sums follow the tile unit's order, so its bits are not those of vdpbf16ps (or of
+// the portable kernel). Plans whose padded channel count is not a multiple of 32 keep avx512-bf16.
+bool amx_bf16_supported(std::string* reason = nullptr);
 std::string to_string(Fp16Arithmetic arithmetic);
 Fp16Arithmetic parse_fp16_arithmetic(const std::string& text);  // "auto" | "fp32" | "fp16"; throws nova::Error
 
@@ -196,7 +202,7 @@ class Plan {
   std::string transform_name() const;    // points of the Winograd transform, or empty
   std::string describe() const;          // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
   Precision precision() const;           // of the GEMMs actually run (kFp32 on the direct path)
-  // The GEMM kernel path: "avx512-bf16", "avx512-vnni", "amx-int8", "avx512-f16c", "avx512-fp16" or
+  // The GEMM kernel path: "avx512-bf16", "amx-bf16", "avx512-vnni", "amx-int8", "avx512-f16c", "avx512-fp16" or
   // "portable" for the low-precision paths; to_string(isa()) for FP32.
   std::string gemm_path() const;
   // The same with its instructions and why no faster one runs ("int8 GEMM: avx512-vnni (vpdpbusd; amx:

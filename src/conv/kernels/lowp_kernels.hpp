@@ -1,7 +1,8 @@
 // Low-precision GEMM kernels of the Winograd paths (docs/engine.md, "Low-precision paths"). Each
 // computes C[i][j] for i < rows, j < 16*nv from a block of V rows (A, row stride lda elements) and a
 // packed panel of U (B, 16*nv columns), every C element in one fixed order whatever the blocking, so
-// the portable and the SIMD kernel of a type give bit-identical results.
+// the portable and the AVX-512 kernel of a type give bit-identical results (the bf16 AMX kernel sums in
+// the tile unit's order: its own fixed order, not theirs).
 //
 // Panel layouts (kc channels, a multiple of 16; w = 16*nv columns):
 //   bf16: channel pairs interleaved: B[(c/2)*(2w) + 2j + (c&1)] (vdpbf16ps operand), A bf16 bits
@@ -74,8 +75,14 @@ inline constexpr int kFp16FmaChunk = 32;
 Int8GemmFn int8_gemm_avx512vnni();
 // AMX (TDPBUSD), the VNNI kernel's bits; call only when amx_int8_supported() (amx_support.cpp).
 Int8GemmFn int8_gemm_amx();
-// The same kernel over a scalar model of the tile instructions, for the tests (needs avx512-vnni).
+// AMX (TDPBF16PS): FP32 sums in the tile unit's order, not vdpbf16ps's bits; call only when
+// amx_bf16_supported(). Channel counts that are not a multiple of 32 go to the avx512-bf16 kernel.
+Bf16GemmFn bf16_gemm_amx();
+// The same kernels over a scalar model of the tile instructions, for the tests (need avx512-vnni, and
+// avx512-bf16 for the bf16 one). The bf16 model sums in channel order (the SDM's pseudocode): each C
+// element is the sequence of bf16_dp_step over channels 0, 1, ..., kc-1.
 Int8GemmFn int8_gemm_amx_model();
+Bf16GemmFn bf16_gemm_amx_model();
 
 // Bit-level helpers shared by every path.
 inline uint32_t f32_bits(float x) {
@@ -101,6 +108,15 @@ inline float bf16_to_float(uint16_t h) {
 }
 inline float bf16_daz(uint16_t h) {
   return (h & 0x7F80u) == 0 ? f32_from_bits((static_cast<uint32_t>(h) & 0x8000u) << 16) : bf16_to_float(h);
+}
+// One bf16 product added to an FP32 sum, as vdpbf16ps and TDPBF16PS do per step: the product of two
+// bf16 values is exact in double, the sum with a float rounded once to double is exact or rounds to
+// the same float (the operands have at most 24 and 16 significant bits), then it is rounded to float
+// and flushed when subnormal (FTZ). Operands already read with bf16_daz.
+inline float bf16_dp_step(float acc, float a, float b) {
+  const float s =
+      static_cast<float>(static_cast<double>(acc) + static_cast<double>(a) * static_cast<double>(b));
+  return (f32_bits(s) & 0x7F800000u) == 0 ? f32_from_bits(f32_bits(s) & 0x80000000u) : s;
 }
 // float rounded to the nearest fp16 value (ties to even, subnormals, overflow to inf), as a float.
 inline float round_fp16(float x) {

@@ -13,15 +13,6 @@ namespace {
 
 constexpr int kRows = 4;  // rows per pass (accumulators of 4 x 64 columns)
 
-// One step of vdpbf16ps for one lane: the product of two bf16 values is exact in double, the sum with
-// a float rounded once to double is exact or rounds to the same float (the operands have at most 24
-// and 16 significant bits), then it is rounded to float and flushed when subnormal (FTZ).
-inline float dp_step(float acc, float a, float b) {
-  const float s =
-      static_cast<float>(static_cast<double>(acc) + static_cast<double>(a) * static_cast<double>(b));
-  return (f32_bits(s) & 0x7F800000u) == 0 ? f32_from_bits(f32_bits(s) & 0x80000000u) : s;
-}
-
 void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
                float* c, std::size_t ldc) {
   const int w = 16 * nv;
@@ -34,8 +25,8 @@ void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::siz
         const uint16_t* ai = a + static_cast<std::size_t>(i0 + i) * lda + 2 * p;
         const float a0 = bf16_daz(ai[0]), a1 = bf16_daz(ai[1]);
         for (int j = 0; j < w; ++j) {
-          float s = dp_step(acc[i][j], a1, bf16_daz(bp[2 * j + 1]));
-          acc[i][j] = dp_step(s, a0, bf16_daz(bp[2 * j]));
+          float s = bf16_dp_step(acc[i][j], a1, bf16_daz(bp[2 * j + 1]));
+          acc[i][j] = bf16_dp_step(s, a0, bf16_daz(bp[2 * j]));
         }
       }
     }

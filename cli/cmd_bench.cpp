@@ -98,9 +98,7 @@ void run_bench(const BenchOptions& o) {
   po.tile_block = o.tile_block;
   if (!o.isa.empty()) po.isa = conv::parse_isa(o.isa);
   po.precision = conv::parse_precision(o.dtype);
-  if (o.lowp_kernel == "portable") po.lowp_kernel = conv::LowpKernel::kPortable;
-  else if (o.lowp_kernel == "simd") po.lowp_kernel = conv::LowpKernel::kSimd;
-  else if (o.lowp_kernel != "auto") throw Error("--lowp-kernel wants auto, portable or simd, got '" + o.lowp_kernel + "'");
+  po.lowp_kernel = conv::parse_lowp_kernel(o.lowp_kernel);
   po.fp16_arithmetic = conv::parse_fp16_arithmetic(o.fp16_arith);
   if (o.algorithm == "winograd") {
     po.algorithm = conv::AlgorithmChoice::kWinograd;
@@ -312,7 +310,7 @@ void setup(CLI::App& app) {
   c->add_option("--output-type", o->output_type, "Output tensor type (overrides --io)");
   c->add_option("--input-scale", o->input_scale, "int8 input: value = scale * code (default 1/127; the data is in [-1, 1])");
   c->add_option("--output-scale", o->output_scale, "int8 output: value = scale * code (default max|y|/127 of an FP32 run)");
-  c->add_option("--lowp-kernel", o->lowp_kernel, "Low-precision GEMM kernel: auto | portable | simd")->default_val("auto");
+  c->add_option("--lowp-kernel", o->lowp_kernel, "Low-precision GEMM kernel: auto | portable | simd | avx512 (never AMX) | amx (int8, bf16)")->default_val("auto");
   c->add_option("--fp16-arith", o->fp16_arith,
                 "fp16 GEMM arithmetic: auto (fp16 where AVX512-FP16 is present) | fp32 (F16C widening) | fp16 (fp16 FMAs "
                 "over chunks of 32 channels, fp32 chunk sums)")

@@ -66,7 +66,8 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
                  std::optional<ConstTensor> bias, const std::string& layout, bool relu, int threads,
                  const std::string& tile, std::optional<Transform> transform, const std::string& algorithm,
                  const std::string& precision, const std::string& fp16_arithmetic, const std::string& input_type,
-                 const std::string& output_type, float input_scale, float output_scale) {
+                 const std::string& output_type, float input_scale, float output_scale,
+                 const std::string& lowp_kernel) {
   ConvShape s;
   std::tie(s.N, s.C, s.H, s.W, s.K) = nchwk;
   std::tie(s.R, s.S) = kernel;
@@ -87,6 +88,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   o.input = {conv::parse_data_type(input_type), input_scale};
   o.output = {conv::parse_data_type(output_type), output_scale};
   o.fp16_arithmetic = conv::parse_fp16_arithmetic(fp16_arithmetic);
+  o.lowp_kernel = conv::parse_lowp_kernel(lowp_kernel);
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
@@ -130,11 +132,13 @@ void bind_conv(nb::module_& m) {
            nb::arg("relu") = false, nb::arg("threads") = 0, nb::arg("tile") = "", nb::arg("transform") = nb::none(),
            nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32", nb::arg("fp16_arithmetic") = "auto",
            nb::arg("input_type") = "fp32", nb::arg("output_type") = "fp32", nb::arg("input_scale") = 1.0f,
-           nb::arg("output_scale") = 1.0f,
+           nb::arg("output_scale") = 1.0f, nb::arg("lowp_kernel") = "auto",
            "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None; "
            "precision of the Winograd GEMMs: fp32, bf16, fp16, int8 or int8-spatial; fp16_arithmetic (fp16 plans): "
            "auto (fp16 FMAs where AVX512-FP16 is present), fp32 or fp16; input_type / output_type: the tensors' "
-           "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / output_scale)")
+           "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / output_scale); "
+           "lowp_kernel: auto, portable, simd, avx512 (never AMX: the portable kernel's bits on every machine) or amx "
+           "(int8, bf16; an error where this process cannot run it)")
       .def("calibrate", &calibrate, nb::arg("samples"),
            "INT8 plans: store per-tap scales from sample inputs (float32 arrays, one input each, in the plan's "
            "layout); later executes use them instead of scales from each call's data (faster: one input "

@@ -295,6 +295,41 @@ def test_plan_names_its_gemm_kernel():
         assert plan.gemm_detail.startswith(prefix + plan.gemm_path), (precision, plan.gemm_detail)
 
 
+def test_plans_take_the_low_precision_kernel_asked_for():
+    """lowp_kernel="avx512" gives the portable kernel's bits (never AMX); "amx" runs AMX or says why not."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((32, 32, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((1, 32, 10, 10)).astype(np.float32)
+
+    def plan(precision, kernel):
+        return nova.ConvPlan((1, 32, 10, 10, 32), weights=w, tile="2,3", precision=precision, lowp_kernel=kernel)
+
+    for precision in ("bf16", "int8"):
+        portable = plan(precision, "portable")
+        assert portable.gemm_path == "portable"
+        try:
+            vector = plan(precision, "avx512")
+        except ValueError as e:  # no AVX-512 kernel for this precision on this CPU
+            assert "cannot run" in str(e) or "need the avx512 path" in str(e), e
+            continue
+        assert vector.gemm_path.startswith("avx512-"), vector.gemm_path
+        assert "amx: avx512 requested" in vector.gemm_detail, vector.gemm_detail
+        y_vector, y_portable = (np.zeros((1, 32, 10, 10), np.float32) for _ in range(2))
+        vector.execute(x, y_vector)
+        portable.execute(x, y_portable)
+        assert np.array_equal(y_vector.view(np.uint32), y_portable.view(np.uint32))
+        try:
+            amx = plan(precision, "amx")
+            assert amx.gemm_path == "amx-" + precision
+        except ValueError as e:
+            assert "cannot run the amx-" + precision + " GEMM: " in str(e), e
+    with pytest.raises(ValueError, match="no AMX kernel for fp16 GEMMs"):
+        plan("fp16", "amx")
+    with pytest.raises(ValueError, match="unknown low-precision kernel 'tiles'"):
+        plan("bf16", "tiles")
+
+
 def test_int8_plans_calibrate_from_python():
     """ConvPlan.calibrate stores per-tap scales from samples: calibrated on the input itself, a plan gives the
     bits of per-call scales; on a half-range sample the real input saturates and is counted."""

@@ -100,6 +100,24 @@ Fp16Arithmetic parse_fp16_arithmetic(const std::string& text) {
   throw Error("unknown fp16 arithmetic '" + text + "' (expected auto, fp32 or fp16)");
 }
 
+std::string to_string(LowpKernel kernel) {
+  switch (kernel) {
+    case LowpKernel::kAuto: return "auto";
+    case LowpKernel::kPortable: return "portable";
+    case LowpKernel::kSimd: return "simd";
+    case LowpKernel::kAvx512: return "avx512";
+    case LowpKernel::kAmx: return "amx";
+  }
+  return "?";
+}
+
+LowpKernel parse_lowp_kernel(const std::string& text) {
+  for (LowpKernel k : {LowpKernel::kAuto, LowpKernel::kPortable, LowpKernel::kSimd, LowpKernel::kAvx512,
+                       LowpKernel::kAmx})
+    if (text == to_string(k)) return k;
+  throw Error("unknown low-precision kernel '" + text + "' (expected auto, portable, simd, avx512 or amx)");
+}
+
 std::string lowp_simd_name(Precision precision) {
   switch (precision) {
     case Precision::kFp32: return to_string(best_isa());

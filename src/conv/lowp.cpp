@@ -49,7 +49,8 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const bool isa_ok = p.isa == Isa::kAvx512;
   bool use_simd = false;
   std::string why;
-  if (p.lowp_kernel == LowpKernel::kSimd) {
+  const LowpKernel asked = p.lowp_kernel;
+  if (asked == LowpKernel::kSimd || asked == LowpKernel::kAvx512 || asked == LowpKernel::kAmx) {
     if (!cpu_has) throw Error("this CPU cannot run the " + simd + " " + to_string(prec) + " GEMM kernels");
     if (!isa_ok)
       throw Error("the " + simd + " " + to_string(prec) + " GEMM kernels need the avx512 path, not " +
@@ -76,10 +77,14 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         // AMX tiles where this process may use them, the kernel passed its check (amx_support.cpp), and
         // every GEMM's channel count is whole tiles (the kernel would hand the others to avx512-bf16).
         std::string amx_why;
-        const bool amx = amx_bf16_supported(&amx_why);
-        if (amx && w.Cpad % 32 != 0)
+        bool amx = asked != LowpKernel::kAvx512 && amx_bf16_supported(&amx_why);
+        if (asked == LowpKernel::kAvx512) amx_why = "avx512 requested";
+        if (amx && w.Cpad % 32 != 0) {
+          amx = false;
           amx_why = std::to_string(w.Cpad) + " channels (padded) are not whole tiles of 32";
-        if (amx && w.Cpad % 32 == 0) {
+        }
+        if (asked == LowpKernel::kAmx && !amx) throw Error("this process cannot run the amx-bf16 GEMM: " + amx_why);
+        if (amx) {
           w.bf16_gemm = bf16_gemm_amx();
           p.gemm_path = "amx-bf16";
           p.gemm_path_detail = "bf16 GEMM: amx-bf16 (tdpbf16ps; FP32 sums in the tile unit's order)";
@@ -112,7 +117,10 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         w.convert.amax = amax_avx512vnni();
         // AMX tiles where this process may use them and the kernel passed its check (amx_support.cpp).
         std::string amx_why;
-        if (amx_int8_supported(&amx_why)) {
+        const bool amx = asked != LowpKernel::kAvx512 && amx_int8_supported(&amx_why);
+        if (asked == LowpKernel::kAvx512) amx_why = "avx512 requested";
+        if (asked == LowpKernel::kAmx && !amx) throw Error("this process cannot run the amx-int8 GEMM: " + amx_why);
+        if (amx) {
           w.int8_gemm = int8_gemm_amx();
           p.gemm_path = "amx-int8";
           p.gemm_path_detail =

@@ -65,6 +65,8 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   p.kernels = &kernels(p.isa);  // throws if the CPU cannot run a forced path
   p.precision = options.precision;
   p.lowp_kernel = options.lowp_kernel;
+  if (p.lowp_kernel == LowpKernel::kAmx && p.precision != Precision::kInt8 && p.precision != Precision::kBf16)
+    throw Error("no AMX kernel for " + to_string(p.precision) + " GEMMs (AMX kernels: int8, bf16)");
   p.fp16_arithmetic = options.fp16_arithmetic;
   p.gemm_path = to_string(p.isa);
   p.gemm_path_detail = "fp32 GEMM: " + to_string(p.isa);

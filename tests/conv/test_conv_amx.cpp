@@ -15,6 +15,7 @@
 #include "conv/amx_support.hpp"
 #include "conv_test_util.hpp"
 #include "nova/conv/conv.hpp"
+#include "nova/error.hpp"
 
 namespace nova::conv {
 namespace {
@@ -258,6 +259,52 @@ TEST(Amx, Bf16PlanNamesItsKernel) {
     EXPECT_NE(whole.describe().find("bf16 GEMM: avx512-bf16 (vdpbf16ps; amx: " + why + ")"), std::string::npos)
         << whole.describe();
   }
+}
+
+Plan plan_asking(Precision precision, LowpKernel kernel, int64_t channels) {
+  PlanOptions o;
+  o.precision = precision;
+  o.lowp_kernel = kernel;
+  o.tile = TileSize{2, 3};
+  const ConvShape shape{1, channels, 10, 10, 32, 3, 3, 1, 1};
+  const testing::Problem pr = testing::random_problem(shape, 6);
+  return Plan::create(shape, pr.weights.data(), pr.bias.data(), o);
+}
+
+std::string error_of(Precision precision, LowpKernel kernel, int64_t channels) {
+  try {
+    (void)plan_asking(precision, kernel, channels);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// LowpKernel::kAvx512 never runs AMX; kAmx runs it or says why not, in the words of the admission.
+TEST(Amx, PlansAskingForAmxGetItOrAClearError) {
+  if (!bf16_simd() || !lowp_simd_supported(Precision::kInt8) || best_isa() != Isa::kAvx512)
+    GTEST_SKIP() << "no avx512-bf16 and avx512-vnni paths on this CPU";
+  const Plan int8_vector = plan_asking(Precision::kInt8, LowpKernel::kAvx512, 64);
+  EXPECT_EQ(int8_vector.gemm_path(), "avx512-vnni");
+  EXPECT_NE(int8_vector.describe().find("amx: avx512 requested"), std::string::npos) << int8_vector.describe();
+  const Plan bf16_vector = plan_asking(Precision::kBf16, LowpKernel::kAvx512, 64);
+  EXPECT_EQ(bf16_vector.gemm_path(), "avx512-bf16");
+  EXPECT_NE(bf16_vector.describe().find("amx: avx512 requested"), std::string::npos) << bf16_vector.describe();
+
+  std::string why;
+  if (amx_int8_supported(&why))
+    EXPECT_EQ(plan_asking(Precision::kInt8, LowpKernel::kAmx, 64).gemm_path(), "amx-int8");
+  else
+    EXPECT_EQ(error_of(Precision::kInt8, LowpKernel::kAmx, 64), "this process cannot run the amx-int8 GEMM: " + why);
+  if (amx_bf16_supported(&why)) {
+    EXPECT_EQ(plan_asking(Precision::kBf16, LowpKernel::kAmx, 64).gemm_path(), "amx-bf16");
+    EXPECT_EQ(error_of(Precision::kBf16, LowpKernel::kAmx, 40),
+              "this process cannot run the amx-bf16 GEMM: 48 channels (padded) are not whole tiles of 32");
+  } else {
+    EXPECT_EQ(error_of(Precision::kBf16, LowpKernel::kAmx, 64), "this process cannot run the amx-bf16 GEMM: " + why);
+  }
+  EXPECT_EQ(error_of(Precision::kFp16, LowpKernel::kAmx, 64), "no AMX kernel for fp16 GEMMs (AMX kernels: int8, bf16)");
+  EXPECT_EQ(error_of(Precision::kFp32, LowpKernel::kAmx, 64), "no AMX kernel for fp32 GEMMs (AMX kernels: int8, bf16)");
 }
 
 // Where the CPU has AMX-BF16 and Linux grants the tile state, the AMX kernel must pass its check.

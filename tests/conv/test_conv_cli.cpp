@@ -48,7 +48,10 @@ TEST(BenchConvCli, BadRequestsGetAClearMessage) {
   } cases[] = {{"--shape 1,8,8,8,8 --layout nchw8c", "unknown layout"},
                {"--shape 1,8,8 --repeat 1", "--shape wants N,C,H,W,K"},
                {"--shape 1,8,8,8,8 --dtype fp8 --repeat 1", "unknown precision"},
-               {"--shape 1,8,8,8,8 --calibrate --repeat 1", "calibration is for int8"}};
+               {"--shape 1,8,8,8,8 --calibrate --repeat 1", "calibration is for int8"},
+               {"--shape 1,8,8,8,8 --lowp-kernel tiles --repeat 1", "unknown low-precision kernel 'tiles'"},
+               {"--shape 1,8,8,8,8 --dtype fp16 --lowp-kernel amx --repeat 1", "no AMX kernel for fp16 GEMMs"},
+               {"--shape 1,8,8,8,8 --lowp-kernel amx --repeat 1", "no AMX kernel for fp32 GEMMs"}};
   for (const auto& c : cases) {
     const testing::CliResult r = testing::run_cli("bench conv " + c.args);
     EXPECT_NE(r.status, 0) << c.args;

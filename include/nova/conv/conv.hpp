@@ -54,10 +54,17 @@ enum class AlgorithmChoice { kAuto, kWinograd, kDirect };
 //          points {0, +-1, +-2} by default (other transforms or tiles whose integer U', V' exceed int16
 //          are refused; 5x5 kernels run the direct path)
 enum class Precision { kFp32, kBf16, kInt8, kFp16, kInt8Spatial };
-// The low-precision GEMM kernel: the SIMD one when this CPU has its instructions (kAuto, falls back
-// to the portable one and says so), always the portable one (bit-identical results), or the SIMD one
-// or an error (kSimd).
-enum class LowpKernel { kAuto, kPortable, kSimd };
+// The low-precision GEMM kernel:
+//   kAuto      the fastest this process may run: AMX (int8, bf16) where admitted (amx_int8_supported,
+//              amx_bf16_supported), else the AVX-512 one, else the portable one; the plan says why
+//   kPortable  always the portable one
+//   kSimd      as kAuto, but an error where this CPU has no AVX-512 kernel for the precision
+//   kAvx512    the AVX-512 kernel, never AMX, or an error: the portable kernel's bits on every machine
+//              (the bf16 AMX kernel sums in its own order)
+//   kAmx       the AMX kernel or an error that says why not (int8 and bf16 only; bf16 needs a padded
+//              channel count that is a multiple of 32)
+// The portable and AVX-512 kernels of a precision give bit-identical results.
+enum class LowpKernel { kAuto, kPortable, kSimd, kAvx512, kAmx };
 // Element type of the input or output tensor. Whatever the types, the engine computes from FP32 values:
 // an input is widened exactly (int8: code * scale, one FP32 multiply) while it is copied into the
 // engine's blocked layout, and the FP32 result is rounded once as it is stored:
@@ -120,6 +127,8 @@ bool amx_int8_supported(std::string* reason = nullptr);
 // process. Its FP32 sums follow the tile unit's order, so its bits are not those of vdpbf16ps (or of
 // the portable kernel). Plans whose padded channel count is not a multiple of 32 keep avx512-bf16.
 bool amx_bf16_supported(std::string* reason = nullptr);
+std::string to_string(LowpKernel kernel);
+LowpKernel parse_lowp_kernel(const std::string& text);  // "auto" | "portable" | "simd" | "avx512" | "amx"; throws nova::Error
 std::string to_string(Fp16Arithmetic arithmetic);
 Fp16Arithmetic parse_fp16_arithmetic(const std::string& text);  // "auto" | "fp32" | "fp16"; throws nova::Error
 

@@ -45,19 +45,27 @@ struct ModelTiles {
     require_configuration();
     for (int r = 0; r < 16; ++r) std::memcpy(static_cast<unsigned char*>(base) + r * stride, tmm[T][r], 64);
   }
-  template <int C, int A, int B>
-  void dpbusd() {
+  // C[m][n] = step(m, n, C[m][n]) for every element of tile C (32-bit elements of type T).
+  template <class T, int C, class Step>
+  void update_c(const Step& step) {
     require_configuration();
     for (int m = 0; m < 16; ++m)
       for (int n = 0; n < 16; ++n) {
-        int32_t acc;
+        T acc;
         std::memcpy(&acc, &tmm[C][m][4 * n], 4);
-        for (int k = 0; k < 16; ++k)
-          for (int i = 0; i < 4; ++i)
-            acc += static_cast<int32_t>(tmm[A][m][4 * k + i]) *
-                   static_cast<int32_t>(static_cast<int8_t>(tmm[B][k][4 * n + i]));
+        acc = step(m, n, acc);
         std::memcpy(&tmm[C][m][4 * n], &acc, 4);
       }
+  }
+  template <int C, int A, int B>
+  void dpbusd() {
+    update_c<int32_t, C>([&](int m, int n, int32_t acc) {
+      for (int k = 0; k < 16; ++k)
+        for (int i = 0; i < 4; ++i)
+          acc += static_cast<int32_t>(tmm[A][m][4 * k + i]) *
+                 static_cast<int32_t>(static_cast<int8_t>(tmm[B][k][4 * n + i]));
+      return acc;
+    });
   }
   uint16_t bf16_at(int t, int row, int element) const {
     uint16_t h;
@@ -66,16 +74,12 @@ struct ModelTiles {
   }
   template <int C, int A, int B>
   void dpbf16ps() {
-    require_configuration();
-    for (int m = 0; m < 16; ++m)
-      for (int n = 0; n < 16; ++n) {
-        float acc;
-        std::memcpy(&acc, &tmm[C][m][4 * n], 4);
-        for (int k = 0; k < 16; ++k)
-          for (int i = 0; i < 2; ++i)
-            acc = bf16_dp_step(acc, bf16_daz(bf16_at(A, m, 2 * k + i)), bf16_daz(bf16_at(B, k, 2 * n + i)));
-        std::memcpy(&tmm[C][m][4 * n], &acc, 4);
-      }
+    update_c<float, C>([&](int m, int n, float acc) {
+      for (int k = 0; k < 16; ++k)
+        for (int i = 0; i < 2; ++i)
+          acc = bf16_dp_step(acc, bf16_daz(bf16_at(A, m, 2 * k + i)), bf16_daz(bf16_at(B, k, 2 * n + i)));
+      return acc;
+    });
   }
 };
 

@@ -63,12 +63,12 @@ def _engine_precision(precision: str) -> str:
 
 
 def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding, tile: str,
-              transform_json: str, threads: int, precision: str = "fp32"):
+              transform_json: str, threads: int, precision: str = "fp32", lowp_kernel: str = "auto"):
     """A cached engine plan; the key includes the weights' identity and version, so an in-place update
     of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters."""
     key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), weight._version, tuple(weight.shape),
            None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads,
-           precision)
+           precision, lowp_kernel)
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
@@ -82,7 +82,8 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     engine, _, arithmetic = precision.partition(":")
     plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), weights=w32, bias=b32,
                           threads=threads, tile=tile, transform=transform, precision=engine,
-                          fp16_arithmetic=arithmetic or "auto", input_type=io, output_type=io)
+                          fp16_arithmetic=arithmetic or "auto", input_type=io, output_type=io,
+                          lowp_kernel=lowp_kernel)
     _plans[key] = plan
     if len(_plans) > _PLAN_CACHE_SIZE:
         _plans.popitem(last=False)
@@ -103,19 +104,21 @@ def _check_input(x: torch.Tensor, weight: torch.Tensor):
 
 @torch.library.custom_op("nova::winograd_conv2d", mutates_args=())
 def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding: list[int],
-                    tile: str, transform_json: str, threads: int, precision: str = "fp32") -> torch.Tensor:
+                    tile: str, transform_json: str, threads: int, precision: str = "fp32",
+                    lowp_kernel: str = "auto") -> torch.Tensor:
     """Stride-1, dilation-1 conv2d (cross-correlation, NCHW, CPU) through nova's Winograd engine; the input
     is float32, float16 or bfloat16 and the output has its type; ``precision`` (fp32, bf16, fp16, int8) is
-    the type of the engine's Winograd-domain GEMMs."""
+    the type of the engine's Winograd-domain GEMMs, ``lowp_kernel`` the kernel of those GEMMs (auto,
+    portable, simd, avx512: never AMX, amx; nova.ConvPlan)."""
     _check_input(x, weight)
-    plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision)
+    plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision, lowp_kernel)
     out = torch.empty(plan.output_shape, dtype=x.dtype)
     plan.execute(x.detach().contiguous(), out)
     return out
 
 
 @winograd_conv2d.register_fake
-def _(x, weight, bias, padding, tile, transform_json, threads, precision="fp32"):
+def _(x, weight, bias, padding, tile, transform_json, threads, precision="fp32", lowp_kernel="auto"):
     n, _, h, w = x.shape
     k, _, r, s = weight.shape
     return x.new_empty((n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1))
@@ -137,7 +140,7 @@ def _backward(ctx, grad):
         grad_w = torch.nn.grad.conv2d_weight(x, weight.shape, grad, padding=ctx.padding)
     if ctx.has_bias and ctx.needs_input_grad[2]:
         grad_b = grad.sum(dim=(0, 2, 3))
-    return grad_x, grad_w, grad_b, None, None, None, None, None
+    return grad_x, grad_w, grad_b, None, None, None, None, None, None
 
 
 winograd_conv2d.register_autograd(_backward, setup_context=_setup_context)
@@ -173,12 +176,15 @@ class WinogradConv2d(nn.Module):
     "fp16-storage" (fp16 U and V, FP32 arithmetic), "fp16-fma" (fp16 FMAs over chunks of 32 channels, FP32
     sums of the chunks), "fp16" (fp16-fma where the CPU has AVX512-FP16, else fp16-storage) or "int8"
     (int8-tap-channel: per-tap x per-channel U, per-tap V scales from each call's data). Without an explicit transform, a low-precision layer uses nova's catalogue entry for
-    its tile and precision; the input, output, bias and ReLU stay float32.
+    its tile and precision; the input, output, bias and ReLU stay float32. ``lowp_kernel`` picks the kernel
+    of low-precision GEMMs: "auto" (AMX where this process admitted it, else AVX-512, else portable),
+    "portable", "simd", "avx512" (never AMX: the same bits on every machine) or "amx" (an error where it
+    cannot run); see nova.ConvPlan.
     """
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int = 3, padding=1, bias: bool = True,
                  tile: Optional[str] = None, transform: Optional["_nova.Transform"] = None, threads: int = 0,
-                 precision: str = "fp32"):
+                 precision: str = "fp32", lowp_kernel: str = "auto"):
         super().__init__()
         engine_precision = _engine_precision(precision)
         if kernel_size not in (3, 5):
@@ -209,11 +215,12 @@ class WinogradConv2d(nn.Module):
                     pass  # no catalogue entry for this tile: the engine's default transform
         self.threads = threads
         self.precision = precision
+        self.lowp_kernel = lowp_kernel
         self._engine_precision = engine_precision
 
     @classmethod
     def from_conv2d(cls, conv: nn.Conv2d, tile: Optional[str] = None, transform=None, precision: str = "fp32",
-                    threads: int = 0) -> "WinogradConv2d":
+                    threads: int = 0, lowp_kernel: str = "auto") -> "WinogradConv2d":
         """A WinogradConv2d sharing ``conv``'s parameters (same tensors, so the state_dict is unchanged)."""
         reason = ineligibility(conv)
         if reason:
@@ -222,14 +229,15 @@ class WinogradConv2d(nn.Module):
         if isinstance(padding, str):  # 'same' at stride 1 with an odd kernel: (k - 1) / 2 on each side
             padding = ((conv.kernel_size[0] - 1) // 2,) * 2
         module = cls(conv.in_channels, conv.out_channels, conv.kernel_size[0], padding=padding,
-                     bias=conv.bias is not None, tile=tile, transform=transform, threads=threads, precision=precision)
+                     bias=conv.bias is not None, tile=tile, transform=transform, threads=threads, precision=precision,
+                     lowp_kernel=lowp_kernel)
         module.weight = conv.weight
         module.bias = conv.bias
         return module
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return winograd_conv2d(x, self.weight, self.bias, list(self.padding), self.tile if not self._transform_json else "",
-                               self._transform_json, self.threads, self._engine_precision)
+                               self._transform_json, self.threads, self._engine_precision, self.lowp_kernel)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, padding={self.padding}, "
@@ -273,7 +281,7 @@ class ReplacementReport:
 
 
 def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None, precision: str = "fp32",
-                   threads: int = 0) -> ReplacementReport:
+                   threads: int = 0, lowp_kernel: str = "auto") -> ReplacementReport:
     """Replace every eligible nn.Conv2d in ``model`` (in place) by a WinogradConv2d sharing its parameters.
 
     ``tile`` applies to layers whose kernel matches its r (others get the default tile for their kernel);
@@ -292,7 +300,7 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
             use_transform = transform if transform is not None and transform.r == k else None
             use_tile = tile if (tile and _tile_r(tile) == k) else None
             new = WinogradConv2d.from_conv2d(child, tile=use_tile, transform=use_transform, precision=precision,
-                                             threads=threads)
+                                             threads=threads, lowp_kernel=lowp_kernel)
             setattr(parent, child_name, new)
             report.replaced.append((name, f"{k}x{k} -> Winograd {new.tile}"))
     return report

@@ -1,4 +1,6 @@
 """nova.torch against PyTorch's own conv2d (the float64 direct reference is PyTorch's conv in float64)."""
+import copy
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -328,6 +330,29 @@ def test_plans_take_the_low_precision_kernel_asked_for():
         plan("fp16", "amx")
     with pytest.raises(ValueError, match="unknown low-precision kernel 'tiles'"):
         plan("bf16", "tiles")
+
+
+def test_replace_conv2d_passes_the_kernel_choice():
+    """replace_conv2d(lowp_kernel=...) reaches the engine: "portable" and "avx512" give the same bits (bf16),
+    "amx" runs AMX or refuses with the reason on the first forward."""
+    torch.manual_seed(5)
+    net = nn.Sequential(nn.Conv2d(32, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 32, 3, padding=1))
+    x = torch.randn(2, 32, 9, 9)
+    outs = {}
+    for kernel in ("portable", "avx512", "amx"):
+        model = copy.deepcopy(net)
+        nova_torch.replace_conv2d(model, precision="bf16", lowp_kernel=kernel)
+        assert model[0].lowp_kernel == kernel
+        try:
+            with torch.no_grad():
+                outs[kernel] = model(x)
+        except ValueError as e:
+            assert kernel != "portable", e
+            assert "cannot run" in str(e) or "need the avx512 path" in str(e), e
+    if "avx512" in outs:
+        assert torch.equal(outs["avx512"].view(torch.int32), outs["portable"].view(torch.int32))
+    if "amx" in outs:  # FP32 sums in the tile unit's order
+        assert torch.allclose(outs["amx"], outs["portable"], rtol=1e-4, atol=1e-5)
 
 
 def test_int8_plans_calibrate_from_python():

@@ -41,6 +41,21 @@ bool use_fp16_fma(const Plan::Impl& p, const WinogradPlan& w) {
   return fp16_arithmetic_supported() && p.isa == Isa::kAvx512 && w.n <= kFp16ArithmeticMaxPoints;
 }
 
+// Whether the plan runs the AMX kernel `path` ("amx-int8", "amx-bf16"): asked for (not kAvx512),
+// admitted in this process (`admitted`, amx_support.cpp), and `unfit` empty (otherwise why this plan's
+// shape keeps it off). `why` says why not; kAmx without it is an error.
+bool choose_amx(LowpKernel asked, const std::string& path, bool (*admitted)(std::string*),
+                const std::string& unfit, std::string& why) {
+  bool amx = false;
+  if (asked == LowpKernel::kAvx512)
+    why = "avx512 requested";
+  else if (admitted(&why))
+    amx = unfit.empty();
+  if (!amx && why.empty()) why = unfit;
+  if (asked == LowpKernel::kAmx && !amx) throw Error("this process cannot run the " + path + " GEMM: " + why);
+  return amx;
+}
+
 void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;
   w.fp16_fma = prec == Precision::kFp16 && use_fp16_fma(p, w);
@@ -77,14 +92,9 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         // AMX tiles where this process may use them, the kernel passed its check (amx_support.cpp), and
         // every GEMM's channel count is whole tiles (the kernel would hand the others to avx512-bf16).
         std::string amx_why;
-        bool amx = asked != LowpKernel::kAvx512 && amx_bf16_supported(&amx_why);
-        if (asked == LowpKernel::kAvx512) amx_why = "avx512 requested";
-        if (amx && w.Cpad % 32 != 0) {
-          amx = false;
-          amx_why = std::to_string(w.Cpad) + " channels (padded) are not whole tiles of 32";
-        }
-        if (asked == LowpKernel::kAmx && !amx) throw Error("this process cannot run the amx-bf16 GEMM: " + amx_why);
-        if (amx) {
+        const std::string unfit =
+            w.Cpad % 32 == 0 ? "" : std::to_string(w.Cpad) + " channels (padded) are not whole tiles of 32";
+        if (choose_amx(asked, "amx-bf16", &amx_bf16_supported, unfit, amx_why)) {
           w.bf16_gemm = bf16_gemm_amx();
           p.gemm_path = "amx-bf16";
           p.gemm_path_detail = "bf16 GEMM: amx-bf16 (tdpbf16ps; FP32 sums in the tile unit's order)";
@@ -117,10 +127,7 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         w.convert.amax = amax_avx512vnni();
         // AMX tiles where this process may use them and the kernel passed its check (amx_support.cpp).
         std::string amx_why;
-        const bool amx = asked != LowpKernel::kAvx512 && amx_int8_supported(&amx_why);
-        if (asked == LowpKernel::kAvx512) amx_why = "avx512 requested";
-        if (asked == LowpKernel::kAmx && !amx) throw Error("this process cannot run the amx-int8 GEMM: " + amx_why);
-        if (amx) {
+        if (choose_amx(asked, "amx-int8", &amx_int8_supported, "", amx_why)) {
           w.int8_gemm = int8_gemm_amx();
           p.gemm_path = "amx-int8";
           p.gemm_path_detail =

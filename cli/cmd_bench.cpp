@@ -41,6 +41,7 @@ struct BenchOptions {
   std::string isa;
   std::string lowp_kernel = "auto";
   std::string fp16_arith = "auto";
+  std::string bf16_arith = "auto";
   int threads = 0;
   int repeat = 0;
   int tile_block = 0;
@@ -100,6 +101,7 @@ void run_bench(const BenchOptions& o) {
   po.precision = conv::parse_precision(o.dtype);
   po.lowp_kernel = conv::parse_lowp_kernel(o.lowp_kernel);
   po.fp16_arithmetic = conv::parse_fp16_arithmetic(o.fp16_arith);
+  po.bf16_arithmetic = conv::parse_bf16_arithmetic(o.bf16_arith);
   if (o.algorithm == "winograd") {
     po.algorithm = conv::AlgorithmChoice::kWinograd;
   } else if (o.algorithm == "direct") {
@@ -314,6 +316,10 @@ void setup(CLI::App& app) {
   c->add_option("--fp16-arith", o->fp16_arith,
                 "fp16 GEMM arithmetic: auto (fp16 where AVX512-FP16 is present) | fp32 (F16C widening) | fp16 (fp16 FMAs "
                 "over chunks of 32 channels, fp32 chunk sums)")
+      ->default_val("auto");
+  c->add_option("--bf16-arith", o->bf16_arith,
+                "bf16 GEMM arithmetic: auto (AMX where admitted, else fma) | fma (fp32 FMA per channel, bf16 U "
+                "widened) | dot (vdpbf16ps channel pairs)")
       ->default_val("auto");
   c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
   c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);

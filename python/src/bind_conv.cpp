@@ -67,7 +67,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
                  const std::string& tile, std::optional<Transform> transform, const std::string& algorithm,
                  const std::string& precision, const std::string& fp16_arithmetic, const std::string& input_type,
                  const std::string& output_type, float input_scale, float output_scale,
-                 const std::string& lowp_kernel) {
+                 const std::string& lowp_kernel, const std::string& bf16_arithmetic) {
   ConvShape s;
   std::tie(s.N, s.C, s.H, s.W, s.K) = nchwk;
   std::tie(s.R, s.S) = kernel;
@@ -89,6 +89,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   o.output = {conv::parse_data_type(output_type), output_scale};
   o.fp16_arithmetic = conv::parse_fp16_arithmetic(fp16_arithmetic);
   o.lowp_kernel = conv::parse_lowp_kernel(lowp_kernel);
+  o.bf16_arithmetic = conv::parse_bf16_arithmetic(bf16_arithmetic);
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
@@ -133,12 +134,14 @@ void bind_conv(nb::module_& m) {
            nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32", nb::arg("fp16_arithmetic") = "auto",
            nb::arg("input_type") = "fp32", nb::arg("output_type") = "fp32", nb::arg("input_scale") = 1.0f,
            nb::arg("output_scale") = 1.0f, nb::arg("lowp_kernel") = "auto",
+           nb::arg("bf16_arithmetic") = "auto",
            "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None; "
            "precision of the Winograd GEMMs: fp32, bf16, fp16, int8 or int8-spatial; fp16_arithmetic (fp16 plans): "
            "auto (fp16 FMAs where AVX512-FP16 is present), fp32 or fp16; input_type / output_type: the tensors' "
            "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / output_scale); "
            "lowp_kernel: auto, portable, simd, avx512 (never AMX: the portable kernel's bits on every machine) or amx "
-           "(int8, bf16; an error where this process cannot run it)")
+           "(int8, bf16; an error where this process cannot run it); bf16_arithmetic (bf16 plans): auto (AMX where "
+           "admitted, else fma), fma (an FP32 FMA per channel) or dot (vdpbf16ps channel pairs)")
       .def("calibrate", &calibrate, nb::arg("samples"),
            "INT8 plans: store per-tap scales from sample inputs (float32 arrays, one input each, in the plan's "
            "layout); later executes use them instead of scales from each call's data (faster: one input "
@@ -164,7 +167,7 @@ void bind_conv(nb::module_& m) {
       .def_prop_ro("precision", [](const PyPlan& p) { return conv::to_string(p.plan.precision()); },
                    "Precision of the GEMMs actually run (fp32 on the direct path)")
       .def_prop_ro("gemm_path", [](const PyPlan& p) { return p.plan.gemm_path(); },
-                   "The GEMM kernel: avx512-bf16, amx-bf16, avx512-vnni, amx-int8, avx512-f16c, avx512-fp16, portable, "
+                   "The GEMM kernel: avx512-fma, avx512-bf16, amx-bf16, avx512-vnni, amx-int8, avx512-f16c, avx512-fp16, portable, "
                    "or the FP32 ISA")
       .def_prop_ro("gemm_detail", [](const PyPlan& p) { return p.plan.gemm_detail(); },
                    "The GEMM kernel with its instructions and why no faster one runs")

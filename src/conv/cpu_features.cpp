@@ -100,6 +100,22 @@ Fp16Arithmetic parse_fp16_arithmetic(const std::string& text) {
   throw Error("unknown fp16 arithmetic '" + text + "' (expected auto, fp32 or fp16)");
 }
 
+std::string to_string(Bf16Arithmetic arithmetic) {
+  switch (arithmetic) {
+    case Bf16Arithmetic::kAuto: return "auto";
+    case Bf16Arithmetic::kFma: return "fma";
+    case Bf16Arithmetic::kDot: return "dot";
+  }
+  return "?";
+}
+
+Bf16Arithmetic parse_bf16_arithmetic(const std::string& text) {
+  if (text == "auto") return Bf16Arithmetic::kAuto;
+  if (text == "fma") return Bf16Arithmetic::kFma;
+  if (text == "dot") return Bf16Arithmetic::kDot;
+  throw Error("unknown bf16 arithmetic '" + text + "' (expected auto, fma or dot)");
+}
+
 std::string to_string(LowpKernel kernel) {
   switch (kernel) {
     case LowpKernel::kAuto: return "auto";

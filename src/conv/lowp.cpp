@@ -59,8 +59,12 @@ bool choose_amx(LowpKernel asked, const std::string& path, bool (*admitted)(std:
 void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;
   w.fp16_fma = prec == Precision::kFp16 && use_fp16_fma(p, w);
-  const std::string simd = w.fp16_fma ? "avx512-fp16" : lowp_simd_name(prec);
-  const bool cpu_has = w.fp16_fma ? fp16_arithmetic_supported() : lowp_simd_supported(prec);
+  // bf16 on FP32 FMAs unless dot products are asked for (kDot), or AMX runs them (kAuto, below).
+  w.bf16_fma = prec == Precision::kBf16 && p.bf16_arithmetic != Bf16Arithmetic::kDot;
+  const std::string simd = w.fp16_fma ? "avx512-fp16" : w.bf16_fma ? "avx512-fma" : lowp_simd_name(prec);
+  const bool cpu_has = w.fp16_fma   ? fp16_arithmetic_supported()
+                       : w.bf16_fma ? isa_supported(Isa::kAvx512)
+                                    : lowp_simd_supported(prec);
   const bool isa_ok = p.isa == Isa::kAvx512;
   bool use_simd = false;
   std::string why;
@@ -83,26 +87,38 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   p.gemm_path = use_simd ? simd : "portable";
   w.convert = lowp_convert_portable();
   switch (prec) {
-    case Precision::kBf16:
-      w.bf16_gemm = use_simd ? bf16_gemm_avx512bf16() : bf16_gemm_portable();
-      p.gemm_path_detail =
-          use_simd ? "bf16 GEMM: avx512-bf16 (vdpbf16ps" : "bf16 GEMM: portable (vdpbf16ps emulated)";
-      if (use_simd) {
-        w.convert.bf16 = bf16_convert_avx512bf16();
-        // AMX tiles where this process may use them, the kernel passed its check (amx_support.cpp), and
-        // every GEMM's channel count is whole tiles (the kernel would hand the others to avx512-bf16).
-        std::string amx_why;
+    case Precision::kBf16: {
+      // AMX tiles (dot products) where this process may use them, the kernel passed its check
+      // (amx_support.cpp), and every GEMM's channel count is whole tiles; not for kFma.
+      std::string amx_why;
+      bool amx = false;
+      if (use_simd && p.bf16_arithmetic != Bf16Arithmetic::kFma) {
         const std::string unfit =
             w.Cpad % 32 == 0 ? "" : std::to_string(w.Cpad) + " channels (padded) are not whole tiles of 32";
-        if (choose_amx(asked, "amx-bf16", &amx_bf16_supported, unfit, amx_why)) {
-          w.bf16_gemm = bf16_gemm_amx();
-          p.gemm_path = "amx-bf16";
-          p.gemm_path_detail = "bf16 GEMM: amx-bf16 (tdpbf16ps; FP32 sums in the tile unit's order)";
-        } else {
-          p.gemm_path_detail += "; amx: " + amx_why + ")";
-        }
+        amx = choose_amx(asked, "amx-bf16", &amx_bf16_supported, unfit, amx_why);
       }
+      if (amx) {
+        w.bf16_fma = false;
+        w.bf16_gemm = bf16_gemm_amx();
+        w.convert.bf16 = bf16_convert_avx512bf16();
+        p.gemm_path = "amx-bf16";
+        p.gemm_path_detail = "bf16 GEMM: amx-bf16 (tdpbf16ps; FP32 sums in the tile unit's order)";
+        break;
+      }
+      if (w.bf16_fma) {
+        w.bf16_fma_gemm = use_simd ? bf16_fma_gemm_avx512() : bf16_fma_gemm_portable();
+        if (use_simd) w.convert.bf16_round = bf16_round_avx512();
+        p.gemm_path_detail = use_simd ? "bf16 GEMM: avx512-fma (bf16 U widened, vfmadd231ps per channel"
+                                      : "bf16 GEMM: portable (fp32 fma per channel";
+      } else {
+        w.bf16_gemm = use_simd ? bf16_gemm_avx512bf16() : bf16_gemm_portable();
+        if (use_simd) w.convert.bf16 = bf16_convert_avx512bf16();
+        p.gemm_path_detail =
+            use_simd ? "bf16 GEMM: avx512-bf16 (vdpbf16ps" : "bf16 GEMM: portable (vdpbf16ps emulated";
+      }
+      p.gemm_path_detail += (amx_why.empty() ? std::string() : "; amx: " + amx_why) + ")";
       break;
+    }
     case Precision::kFp16:
       if (w.fp16_fma) {
         w.fp16_fma_gemm = use_simd ? fp16_fma_gemm_avx512fp16() : fp16_fma_gemm_portable();
@@ -279,6 +295,10 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
   int64_t saturated = 0;
   switch (w.precision) {
     case Precision::kBf16: {
+      if (w.bf16_fma) {  // rounded in place (vl is v)
+        for (int64_t a = 0; a < nn; ++a) w.convert.bf16_round(v + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
+        break;
+      }
       auto* out = reinterpret_cast<uint16_t*>(vl);
       for (int64_t a = 0; a < nn; ++a)
         w.convert.bf16(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_v,
@@ -333,6 +353,12 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
       const std::size_t boff = ub + static_cast<std::size_t>(k0 * Cpad);
       switch (w.precision) {
         case Precision::kBf16:
+          if (w.bf16_fma) {
+            w.bf16_fma_gemm(rows, nv, kc, vl + a * pos_v, kc,
+                            reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
+                            static_cast<std::size_t>(Kpad));
+            break;
+          }
           w.bf16_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
                       static_cast<std::size_t>(Kpad));

@@ -68,6 +68,10 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   if (p.lowp_kernel == LowpKernel::kAmx && p.precision != Precision::kInt8 && p.precision != Precision::kBf16)
     throw Error("no AMX kernel for " + to_string(p.precision) + " GEMMs (AMX kernels: int8, bf16)");
   p.fp16_arithmetic = options.fp16_arithmetic;
+  p.bf16_arithmetic = options.bf16_arithmetic;
+  if (p.lowp_kernel == LowpKernel::kAmx && p.precision == Precision::kBf16 &&
+      p.bf16_arithmetic == Bf16Arithmetic::kFma)
+    throw Error("AMX runs bf16 as tile dot products: bf16 arithmetic 'fma' cannot run on it");
   p.gemm_path = to_string(p.isa);
   p.gemm_path_detail = "fp32 GEMM: " + to_string(p.isa);
   check_int8_scale(options.input, "the input");

@@ -248,15 +248,17 @@ TEST(Amx, Bf16PlanNamesItsKernel) {
   if (!bf16_simd() || best_isa() != Isa::kAvx512) GTEST_SKIP() << "no avx512-bf16 path on this CPU";
   std::string why;
   const Plan whole = bf16_plan(64), partial = bf16_plan(40);  // 40 channels: padded to 48
-  EXPECT_EQ(partial.gemm_path(), "avx512-bf16");
+  EXPECT_EQ(partial.gemm_path(), "avx512-fma");
   if (amx_bf16_supported(&why)) {
     EXPECT_EQ(whole.gemm_path(), "amx-bf16");
     EXPECT_NE(partial.describe().find("amx: 48 channels (padded) are not whole tiles of 32"), std::string::npos)
         << partial.describe();
   } else {
-    EXPECT_EQ(whole.gemm_path(), "avx512-bf16");
+    EXPECT_EQ(whole.gemm_path(), "avx512-fma");
     EXPECT_FALSE(why.empty());
-    EXPECT_NE(whole.describe().find("bf16 GEMM: avx512-bf16 (vdpbf16ps; amx: " + why + ")"), std::string::npos)
+    EXPECT_NE(whole.describe().find("bf16 GEMM: avx512-fma (bf16 U widened, vfmadd231ps per channel; amx: " + why +
+                                    ")"),
+              std::string::npos)
         << whole.describe();
   }
 }
@@ -288,7 +290,7 @@ TEST(Amx, PlansAskingForAmxGetItOrAClearError) {
   EXPECT_EQ(int8_vector.gemm_path(), "avx512-vnni");
   EXPECT_NE(int8_vector.describe().find("amx: avx512 requested"), std::string::npos) << int8_vector.describe();
   const Plan bf16_vector = plan_asking(Precision::kBf16, LowpKernel::kAvx512, 64);
-  EXPECT_EQ(bf16_vector.gemm_path(), "avx512-bf16");
+  EXPECT_EQ(bf16_vector.gemm_path(), "avx512-fma");
   EXPECT_NE(bf16_vector.describe().find("amx: avx512 requested"), std::string::npos) << bf16_vector.describe();
 
   std::string why;
@@ -304,6 +306,18 @@ TEST(Amx, PlansAskingForAmxGetItOrAClearError) {
     EXPECT_EQ(error_of(Precision::kBf16, LowpKernel::kAmx, 64), "this process cannot run the amx-bf16 GEMM: " + why);
   }
   EXPECT_EQ(error_of(Precision::kFp16, LowpKernel::kAmx, 64), "no AMX kernel for fp16 GEMMs (AMX kernels: int8, bf16)");
+  PlanOptions fma;
+  fma.precision = Precision::kBf16;
+  fma.bf16_arithmetic = Bf16Arithmetic::kFma;
+  fma.lowp_kernel = LowpKernel::kAmx;
+  const ConvShape shape{1, 64, 10, 10, 32, 3, 3, 1, 1};
+  const testing::Problem pr = testing::random_problem(shape, 6);
+  try {
+    (void)Plan::create(shape, pr.weights.data(), pr.bias.data(), fma);
+    ADD_FAILURE() << "an AMX plan with FMA arithmetic was made";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "AMX runs bf16 as tile dot products: bf16 arithmetic 'fma' cannot run on it");
+  }
   EXPECT_EQ(error_of(Precision::kFp32, LowpKernel::kAmx, 64), "no AMX kernel for fp32 GEMMs (AMX kernels: int8, bf16)");
 }
 

@@ -31,19 +31,26 @@ namespace {
 using testing::rel_l2;
 using testing::same_bits;
 
-// A precision with, for kFp16, the GEMM arithmetic forced (kFp32 or kFp16; others ignore it).
+// A precision with its GEMM arithmetic forced: for kFp16 kFp32 or kFp16, for kBf16 kFma or kDot
+// (others ignore both).
 struct Variant {
   Precision prec;
   Fp16Arithmetic arith = Fp16Arithmetic::kFp32;
+  Bf16Arithmetic bf16 = Bf16Arithmetic::kFma;
 };
-std::string name_of(Variant v) {
-  return to_string(v.prec) + (v.prec == Precision::kFp16 && v.arith == Fp16Arithmetic::kFp16 ? "fma" : "");
-}
 bool fp16_fma(Variant v) {
   return v.prec == Precision::kFp16 && v.arith == Fp16Arithmetic::kFp16;
 }
-// Every low-precision variant: bf16, int8, fp16 with FP32 arithmetic, fp16 with fp16 FMAs.
+bool bf16_dot(Variant v) {
+  return v.prec == Precision::kBf16 && v.bf16 == Bf16Arithmetic::kDot;
+}
+std::string name_of(Variant v) {
+  return to_string(v.prec) + (fp16_fma(v) ? "fma" : "") + (bf16_dot(v) ? "dot" : "");
+}
+// Every low-precision variant: bf16 on FMAs and on vdpbf16ps, int8, fp16 with FP32 arithmetic, fp16
+// with fp16 FMAs.
 const Variant kVariants[] = {{Precision::kBf16},
+                             {Precision::kBf16, Fp16Arithmetic::kFp32, Bf16Arithmetic::kDot},
                              {Precision::kInt8},
                              {Precision::kFp16, Fp16Arithmetic::kFp32},
                              {Precision::kFp16, Fp16Arithmetic::kFp16}};
@@ -90,6 +97,7 @@ LowpRun run_lowp(const LayerDataset& d, Variant var, TileSize tile, LowpKernel k
   PlanOptions o;
   o.precision = prec;
   o.fp16_arithmetic = var.arith;
+  o.bf16_arithmetic = var.bf16;
   o.tile = tile;
   o.lowp_kernel = kernel;
   o.threads = threads;
@@ -106,18 +114,20 @@ LowpRun run_lowp(const LayerDataset& d, Variant var, TileSize tile, LowpKernel k
 }
 
 bool simd_supported(Variant v) {
-  return (fp16_fma(v) ? fp16_arithmetic_supported() : lowp_simd_supported(v.prec)) &&
+  const bool bf16_fma = v.prec == Precision::kBf16 && !bf16_dot(v);
+  return (fp16_fma(v) ? fp16_arithmetic_supported() : bf16_fma || lowp_simd_supported(v.prec)) &&
          best_isa() == Isa::kAvx512;
 }
 std::string simd_name(Variant v) {
+  if (v.prec == Precision::kBf16 && !bf16_dot(v)) return "avx512-fma";
   return fp16_fma(v) ? "avx512-fp16" : lowp_simd_name(v.prec);
 }
 
 // The kernel a plan asked for SIMD kernels runs: the AMX one where this process admitted it (int8; bf16
-// when the padded channel count is whole tiles of 32), otherwise the AVX-512 one.
+// dot products when the padded channel count is whole tiles of 32), otherwise the AVX-512 one.
 std::string simd_path(Variant v, int64_t channels) {
   if (v.prec == Precision::kInt8 && amx_int8_supported()) return "amx-int8";
-  if (v.prec == Precision::kBf16 && amx_bf16_supported() && (channels + 15) / 16 % 2 == 0) return "amx-bf16";
+  if (bf16_dot(v) && amx_bf16_supported() && (channels + 15) / 16 % 2 == 0) return "amx-bf16";
   return simd_name(v);
 }
 
@@ -616,6 +626,61 @@ TEST(Lowp, AutomaticInt8ChoicePrefersFewerPointsWhenTheEstimatesAreClose) {
   const double e23 = rel_l2(run_lowp(d, {Precision::kInt8}, TileSize{2, 3}, LowpKernel::kAuto, 1).out, ref);
   const double e43 = rel_l2(run_lowp(d, {Precision::kInt8}, TileSize{4, 3}, LowpKernel::kAuto, 1).out, ref);
   EXPECT_LT(e23, e43);
+}
+
+// bf16 V rounded in place for the FMA GEMM: the AVX-512 rounding against the portable one and against
+// nova::numerics' bf16 (an independent definition), on ties, subnormals, the overflow edge, NaN and Inf,
+// with a count that leaves a masked tail.
+TEST(Lowp, Bf16RoundingInPlaceEqualsTheScalarDefinitions) {
+  std::vector<uint32_t> bits = {0x3F808000u, 0x3F818000u, 0xBF808000u, 0x00008000u, 0x00018000u, 0x80017FFFu,
+                                0x7F7FFFFFu, 0xFF7F8000u, 0x7F7F7FFFu, 0x7F800000u, 0xFF800000u, 0x7FC00001u,
+                                0x7F800001u, 0xFFA00000u, 0x00000000u, 0x80000000u, 0x00000001u};
+  std::mt19937 rng(21);
+  while (bits.size() < 37) bits.push_back(static_cast<uint32_t>(rng()));
+  std::vector<float> x(bits.size());
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = f32_from_bits(bits[i]);
+  std::vector<float> portable(x);
+  lowp_convert_portable().bf16_round(portable.data(), static_cast<int64_t>(portable.size()));
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    SCOPED_TRACE(i);
+    if (std::isnan(x[i])) {
+      EXPECT_TRUE(std::isnan(portable[i]));
+      EXPECT_EQ(f32_bits(portable[i]) & 0x00400000u, 0x00400000u);  // made quiet
+      EXPECT_EQ(f32_bits(portable[i]) & 0xFFFFu, 0u);
+    } else {
+      EXPECT_EQ(static_cast<double>(portable[i]), round_to(Format::kBf16, static_cast<double>(x[i])));
+    }
+  }
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no avx512 path on this CPU";
+  std::vector<float> simd(x);
+  bf16_round_avx512()(simd.data(), static_cast<int64_t>(simd.size()));
+  EXPECT_TRUE(same_bits(simd, portable));
+}
+
+// The bf16 FMA GEMM: AVX-512 and portable kernels give the same bits on operands that include bf16
+// subnormals (kept, not read as zero: the result differs from the dot kernels' there), for every row
+// block and panel width.
+TEST(Lowp, Bf16FmaKernelsAgreeBitForBit) {
+  if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no avx512 path on this CPU";
+  std::mt19937 rng(22);
+  for (int nv = 1; nv <= kMaxNV; ++nv)
+    for (const int64_t rows : {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{13}}) {
+      const std::size_t kc = 48, w = static_cast<std::size_t>(16 * nv), lda = kc + 3, ldc = w + 5;
+      std::vector<float> a(static_cast<std::size_t>(rows) * lda);
+      std::vector<uint16_t> b(kc * w);
+      for (auto& v : a)  // bf16 values over a wide range, some subnormal
+        v = bf16_to_float(static_cast<uint16_t>((rng() & 0x8000u) | ((rng() % 140u) << 7) | (rng() & 0x7Fu)));
+      for (auto& v : b) v = static_cast<uint16_t>((rng() & 0x8000u) | ((60u + rng() % 140u) << 7) | (rng() & 0x7Fu));
+      std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f), want(got);
+      bf16_fma_gemm_avx512()(rows, nv, kc, a.data(), lda, b.data(), got.data(), ldc);
+      bf16_fma_gemm_portable()(rows, nv, kc, a.data(), lda, b.data(), want.data(), ldc);
+      EXPECT_TRUE(same_bits(got, want)) << "rows " << rows << ", nv " << nv;
+      // One element against its definition: fma in channel order.
+      float acc = 0.0f;
+      for (std::size_t c = 0; c < kc; ++c)
+        acc = std::fma(a[c], bf16_to_float(b[(c / 2) * (2 * w) + (c & 1)]), acc);
+      EXPECT_EQ(f32_bits(want[0]), f32_bits(acc));
+    }
 }
 
 }  // namespace

@@ -42,7 +42,8 @@ enum class AlgorithmChoice { kAuto, kWinograd, kDirect };
 // and ReLU stay FP32 (int8-spatial: the input transform runs on integer codes, exactly); U and V are
 // stored in the chosen type:
 //   kFp32  the FP32 engine
-//   kBf16  U, V in bf16 (round to nearest even), FP32 accumulation (vdpbf16ps): the bf16-storage preset
+//   kBf16  U, V in bf16 (round to nearest even), FP32 accumulation of the exact products: the
+//          bf16-storage preset; the arithmetic per Bf16Arithmetic below
 //   kInt8  U int8 per tap x output channel, V int8 per tap (per-call or calibrated scales), exact int32
 //          accumulation (vpdpbusd), dequantized to FP32: the int8-tap-channel preset
 //   kFp16  U, V in fp16 (round to nearest even); the arithmetic per Fp16Arithmetic below
@@ -85,6 +86,14 @@ struct TensorFormat {
 //          8 points (F(8,3)'s fp16 sums overflow on real activations), kFp32 otherwise
 // The portable kernel (LowpKernel::kPortable) computes the same bits as the SIMD one of the arithmetic.
 enum class Fp16Arithmetic { kAuto, kFp32, kFp16 };
+// The arithmetic of the kBf16 GEMM (both: exact bf16 products, FP32 sums):
+//   kFma   one FP32 FMA per channel, channels in order (U widened from bf16 as it is loaded, V held as
+//          fp32 values rounded to bf16): AVX-512F or portable, the same bits on every machine
+//   kDot   vdpbf16ps (AVX512-BF16): channel pairs, the odd product added first, bf16 subnormals read
+//          as zero and subnormal sums flushed; portable where the CPU lacks it; on AMX, TDPBF16PS
+//   kAuto  AMX where this process admitted it (amx_bf16_supported), else kFma: on the development CPU
+//          vdpbf16ps runs at half the FMA's rate per multiply-add (docs/engine.md)
+enum class Bf16Arithmetic { kAuto, kFma, kDot };
 
 std::string to_string(Layout layout);
 std::string to_string(Algorithm algorithm);
@@ -129,6 +138,8 @@ bool amx_int8_supported(std::string* reason = nullptr);
 bool amx_bf16_supported(std::string* reason = nullptr);
 std::string to_string(LowpKernel kernel);
 LowpKernel parse_lowp_kernel(const std::string& text);  // "auto" | "portable" | "simd" | "avx512" | "amx"; throws nova::Error
+std::string to_string(Bf16Arithmetic arithmetic);
+Bf16Arithmetic parse_bf16_arithmetic(const std::string& text);  // "auto" | "fma" | "dot"; throws nova::Error
 std::string to_string(Fp16Arithmetic arithmetic);
 Fp16Arithmetic parse_fp16_arithmetic(const std::string& text);  // "auto" | "fp32" | "fp16"; throws nova::Error
 
@@ -158,6 +169,7 @@ struct PlanOptions {
   TensorFormat input;
   TensorFormat output;
   Fp16Arithmetic fp16_arithmetic = Fp16Arithmetic::kAuto;  // kFp16 plans only
+  Bf16Arithmetic bf16_arithmetic = Bf16Arithmetic::kAuto;  // kBf16 plans only
 };
 
 // What the last execute of a low-precision plan met (all zero for FP32 plans).

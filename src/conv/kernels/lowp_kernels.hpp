@@ -12,7 +12,10 @@
 //         kept); then C = float(C + s) (C from +0), chunk after chunk (the fp16-fma preset)
 //   int8: channel quads interleaved: B[(c/4)*(4w) + 4j + (c&3)] (vpdpbusd operand, s8); A = V code + 128
 //         (u8); C = float(sum - comp[j]) * scale[j], comp[j] = 128 * sum_c B(c, j)
-// BF16 follows vdpbf16ps exactly: per channel pair, acc = FTZ(RNE(acc + a[odd]*b[odd])), then the even
+//   bf16 FMA: B as for bf16 (pair-interleaved bits); A: fp32 values already rounded to bf16; per
+//         channel in order, C = fma(a, b, C) from +0 (exact products, one rounding per channel,
+//         subnormals kept): the bf16-storage preset's arithmetic
+// BF16 (dot) follows vdpbf16ps exactly: per channel pair, acc = FTZ(RNE(acc + a[odd]*b[odd])), then the even
 // element, with bf16 subnormal operands read as zero (DAZ), the products exact, each sum rounded once.
 #pragma once
 
@@ -25,6 +28,8 @@ using Bf16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t
                             const uint16_t* b, float* c, std::size_t ldc);
 using Fp16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
                             const uint16_t* b, float* c, std::size_t ldc);
+using Bf16FmaGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
+                               const uint16_t* b, float* c, std::size_t ldc);
 using Fp16FmaGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
                                const uint16_t* b, float* c, std::size_t ldc);
 using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda,
@@ -34,11 +39,13 @@ using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t*
 // Conversions of V to the GEMM operand (count values; the same bits on every path):
 //   bf16: dst = bf16_bits_rne(src)
 //   fp16: v = round_fp16(v), in place
+//   bf16 (FMA GEMM): v = round_bf16(v), in place
 //   fp16 bits (fp16 FMA): dst = fp16_bits_rne(src)
 //   int8: dst = RNE(clamp(src * inv, -127, 127)) + 128; NaN/Inf give code 128 and set *bad; returns the
 //         number of values with |src * inv| > 127.5 (saturated)
 using Bf16ConvertFn = void (*)(const float* src, uint16_t* dst, int64_t count);
 using Fp16RoundFn = void (*)(float* v, int64_t count);
+using Bf16RoundFn = void (*)(float* v, int64_t count);
 using Fp16ConvertFn = void (*)(const float* src, uint16_t* dst, int64_t count);
 using Int8QuantizeFn = int64_t (*)(const float* src, uint8_t* dst, int64_t count, float inv, int* bad);
 // max |x| over the finite values (0 when none): exact, so every path gives the same value.
@@ -50,9 +57,11 @@ struct LowpConvertFns {
   Fp16ConvertFn fp16_bits = nullptr;
   Int8QuantizeFn int8 = nullptr;
   AmaxFn amax = nullptr;
+  Bf16RoundFn bf16_round = nullptr;
 };
 LowpConvertFns lowp_convert_portable();
 Bf16ConvertFn bf16_convert_avx512bf16();
+Bf16RoundFn bf16_round_avx512();
 Fp16RoundFn fp16_round_avx512();
 Fp16ConvertFn fp16_convert_avx512fp16();
 Int8QuantizeFn int8_quantize_avx512vnni();
@@ -63,6 +72,8 @@ Bf16GemmFn bf16_gemm_portable();
 Fp16GemmFn fp16_gemm_portable();
 Int8GemmFn int8_gemm_portable();
 Bf16GemmFn bf16_gemm_avx512bf16();
+Bf16FmaGemmFn bf16_fma_gemm_portable();
+Bf16FmaGemmFn bf16_fma_gemm_avx512();
 Fp16GemmFn fp16_gemm_avx512();
 Fp16FmaGemmFn fp16_fma_gemm_portable();
 Fp16FmaGemmFn fp16_fma_gemm_avx512fp16();
@@ -105,6 +116,10 @@ inline uint16_t bf16_bits_rne(float x) {
 }
 inline float bf16_to_float(uint16_t h) {
   return f32_from_bits(static_cast<uint32_t>(h) << 16);
+}
+// float rounded to the nearest bf16 value (bf16_bits_rne), as a float.
+inline float round_bf16(float x) {
+  return bf16_to_float(bf16_bits_rne(x));
 }
 inline float bf16_daz(uint16_t h) {
   return (h & 0x7F80u) == 0 ? f32_from_bits((static_cast<uint32_t>(h) & 0x8000u) << 16) : bf16_to_float(h);

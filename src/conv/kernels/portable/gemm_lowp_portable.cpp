@@ -34,6 +34,27 @@ void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::siz
   }
 }
 
+// bf16 operands on FP32 FMAs: channel by channel in order, one fused multiply-add each (std::fma: the
+// same single rounding as vfmadd231ps; the product of two bf16 values is exact anyway).
+void bf16_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
+                   float* c, std::size_t ldc) {
+  const int w = 16 * nv;
+  for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
+    const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
+    float acc[kRows][64] = {};
+    float bw[64];
+    for (std::size_t k = 0; k < kc; ++k) {
+      const uint16_t* bp = b + (k / 2) * static_cast<std::size_t>(2 * w) + (k & 1);
+      for (int j = 0; j < w; ++j) bw[j] = bf16_to_float(bp[2 * j]);
+      for (int i = 0; i < mr; ++i) {
+        const float ai = a[static_cast<std::size_t>(i0 + i) * lda + k];
+        for (int j = 0; j < w; ++j) acc[i][j] = std::fma(ai, bw[j], acc[i][j]);
+      }
+    }
+    for (int i = 0; i < mr; ++i) std::copy(acc[i], acc[i] + w, c + static_cast<std::size_t>(i0 + i) * ldc);
+  }
+}
+
 void fp16_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
                float* c, std::size_t ldc) {
   const int w = 16 * nv;
@@ -130,6 +151,10 @@ void bf16_convert(const float* src, uint16_t* dst, int64_t count) {
   for (int64_t i = 0; i < count; ++i) dst[i] = bf16_bits_rne(src[i]);
 }
 
+void bf16_round(float* v, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) v[i] = round_bf16(v[i]);
+}
+
 void fp16_round(float* v, int64_t count) {
   for (int64_t i = 0; i < count; ++i) v[i] = round_fp16(v[i]);
 }
@@ -158,11 +183,14 @@ float amax(const float* v, int64_t count) {
 }  // namespace
 
 LowpConvertFns lowp_convert_portable() {
-  return LowpConvertFns{&bf16_convert, &fp16_round, &fp16_convert, &int8_quantize, &amax};
+  return LowpConvertFns{&bf16_convert, &fp16_round, &fp16_convert, &int8_quantize, &amax, &bf16_round};
 }
 
 Bf16GemmFn bf16_gemm_portable() {
   return &bf16_gemm;
+}
+Bf16FmaGemmFn bf16_fma_gemm_portable() {
+  return &bf16_fma_gemm;
 }
 Fp16GemmFn fp16_gemm_portable() {
   return &fp16_gemm;

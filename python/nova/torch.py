@@ -40,7 +40,7 @@ atexit.register(_plans.clear)  # release the engine's plans before the extension
 # has AVX512-FP16, the fp16-fma preset; FP32 arithmetic otherwise), the presets force theirs.
 _ENGINE_PRECISION = {
     "fp32": "fp32",
-    "bf16": "bf16", "bf16-storage": "bf16",
+    "bf16": "bf16", "bf16-storage": "bf16", "bf16-fma": "bf16:fma", "bf16-dot": "bf16:dot",
     "fp16": "fp16", "fp16-storage": "fp16:fp32", "fp16-fma": "fp16:fp16",
     "int8": "int8", "int8-tap-channel": "int8",
     "int8-spatial": "int8-spatial",
@@ -82,8 +82,9 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     engine, _, arithmetic = precision.partition(":")
     plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), weights=w32, bias=b32,
                           threads=threads, tile=tile, transform=transform, precision=engine,
-                          fp16_arithmetic=arithmetic or "auto", input_type=io, output_type=io,
-                          lowp_kernel=lowp_kernel)
+                          fp16_arithmetic=(arithmetic or "auto") if engine == "fp16" else "auto",
+                          bf16_arithmetic=(arithmetic or "auto") if engine == "bf16" else "auto",
+                          input_type=io, output_type=io, lowp_kernel=lowp_kernel)
     _plans[key] = plan
     if len(_plans) > _PLAN_CACHE_SIZE:
         _plans.popitem(last=False)
@@ -172,7 +173,8 @@ class WinogradConv2d(nn.Module):
     ``tile`` is "m,r" (default F(6,3) for 3x3 kernels, F(4,5) for 5x5; in int8 F(4,3) and F(2,5), which
     keep int8 accurate); ``transform`` an explicit
     ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means every core.
-    ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset),
+    ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset:
+    AMX where admitted, else FP32 FMAs on bf16 operands; "bf16-fma" / "bf16-dot" force FMAs or vdpbf16ps),
     "fp16-storage" (fp16 U and V, FP32 arithmetic), "fp16-fma" (fp16 FMAs over chunks of 32 channels, FP32
     sums of the chunks), "fp16" (fp16-fma where the CPU has AVX512-FP16, else fp16-storage) or "int8"
     (int8-tap-channel: per-tap x per-channel U, per-tap V scales from each call's data). Without an explicit transform, a low-precision layer uses nova's catalogue entry for

@@ -355,6 +355,26 @@ def test_replace_conv2d_passes_the_kernel_choice():
         assert torch.allclose(outs["amx"], outs["portable"], rtol=1e-4, atol=1e-5)
 
 
+def test_bf16_arithmetics_through_the_dropin():
+    """precision="bf16-fma" and "bf16-dot" reach the engine: both within bf16's error of float64, and different
+    bits (channel order against vdpbf16ps's pairs); plain "bf16" is one of them (or AMX)."""
+    torch.manual_seed(6)
+    conv = nn.Conv2d(32, 16, 3, padding=1)
+    x = torch.randn(1, 32, 12, 12)
+    with torch.no_grad():
+        ref = reference(conv, x)
+    outs = {}
+    for precision in ("bf16-fma", "bf16-dot", "bf16"):
+        wino = nova_torch.WinogradConv2d.from_conv2d(conv, tile="4,3", precision=precision)
+        with torch.no_grad():
+            outs[precision] = wino(x)
+        assert rel_l2(outs[precision], ref) < 3e-2, precision
+    assert not torch.equal(outs["bf16-fma"], outs["bf16-dot"])
+    with pytest.raises(ValueError, match="unknown bf16 arithmetic 'pairs'"):
+        nova.ConvPlan((1, 32, 12, 12, 16), weights=conv.weight.detach().numpy(), precision="bf16",
+                      bf16_arithmetic="pairs")
+
+
 def test_int8_plans_calibrate_from_python():
     """ConvPlan.calibrate stores per-tap scales from samples: calibrated on the input itself, a plan gives the
     bits of per-call scales; on a half-range sample the real input saturates and is counted."""

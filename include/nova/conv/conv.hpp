@@ -114,11 +114,12 @@ struct ConvertCounts {
 };
 ConvertCounts convert_from_fp32(const float* src, int64_t count, TensorFormat to, void* dst);
 void convert_to_fp32(const void* src, int64_t count, TensorFormat from, float* dst);
-// Whether this CPU can run the SIMD low-precision GEMM of a precision (fp32: always), and its name
-// ("avx512-bf16", "avx512-vnni", "avx512-f16c"; "portable" when it cannot).
 std::string to_string(DataType type);
 DataType parse_data_type(const std::string& text);  // "fp32" | "bf16" | "fp16" | "int8"; throws nova::Error
 std::size_t element_size(DataType type);            // bytes
+// Whether this CPU can run the dot-product SIMD GEMM of a precision (fp32: always), and its name
+// ("avx512-bf16" (vdpbf16ps: Bf16Arithmetic::kDot), "avx512-vnni", "avx512-f16c"; "portable" when it
+// cannot). bf16 on FMAs ("avx512-fma") needs only the avx512 path.
 bool lowp_simd_supported(Precision precision);
 std::string lowp_simd_name(Precision precision);
 // Whether this CPU has AVX512-FP16 (and the OS saves the AVX-512 state): the fp16-arithmetic kernel,
@@ -223,8 +224,8 @@ class Plan {
   std::string transform_name() const;    // points of the Winograd transform, or empty
   std::string describe() const;          // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
   Precision precision() const;           // of the GEMMs actually run (kFp32 on the direct path)
-  // The GEMM kernel path: "avx512-bf16", "amx-bf16", "avx512-vnni", "amx-int8", "avx512-f16c", "avx512-fp16" or
-  // "portable" for the low-precision paths; to_string(isa()) for FP32.
+  // The GEMM kernel path: "avx512-fma" (bf16 on FMAs), "avx512-bf16", "amx-bf16", "avx512-vnni", "amx-int8",
+  // "avx512-f16c", "avx512-fp16" or "portable" for the low-precision paths; to_string(isa()) for FP32.
   std::string gemm_path() const;
   // The same with its instructions and why no faster one runs ("int8 GEMM: avx512-vnni (vpdpbusd; amx:
   // no AMX-INT8 on this CPU)"), as describe() gives it.

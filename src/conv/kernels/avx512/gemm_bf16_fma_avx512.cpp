@@ -8,6 +8,7 @@
 #include <immintrin.h>
 
 #include "../lowp_blocks.hpp"
+#include "bf16_round_avx512.hpp"
 #include "../lowp_kernels.hpp"
 
 namespace nova::conv {
@@ -50,19 +51,13 @@ void gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
   });
 }
 
-// round_bf16 on 16 floats at a time, in place: bf16_bits_rne's integer rounding (subnormals kept, NaN
-// made quiet), then the low half cleared.
+// round_bf16 on 16 floats at a time, in place: bf16_round_rne (bf16_round_avx512.hpp, the rounding of
+// the bf16 conversion), then the low half cleared.
 void round16(float* v, int64_t count) {
-  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
-  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1),
-                quiet = _mm512_set1_epi32(0x00400000), high = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
+  const __m512i high = _mm512_set1_epi32(static_cast<int>(0xFFFF0000u));
   for (int64_t i = 0; i < count; i += 16) {
     const __mmask16 m = count - i >= 16 ? kAll : static_cast<__mmask16>((1u << (count - i)) - 1u);
-    const __m512i x = _mm512_maskz_loadu_epi32(m, v + i);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, abs_mask), inf);
-    __m512i r = _mm512_add_epi32(_mm512_add_epi32(x, bias),
-                                 _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, x, 16), one));
-    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(x, quiet));
+    const __m512i r = bf16_round_rne(_mm512_maskz_loadu_epi32(m, v + i));
     _mm512_mask_storeu_epi32(v + i, m, _mm512_and_si512(r, high));
   }
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "../avx512/bf16_round_avx512.hpp"
 #include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
 
@@ -42,19 +43,11 @@ void gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t l
   });
 }
 
-// bf16_bits_rne on 16 floats at a time, in integer arithmetic (vcvtneps2bf16 would flush subnormal
-// inputs to zero; this keeps them, as the portable conversion and nova::numerics' bf16 do).
+// bf16_bits_rne on 16 floats at a time (bf16_round_rne, kernels/avx512/bf16_round_avx512.hpp).
 void convert(const float* src, uint16_t* dst, int64_t count) {
-  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF), inf = _mm512_set1_epi32(0x7F800000);
-  const __m512i bias = _mm512_set1_epi32(0x7FFF), one = _mm512_set1_epi32(1),
-                quiet = _mm512_set1_epi32(0x00400000);
   for (int64_t i = 0; i < count; i += 16) {
     const __mmask16 m = count - i >= 16 ? kAll : static_cast<__mmask16>((1u << (count - i)) - 1u);
-    const __m512i b = _mm512_maskz_loadu_epi32(m, src + i);
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(b, abs_mask), inf);
-    __m512i r = _mm512_add_epi32(_mm512_add_epi32(b, bias),
-                                 _mm512_and_si512(_mm512_maskz_srli_epi32(kAll, b, 16), one));
-    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(b, quiet));
+    const __m512i r = bf16_round_rne(_mm512_maskz_loadu_epi32(m, src + i));
     _mm512_mask_cvtepi32_storeu_epi16(dst + i, m, _mm512_maskz_srli_epi32(kAll, r, 16));
   }
 }

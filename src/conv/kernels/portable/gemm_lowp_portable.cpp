@@ -34,18 +34,19 @@ void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::siz
   }
 }
 
-// bf16 operands on FP32 FMAs: channel by channel in order, one fused multiply-add each (std::fma: the
-// same single rounding as vfmadd231ps; the product of two bf16 values is exact anyway).
-void bf16_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
-                   float* c, std::size_t ldc) {
+// A fp32 values times B widened to floats row by row (widen_row(k, bw): channel k's w columns), every
+// channel added in order with one fused multiply-add: std::fma rounds as the SIMD kernels'
+// vfmadd231ps (the products of bf16 or fp16 operands are exact in any case).
+template <class WidenRow>
+void widened_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, float* c,
+                      std::size_t ldc, const WidenRow& widen_row) {
   const int w = 16 * nv;
   for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
     const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
     float acc[kRows][64] = {};
     float bw[64];
     for (std::size_t k = 0; k < kc; ++k) {
-      const uint16_t* bp = b + (k / 2) * static_cast<std::size_t>(2 * w) + (k & 1);
-      for (int j = 0; j < w; ++j) bw[j] = bf16_to_float(bp[2 * j]);
+      widen_row(k, bw);
       for (int i = 0; i < mr; ++i) {
         const float ai = a[static_cast<std::size_t>(i0 + i) * lda + k];
         for (int j = 0; j < w; ++j) acc[i][j] = std::fma(ai, bw[j], acc[i][j]);
@@ -55,24 +56,23 @@ void bf16_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::si
   }
 }
 
+// bf16 on FP32 FMAs: B in the pair-interleaved bf16 panel.
+void bf16_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
+                   float* c, std::size_t ldc) {
+  const auto w = static_cast<std::size_t>(16 * nv);
+  widened_fma_gemm(rows, nv, kc, a, lda, c, ldc, [&](std::size_t k, float* bw) {
+    const uint16_t* bp = b + (k / 2) * (2 * w) + (k & 1);
+    for (std::size_t j = 0; j < w; ++j) bw[j] = bf16_to_float(bp[2 * j]);
+  });
+}
+
+// fp16 with FP32 arithmetic: B rows of fp16 bits.
 void fp16_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
                float* c, std::size_t ldc) {
-  const int w = 16 * nv;
-  for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
-    const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
-    float acc[kRows][64] = {};
-    float bw[64];
-    for (std::size_t k = 0; k < kc; ++k) {
-      for (int j = 0; j < w; ++j)
-        bw[j] = fp16_to_float(b[k * static_cast<std::size_t>(w) + static_cast<std::size_t>(j)]);
-      for (int i = 0; i < mr; ++i) {
-        const float ai = a[static_cast<std::size_t>(i0 + i) * lda + k];
-        // fp16 x fp16 is exact in float, so this equals the SIMD kernel's fused multiply-add.
-        for (int j = 0; j < w; ++j) acc[i][j] += ai * bw[j];
-      }
-    }
-    for (int i = 0; i < mr; ++i) std::copy(acc[i], acc[i] + w, c + static_cast<std::size_t>(i0 + i) * ldc);
-  }
+  const auto w = static_cast<std::size_t>(16 * nv);
+  widened_fma_gemm(rows, nv, kc, a, lda, c, ldc, [&](std::size_t k, float* bw) {
+    for (std::size_t j = 0; j < w; ++j) bw[j] = fp16_to_float(b[k * w + j]);
+  });
 }
 
 // |s + e| (s = RN_double(x), e its exact error, |e| <= ulp(s)/2) rounded to fp16 with one rounding:

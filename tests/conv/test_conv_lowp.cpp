@@ -491,6 +491,12 @@ TEST(Lowp, PathsAndOptions) {
   EXPECT_THROW(parse_precision("fp8"), Error);
   for (Precision p : {Precision::kBf16, Precision::kInt8, Precision::kFp16})
     EXPECT_EQ(parse_precision(to_string(p)), p);
+  for (Bf16Arithmetic a : {Bf16Arithmetic::kAuto, Bf16Arithmetic::kFma, Bf16Arithmetic::kDot})
+    EXPECT_EQ(parse_bf16_arithmetic(to_string(a)), a);
+  EXPECT_THROW(parse_bf16_arithmetic("pairs"), Error);
+  for (LowpKernel k : {LowpKernel::kAuto, LowpKernel::kPortable, LowpKernel::kSimd, LowpKernel::kAvx512,
+                       LowpKernel::kAmx})
+    EXPECT_EQ(parse_lowp_kernel(to_string(k)), k);
   const LayerDataset d = layer(Precision::kBf16, 1, 8, 8, 8, 3, 1);
   const std::vector<float> w(d.weights.begin(), d.weights.end());
   PlanOptions o;

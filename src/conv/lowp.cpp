@@ -60,11 +60,11 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;
   w.fp16_fma = prec == Precision::kFp16 && use_fp16_fma(p, w);
   // bf16 on FP32 FMAs unless dot products are asked for (kDot), or AMX runs them (kAuto, below).
-  w.bf16_fma = prec == Precision::kBf16 && p.bf16_arithmetic != Bf16Arithmetic::kDot;
-  const std::string simd = w.fp16_fma ? "avx512-fp16" : w.bf16_fma ? "avx512-fma" : lowp_simd_name(prec);
-  const bool cpu_has = w.fp16_fma   ? fp16_arithmetic_supported()
-                       : w.bf16_fma ? isa_supported(Isa::kAvx512)
-                                    : lowp_simd_supported(prec);
+  const bool bf16_fma = prec == Precision::kBf16 && p.bf16_arithmetic != Bf16Arithmetic::kDot;
+  const std::string simd = w.fp16_fma ? "avx512-fp16" : bf16_fma ? "avx512-fma" : lowp_simd_name(prec);
+  const bool cpu_has = w.fp16_fma ? fp16_arithmetic_supported()
+                       : bf16_fma ? isa_supported(Isa::kAvx512)
+                                  : lowp_simd_supported(prec);
   const bool isa_ok = p.isa == Isa::kAvx512;
   bool use_simd = false;
   std::string why;
@@ -98,16 +98,15 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         amx = choose_amx(asked, "amx-bf16", &amx_bf16_supported, unfit, amx_why);
       }
       if (amx) {
-        w.bf16_fma = false;
         w.bf16_gemm = bf16_gemm_amx();
         w.convert.bf16 = bf16_convert_avx512bf16();
         p.gemm_path = "amx-bf16";
         p.gemm_path_detail = "bf16 GEMM: amx-bf16 (tdpbf16ps; FP32 sums in the tile unit's order)";
         break;
       }
-      if (w.bf16_fma) {
-        w.bf16_fma_gemm = use_simd ? bf16_fma_gemm_avx512() : bf16_fma_gemm_portable();
-        if (use_simd) w.convert.bf16_round = bf16_round_avx512();
+      if (bf16_fma) {
+        w.widened_gemm = use_simd ? bf16_fma_gemm_avx512() : bf16_fma_gemm_portable();
+        w.round_v = use_simd ? bf16_round_avx512() : w.convert.bf16_round;
         p.gemm_path_detail = use_simd ? "bf16 GEMM: avx512-fma (bf16 U widened, vfmadd231ps per channel"
                                       : "bf16 GEMM: portable (fp32 fma per channel";
       } else {
@@ -130,8 +129,8 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
                                        std::to_string(kFp16FmaChunk) + " channels, fp32 sums of the chunks)";
         break;
       }
-      w.fp16_gemm = use_simd ? fp16_gemm_avx512() : fp16_gemm_portable();
-      if (use_simd) w.convert.fp16 = fp16_round_avx512();
+      w.widened_gemm = use_simd ? fp16_gemm_avx512() : fp16_gemm_portable();
+      w.round_v = use_simd ? fp16_round_avx512() : w.convert.fp16;
       p.gemm_path_detail =
           use_simd ? "fp16 GEMM: avx512-f16c (vcvtph2ps + fp32 fma)" : "fp16 GEMM: portable (fp32)";
       break;
@@ -293,28 +292,25 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
   const WinogradPlan& w = *p.wino;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n, Cpad = w.Cpad;
   int64_t saturated = 0;
+  if (w.v_in_place()) {  // the widened paths: V rounded in place (vl is v)
+    for (int64_t a = 0; a < nn; ++a) w.round_v(v + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
+    return 0;
+  }
   switch (w.precision) {
     case Precision::kBf16: {
-      if (w.bf16_fma) {  // rounded in place (vl is v)
-        for (int64_t a = 0; a < nn; ++a) w.convert.bf16_round(v + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
-        break;
-      }
       auto* out = reinterpret_cast<uint16_t*>(vl);
       for (int64_t a = 0; a < nn; ++a)
         w.convert.bf16(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_v,
                        rows * Cpad);
       break;
     }
-    case Precision::kFp16:
-      if (w.fp16_fma) {
-        auto* out = reinterpret_cast<uint16_t*>(vl);
-        for (int64_t a = 0; a < nn; ++a)
-          w.convert.fp16_bits(v + static_cast<std::size_t>(a) * pos_v,
-                              out + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
-        break;
-      }
-      for (int64_t a = 0; a < nn; ++a) w.convert.fp16(v + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
+    case Precision::kFp16: {  // fp16 arithmetic (the FP32 one is widened, above)
+      auto* out = reinterpret_cast<uint16_t*>(vl);
+      for (int64_t a = 0; a < nn; ++a)
+        w.convert.fp16_bits(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_v,
+                            rows * Cpad);
       break;
+    }
     case Precision::kInt8Spatial: {
       auto* out = reinterpret_cast<int16_t*>(vl);
       convert_rows_marking_tiles(nn, rows, Cpad, pos_v, flags, [&](int64_t, std::size_t off, int* bad) {
@@ -351,28 +347,21 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
       const int64_t width = std::min(w.panel, Kpad - k0);
       const int nv = static_cast<int>(width / kLanes);
       const std::size_t boff = ub + static_cast<std::size_t>(k0 * Cpad);
+      if (w.v_in_place()) {  // the widened paths: fp32 V, 16-bit U
+        w.widened_gemm(rows, nv, kc, vl + a * pos_v, kc, reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
+                       ma + k0, static_cast<std::size_t>(Kpad));
+        continue;
+      }
       switch (w.precision) {
         case Precision::kBf16:
-          if (w.bf16_fma) {
-            w.bf16_fma_gemm(rows, nv, kc, vl + a * pos_v, kc,
-                            reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
-                            static_cast<std::size_t>(Kpad));
-            break;
-          }
           w.bf16_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
                       static_cast<std::size_t>(Kpad));
           break;
-        case Precision::kFp16:
-          if (w.fp16_fma) {
-            w.fp16_fma_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
-                            reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
-                            static_cast<std::size_t>(Kpad));
-            break;
-          }
-          w.fp16_gemm(rows, nv, kc, vl + a * pos_v, kc,
-                      reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
-                      static_cast<std::size_t>(Kpad));
+        case Precision::kFp16:  // fp16 arithmetic
+          w.fp16_fma_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
+                          reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
+                          static_cast<std::size_t>(Kpad));
           break;
         case Precision::kInt8Spatial: {
           float scale[kMaxNV * kLanes];

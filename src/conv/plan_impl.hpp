@@ -96,10 +96,11 @@ struct WinogradPlan {
   // Low-precision GEMMs (lowp.cpp; kFp32: U above and the FP32 kernels). U is packed in the same panels
   // as the FP32 U, in the element layout of the type (kernels/lowp_kernels.hpp); the FP32 U is freed.
   Precision precision = Precision::kFp32;
-  Bf16GemmFn bf16_gemm = nullptr;          // bf16 dot products (vdpbf16ps, AMX): V as bf16 bits
-  Bf16FmaGemmFn bf16_fma_gemm = nullptr;    // bf16 on FP32 FMAs: V as fp32 values rounded to bf16
-  bool bf16_fma = false;
-  Fp16GemmFn fp16_gemm = nullptr;
+  Bf16GemmFn bf16_gemm = nullptr;  // bf16 dot products (vdpbf16ps, AMX): V as bf16 bits
+  // FP32 arithmetic on widened 16-bit operands (fp16 with F16C, bf16 on FMAs): V rounded in place to the
+  // format's values by round_v, then widened_gemm. Set: these paths; null: the others.
+  WidenedGemmFn widened_gemm = nullptr;
+  RoundFn round_v = nullptr;
   Fp16FmaGemmFn fp16_fma_gemm = nullptr;
   bool fp16_fma = false;  // kFp16 with fp16 arithmetic: V as fp16 bits, fp16_fma_gemm
   Int8GemmFn int8_gemm = nullptr;
@@ -114,11 +115,8 @@ struct WinogradPlan {
   // int8 without calibration needs every tile's V before it can quantize any: the phased order takes
   // the scales from its V; the fused order runs the input transforms twice (a first pass for max |V|).
   bool run_phased() const { return phased; }
-  // The FP32-arithmetic fp16 and bf16 paths round V in place (fp32 values); the others convert V into
-  // a copy.
-  bool v_in_place() const {
-    return (precision == Precision::kFp16 && !fp16_fma) || (precision == Precision::kBf16 && bf16_fma);
-  }
+  // The widened paths round V in place (fp32 values); the others convert V into a copy.
+  bool v_in_place() const { return widened_gemm != nullptr; }
   // Bytes per element of the GEMM's V operand (int8 codes, 16-bit bf16/fp16/int16, or floats).
   std::size_t v_operand_size() const {
     if (precision == Precision::kInt8) return 1;

@@ -26,9 +26,9 @@ namespace nova::conv {
 
 using Bf16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
                             const uint16_t* b, float* c, std::size_t ldc);
-using Fp16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
-                            const uint16_t* b, float* c, std::size_t ldc);
-using Bf16FmaGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
+// FP32 FMAs on a 16-bit U widened as it is loaded, A fp32 values already rounded to the U format: the
+// fp16 (F16C) and bf16 FMA kernels.
+using WidenedGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
                                const uint16_t* b, float* c, std::size_t ldc);
 using Fp16FmaGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
                                const uint16_t* b, float* c, std::size_t ldc);
@@ -44,8 +44,7 @@ using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t*
 //   int8: dst = RNE(clamp(src * inv, -127, 127)) + 128; NaN/Inf give code 128 and set *bad; returns the
 //         number of values with |src * inv| > 127.5 (saturated)
 using Bf16ConvertFn = void (*)(const float* src, uint16_t* dst, int64_t count);
-using Fp16RoundFn = void (*)(float* v, int64_t count);
-using Bf16RoundFn = void (*)(float* v, int64_t count);
+using RoundFn = void (*)(float* v, int64_t count);  // in place, to fp16 or bf16 values
 using Fp16ConvertFn = void (*)(const float* src, uint16_t* dst, int64_t count);
 using Int8QuantizeFn = int64_t (*)(const float* src, uint8_t* dst, int64_t count, float inv, int* bad);
 // max |x| over the finite values (0 when none): exact, so every path gives the same value.
@@ -53,28 +52,28 @@ using AmaxFn = float (*)(const float* v, int64_t count);
 
 struct LowpConvertFns {
   Bf16ConvertFn bf16 = nullptr;
-  Fp16RoundFn fp16 = nullptr;
+  RoundFn fp16 = nullptr;
   Fp16ConvertFn fp16_bits = nullptr;
   Int8QuantizeFn int8 = nullptr;
   AmaxFn amax = nullptr;
-  Bf16RoundFn bf16_round = nullptr;
+  RoundFn bf16_round = nullptr;
 };
 LowpConvertFns lowp_convert_portable();
 Bf16ConvertFn bf16_convert_avx512bf16();
-Bf16RoundFn bf16_round_avx512();
-Fp16RoundFn fp16_round_avx512();
+RoundFn bf16_round_avx512();
+RoundFn fp16_round_avx512();
 Fp16ConvertFn fp16_convert_avx512fp16();
 Int8QuantizeFn int8_quantize_avx512vnni();
 AmaxFn amax_avx512vnni();
 
 // Portable kernels (any CPU) and the SIMD ones (call only when lowp_simd_supported says so).
 Bf16GemmFn bf16_gemm_portable();
-Fp16GemmFn fp16_gemm_portable();
+WidenedGemmFn fp16_gemm_portable();
 Int8GemmFn int8_gemm_portable();
 Bf16GemmFn bf16_gemm_avx512bf16();
-Bf16FmaGemmFn bf16_fma_gemm_portable();
-Bf16FmaGemmFn bf16_fma_gemm_avx512();
-Fp16GemmFn fp16_gemm_avx512();
+WidenedGemmFn bf16_fma_gemm_portable();
+WidenedGemmFn bf16_fma_gemm_avx512();
+WidenedGemmFn fp16_gemm_avx512();
 Fp16FmaGemmFn fp16_fma_gemm_portable();
 Fp16FmaGemmFn fp16_fma_gemm_avx512fp16();
 

@@ -189,10 +189,10 @@ LowpConvertFns lowp_convert_portable() {
 Bf16GemmFn bf16_gemm_portable() {
   return &bf16_gemm;
 }
-Bf16FmaGemmFn bf16_fma_gemm_portable() {
+WidenedGemmFn bf16_fma_gemm_portable() {
   return &bf16_fma_gemm;
 }
-Fp16GemmFn fp16_gemm_portable() {
+WidenedGemmFn fp16_gemm_portable() {
   return &fp16_gemm;
 }
 Fp16FmaGemmFn fp16_fma_gemm_portable() {

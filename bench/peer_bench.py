@@ -19,8 +19,10 @@ direct-equivalent: 2*N*K*C*H*W*9 / time. Peers that are not installed are report
 prints only the low-precision table instead: nova's Winograd with fp32, bf16, int8 (per-call and
 calibrated scales) and fp16 GEMMs, oneDNN's bf16 direct, int8 direct and int8 Winograd, PyTorch's
 bfloat16 conv2d, ncnn's int8 Winograd and bf16-storage convolution (process CPU ms per execute), the
-relative L2 error against float64 of nova for each precision and of ncnn int8/bf16 (docs/engine.md),
-and ncnn's time over nova's (above 1: nova is faster) for bf16, int8 and int8 cal. ncnn (in a worker
+relative L2 error against float64 of nova for each precision, of oneDNN's bf16 and int8 (on nova's
+data, value for value: bench/peers/peer_onednn.cpp --check; its int8 Winograd takes only u8 input, so
+oneDNN's two int8 algorithms are also checked on the same data moved into [0, 1], printed on a line of
+their own), of PyTorch's bf16 (same distributions) and of ncnn int8/bf16 (docs/engine.md), and ncnn's time over nova's (above 1: nova is faster) for bf16, int8 and int8 cal. ncnn (in a worker
 subprocess, bench/peers/ncnn_lowp.py, net.opt.num_threads = --threads): int8 with weights quantized per
 output channel and a calibrated input scale (int8_scale_term 2, fp32 output), bf16 with
 use_bf16_storage (bf16 activations; on its Winograd path fp32 weights and arithmetic); the input is
@@ -70,19 +72,30 @@ def _time(fn, budget_ms=500.0):
     return ts[len(ts) // 2], cs[len(cs) // 2]
 
 
-def worker_torch(configs, dtype="float32"):
+def worker_torch(configs, dtype="float32", check=False):
+    """PyTorch's conv2d in `dtype` on nova bench conv's distributions (input uniform in [-1, 1], weights
+    in [-0.1, 0.1], bias in [-1, 1]); with check, also its relative L2 error against a float64 conv2d of
+    the input's values in `dtype` with the FP32 weights and bias (as nova's --check measures its own)."""
     import torch
     import torch.nn.functional as F
     out = []
     for layer, threads in configs:
         torch.set_num_threads(threads)
         n, c, h, w, k = layer
-        x = (torch.rand(n, c, h, w) - 0.5).to(getattr(torch, dtype))
-        wt = ((torch.rand(k, c, 3, 3) - 0.5) * 0.1).to(x.dtype)
-        b = torch.rand(k).to(x.dtype)
+        gen = torch.Generator().manual_seed(1)
+        x32 = torch.rand(n, c, h, w, generator=gen) * 2 - 1
+        w32 = (torch.rand(k, c, 3, 3, generator=gen) * 2 - 1) * 0.1
+        b32 = torch.rand(k, generator=gen) * 2 - 1
+        t = getattr(torch, dtype)
+        x, wt, b = x32.to(t), w32.to(t), b32.to(t)
         with torch.no_grad():
             ms, cpu = _time(lambda: F.conv2d(x, wt, b, padding=1))
-        out.append({"layer": layer, "threads": threads, "median_ms": ms, "median_cpu_ms": cpu})
+            res = {"layer": layer, "threads": threads, "median_ms": ms, "median_cpu_ms": cpu}
+            if check:
+                ref = F.conv2d(x.double(), w32.double(), b32.double(), padding=1)
+                d = F.conv2d(x, wt, b, padding=1).double() - ref
+                res["rel_l2_error"] = float(d.norm() / ref.norm())
+        out.append(res)
     return out
 
 
@@ -151,13 +164,16 @@ def run_nova(build, layer, threads, extra=()):
     return json.loads(r.stdout)
 
 
-def run_onednn(build, layer, threads, algorithm, dtype="f32"):
+def run_onednn(build, layer, threads, algorithm, dtype="f32", check=False):
+    """oneDNN's time (bench/peers/peer_onednn.cpp); with check, also its error against float64 on nova's
+    data ("rel_l2_error"; int8: "check_s8" on nova's int8 input codes where oneDNN takes an s8 source,
+    "check_u8" on the same data moved into [0, 1], which its int8 Winograd needs)."""
     exe = os.path.join(build, "nova_peer_onednn")
     if not os.path.exists(exe):
         return None
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    r = subprocess.run([exe, "--shape", shape_text(layer), "--algorithm", algorithm, "--dtype", dtype],
-                       capture_output=True, text=True, env=env)
+    r = subprocess.run([exe, "--shape", shape_text(layer), "--algorithm", algorithm, "--dtype", dtype,
+                        *(["--check"] if check else [])], capture_output=True, text=True, env=env)
     if r.returncode != 0:
         return None
     j = json.loads(r.stdout)
@@ -271,14 +287,17 @@ def lowp_table(args):
     threads_list = [int(t) for t in args.threads.split(",")]
     configs = [(layer, t) for layer in LAYERS for t in threads_list]
     torch_bf16 = {}  # (layer, threads) -> best process CPU ms over the rounds
-    for _ in range(args.rounds):
-        out, why = run_worker("torch_bf16", configs)
+    torch_bf16_err = {}  # (layer, threads) -> its error against float64, from round 1
+    for rnd in range(args.rounds):
+        out, why = run_worker("torch_bf16_check" if rnd == 0 else "torch_bf16", configs)
         if out is None:
             print(f"torch bf16: not measured ({why})", file=sys.stderr)
             break
         for o in out:
             key = (tuple(o["layer"]), o["threads"])
             torch_bf16[key] = best(torch_bf16.get(key), o.get(tkey))
+            if o.get("rel_l2_error") is not None:
+                torch_bf16_err[key] = o["rel_l2_error"]
     ncnn_res, ncnn_why = lowp_ncnn(args, configs)
     if ncnn_why:
         print(f"ncnn int8/bf16: not measured ({ncnn_why})", file=sys.stderr)
@@ -286,9 +305,11 @@ def lowp_table(args):
     rows = []
     for layer in LAYERS:
         for t in threads_list:
-            cpu, err, path = {}, {}, {}
+            cpu, err, path, dnnl_checks = {}, {}, {}, {}
             if torch_bf16.get((layer, t)):
                 cpu["torch bf16"] = torch_bf16[(layer, t)]
+            if torch_bf16_err.get((layer, t)):
+                err["torch bf16"] = torch_bf16_err[(layer, t)]
             for rnd in range(args.rounds):
                 for name, extra in LOWP_NOVA:
                     j = run_nova(args.build, layer, t, extra + (["--check"] if rnd == 0 else []))
@@ -296,9 +317,15 @@ def lowp_table(args):
                     if rnd == 0:
                         err[name], path[name] = j.get("rel_l2_error"), j.get("gemm_path")
                 for name, alg, dtype in LOWP_ONEDNN:
-                    o = run_onednn(args.build, layer, t, alg, dtype)
+                    o = run_onednn(args.build, layer, t, alg, dtype, check=rnd == 0)
                     if o is not None and o.get("created"):
                         cpu[name] = best(cpu.get(name), o.get(tkey))
+                        if rnd == 0:
+                            dnnl_checks[name] = {k: o[k] for k in ("rel_l2_error", "check_s8", "check_u8", "check_why")
+                                                 if k in o}
+                            e = o.get("rel_l2_error", o.get("check_s8", o.get("check_u8", {})).get("rel_l2_error"))
+                            if e is not None:
+                                err[name] = e
             nc = ncnn_res[(layer, t)]
             for name, _ in LOWP_NCNN:
                 nc_ms = nc["wall_ms" if args.wall else "cpu_ms"]
@@ -311,7 +338,7 @@ def lowp_table(args):
             ratio = {n: cpu[p] / cpu[n] for n, p in LOWP_NCNN_RATIO if cpu.get(n) and cpu.get(p)}
             rows.append({"layer": list(layer), "threads": t, "clock": "wall" if args.wall else "process cpu",
                          ("wall_ms" if args.wall else "cpu_ms"): cpu, "rel_l2_error": err, "gemm_path": path,
-                         "ncnn_over_nova": ratio,
+                         "ncnn_over_nova": ratio, "onednn_checks": dnnl_checks,
                          "ncnn": {"wall_ms": nc["wall_ms"], "why": nc["why"] or ({"all": ncnn_why} if ncnn_why else {}),
                                   "fp32io_cpu_ms": nc["fp32io_cpu_ms"],
                                   "fp32io_rel_l2_error": nc["fp32io_rel_l2_error"]}})
@@ -327,6 +354,10 @@ def lowp_table(args):
             print(f"{'x'.join(map(str, layer[:4])) + '->' + str(layer[4]):>18} {t:>2} | " + " ".join(map(cell, names)))
             print(f"{'rel L2 error':>21} | " + " ".join(f"{err[n]:11.1e}" if err.get(n) else f"{'':>11}"
                                                       for n in names))
+            u8 = {n: c["check_u8"]["rel_l2_error"] for n, c in dnnl_checks.items() if "check_u8" in c}
+            if u8:  # oneDNN's two int8 algorithms on one input it can take (u8): what its Winograd costs
+                print(f"{'oneDNN int8, u8 data':>21} | " + ", ".join(f"{n} {v:.1e}" for n, v in u8.items()) +
+                      "  (input (x+1)/2 as u8 codes; the error row above: s8 codes of x where oneDNN takes them)")
             if ratio:
                 print(f"{'ncnn / nova':>21} | " + " ".join(
                     f"{ratio[n]:11.2f}" if n in ratio else f"{'':>11}" for n in names))
@@ -357,6 +388,15 @@ def errors_table(build):
         d = run_nova(build, layer, 2, extra + ["--algorithm", "direct"])
         rows.append({"layer": shape_text(layer), "kernel": kernel, "tile": "direct", "rel_l2": d["rel_l2_error"],
                      "vs_direct": 1.0, "harness_fp32": None, "first_order": None})
+        if kernel == 3:
+            # oneDNN's FP32 direct and Winograd on the same data. Its Winograd picks its own tile: F(2,3)
+            # (wino_2x3) at batch 1 on this machine, F(4,3) (wino_4x3) at batch 8, so batch 8 too.
+            for alg, lay in (("direct", layer), ("winograd", layer), ("winograd", (8,) + layer[1:])):
+                o = run_onednn(build, lay, 2, alg, check=True)
+                if o and o.get("rel_l2_error") is not None:
+                    rows.append({"layer": shape_text(lay), "kernel": kernel, "tile": "oneDNN " + alg[0],
+                                 "rel_l2": o["rel_l2_error"], "vs_direct": o["rel_l2_error"] / d["rel_l2_error"],
+                                 "harness_fp32": None, "first_order": None, "points": o.get("impl", "")})
         for t in tiles:
             j = run_nova(build, layer, 2, extra + ["--tile", t])
             h, fo = harness_fp32(build, layer, t, j["transform"])
@@ -388,8 +428,8 @@ def main():
         configs = [(tuple(l), t) for l, t in json.loads(sys.stdin.read())]
         if args.worker == "torch":
             out = worker_torch(configs)
-        elif args.worker == "torch_bf16":  # PyTorch's own bfloat16 conv2d (oneDNN inside), input and output bf16
-            out = worker_torch(configs, "bfloat16")
+        elif args.worker in ("torch_bf16", "torch_bf16_check"):  # PyTorch's bfloat16 conv2d (oneDNN inside)
+            out = worker_torch(configs, "bfloat16", check=args.worker == "torch_bf16_check")
         elif args.worker in ("ncnn_lowp", "ncnn_lowp_check"):  # ncnn int8 and bf16 (bench/peers/ncnn_lowp.py)
             out = worker_ncnn_lowp(configs, check=args.worker == "ncnn_lowp_check")
         else:

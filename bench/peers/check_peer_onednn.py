@@ -1,0 +1,59 @@
+"""Test of the oneDNN peer's error check (ctest peer_onednn_check): the figures that bench/peer_bench.py
+prints next to nova's come from nova_peer_onednn --check, so it must measure what it says.
+
+On small layers with odd sizes and channel counts that are not multiples of 16 (oneDNN's blocked layouts
+pad them), the error of oneDNN's output against the peer's float64 reference must be at FP32's level for
+FP32 (a misread layout or a wrong reference gives O(1)), above FP32's and below 1e-2 for bf16 (bf16 really
+used: its input rounding alone costs ~1e-3), and below 2e-2 for int8 on both of its inputs (the bias in
+the sum's units: oneDNN 2.x scales after adding it; getting that wrong costs O(1)).
+
+  python3 check_peer_onednn.py path/to/nova_peer_onednn
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def run(exe, shape, algorithm, dtype):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    r = subprocess.run([exe, "--shape", shape, "--algorithm", algorithm, "--dtype", dtype, "--repeat", "1", "--check"],
+                       capture_output=True, text=True, env=env, timeout=300)
+    if r.returncode != 0:
+        sys.exit(f"{exe} failed: {r.stderr.strip()}")
+    return json.loads(r.stdout)
+
+
+def main():
+    exe = sys.argv[1]
+    failures = []
+
+    def expect(what, value, low, high):
+        ok = value is not None and low <= value < high
+        print(f"{what}: {value} ({'ok' if ok else 'outside'} [{low:g}, {high:g}))")
+        if not ok:
+            failures.append(what)
+
+    for shape in ("2,24,9,11,20", "1,32,14,14,48"):
+        for algorithm in ("direct", "winograd"):
+            o = run(exe, shape, algorithm, "f32")
+            if o.get("created"):
+                expect(f"{shape} f32 {algorithm} ({o['impl']})", o.get("rel_l2_error"), 0.0, 2e-6)
+        o = run(exe, shape, "direct", "bf16")
+        if o.get("created"):
+            expect(f"{shape} bf16 direct ({o['impl']})", o.get("rel_l2_error"), 2e-4, 1e-2)
+        for algorithm in ("direct", "winograd"):
+            o = run(exe, shape, algorithm, "int8")
+            if not o.get("created"):
+                continue
+            checks = [k for k in ("check_s8", "check_u8") if k in o]
+            if not checks:
+                failures.append(f"{shape} int8 {algorithm}: no check ({o.get('check_why')})")
+            for k in checks:
+                expect(f"{shape} int8 {algorithm} {k} ({o[k]['impl']})", o[k]["rel_l2_error"], 1e-4, 2e-2)
+    if failures:
+        sys.exit("failed: " + "; ".join(failures))
+
+
+if __name__ == "__main__":
+    main()

@@ -237,7 +237,8 @@ def measure(args):
 # nova's (--check) and ncnn's error against float64.
 # "int8 cal i8": int8 input tensor (scale 1/127), as oneDNN's u8 and ncnn's pre-quantized input are timed;
 # "int8sp cal i8": the int8-spatial precision (ncnn's design: quantized before exact integer transforms) the same way;
-# "fp16": the engine's choice of fp16 arithmetic (AVX512-FP16 where present), "fp16 f32acc": FP32 arithmetic;
+# "fp16": the engine's choice of fp16 arithmetic (AVX512-FP16 where present), "fp16 io": the same with fp16
+# input and output tensors (issue 6's FP16 path: "FP16 inputs and outputs"), "fp16 f32acc": FP32 arithmetic;
 # "bf16 io": bf16 input and output tensors, as PyTorch's bf16 conv2d. Their --check error is against float64
 # on the input's own (rounded) values. "... 16c": the same in the NCHW16c layout (--layout nchw16c), the
 # blocked layout the peers are timed in (oneDNN's nChw16c, ncnn's packed blobs), without NCHW transposes.
@@ -245,7 +246,8 @@ LOWP_NOVA = [("fp32", ["--dtype", "fp32"]), ("bf16", ["--dtype", "bf16"]), ("bf1
              ("int8", ["--dtype", "int8"]), ("int8 cal", ["--dtype", "int8", "--calibrate"]),
              ("int8 cal i8", ["--dtype", "int8", "--calibrate", "--input-type", "int8"]),
              ("int8sp cal i8", ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8"]),
-             ("fp16", ["--dtype", "fp16"]), ("fp16 f32acc", ["--dtype", "fp16", "--fp16-arith", "fp32"]),
+             ("fp16", ["--dtype", "fp16"]), ("fp16 io", ["--dtype", "fp16", "--io", "fp16"]),
+             ("fp16 f32acc", ["--dtype", "fp16", "--fp16-arith", "fp32"]),
              ("int8 cal i8 16c", ["--dtype", "int8", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"]),
              ("fp16 16c", ["--dtype", "fp16", "--layout", "nchw16c"])]
 LOWP_ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 d", "direct", "int8"), ("dnnl int8 w", "winograd", "int8")]
@@ -336,9 +338,12 @@ def lowp_table(args):
                 if nc["why"].get(name):
                     ncnn_notes.setdefault(name, nc["why"][name])
             ratio = {n: cpu[p] / cpu[n] for n, p in LOWP_NCNN_RATIO if cpu.get(n) and cpu.get(p)}
+            # nova's FP32 engine (FP32 tensors, NCHW) over each 16-bit path: issue 6's "1.3x nova's FP32".
+            over_fp32 = {n: cpu["fp32"] / cpu[n] for n in ("bf16", "bf16 io", "fp16", "fp16 io", "fp16 16c")
+                         if cpu.get("fp32") and cpu.get(n)}
             rows.append({"layer": list(layer), "threads": t, "clock": "wall" if args.wall else "process cpu",
                          ("wall_ms" if args.wall else "cpu_ms"): cpu, "rel_l2_error": err, "gemm_path": path,
-                         "ncnn_over_nova": ratio, "onednn_checks": dnnl_checks,
+                         "ncnn_over_nova": ratio, "fp32_over_nova": over_fp32, "onednn_checks": dnnl_checks,
                          "ncnn": {"wall_ms": nc["wall_ms"], "why": nc["why"] or ({"all": ncnn_why} if ncnn_why else {}),
                                   "fp32io_cpu_ms": nc["fp32io_cpu_ms"],
                                   "fp32io_rel_l2_error": nc["fp32io_rel_l2_error"]}})
@@ -358,6 +363,9 @@ def lowp_table(args):
             if u8:  # oneDNN's two int8 algorithms on one input it can take (u8): what its Winograd costs
                 print(f"{'oneDNN int8, u8 data':>21} | " + ", ".join(f"{n} {v:.1e}" for n, v in u8.items()) +
                       "  (input (x+1)/2 as u8 codes; the error row above: s8 codes of x where oneDNN takes them)")
+            if over_fp32:
+                print(f"{'nova fp32 / nova':>21} | " + " ".join(
+                    f"{over_fp32[n]:11.2f}" if n in over_fp32 else f"{'':>11}" for n in names))
             if ratio:
                 print(f"{'ncnn / nova':>21} | " + " ".join(
                     f"{ratio[n]:11.2f}" if n in ratio else f"{'':>11}" for n in names))

@@ -1,9 +1,9 @@
 // The low-precision Winograd paths (docs/engine.md, "Low-precision paths"): U packed once at plan time
 // in bf16, fp16 (both fp16 arithmetics share the panel layout) or int8 (per tap x output channel scales), V
 // converted block by block after the FP32 input transform (unless the transform writes the operand
-// itself: fp16 bits, and int8 codes once the scales are known; winograd_execute.cpp), the GEMM kernels of kernels/lowp_kernels.hpp, NaN
-// marking of int8 tiles whose input held NaN/Inf. The conversions here are shared by the portable and the
-// SIMD kernels, so the two paths see the same operands and give the same bits.
+// itself: fp16 bits, and int8 codes once the scales are known; winograd_execute.cpp), the GEMM kernels of
+// kernels/lowp_kernels.hpp, NaN marking of int8 tiles whose input held NaN/Inf. The conversions here are
+// shared by the portable and the SIMD kernels, so the two paths see the same operands and give the same bits.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -212,6 +212,8 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
   } else {
     w.U_lowp.resize(floats_for_bytes(count * 2));
   }
+  w.u_pow2.clear();
+  if (w.precision == Precision::kFp16) w.u_pow2.assign(static_cast<std::size_t>(nn * Kpad), 1.0f);
   std::fill(w.U_lowp.data(), w.U_lowp.data() + w.U_lowp.size(), 0.0f);
   auto* u16 = reinterpret_cast<uint16_t*>(w.U_lowp.data());
   auto* u8 = reinterpret_cast<int8_t*>(w.U_lowp.data());
@@ -227,9 +229,27 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
         for (int64_t c = 0; c < Cpad; ++c)
           u16[base + (c / 2) * (2 * width) + 2 * j + (c & 1)] = bf16_bits_rne(src[c * width]);
       } else if (prec == Precision::kFp16) {
+        // Each column (tap, output channel) is brought by a power of two 2^e to a largest |U| in
+        // [2^-3, 2^-2), and the GEMM's FP32 result multiplied back by 2^-e (exact). fp16 rounds
+        // x * 2^e as it rounds x wherever both are normal, so columns in fp16's normal range give the
+        // same bits as without it; what it keeps are the columns that would fall below that range: a
+        // transform whose G rows are scaled down (F(8,3)'s fp32 catalogue entry scales one by 8e-4 and
+        // lost whole taps to fp16 zeros at weights of 0.1), or small weights (F(6,3) at weights of 1e-4
+        // had 4x the error). And the result no longer depends on the weights' scale: weights times a
+        // power of two give the output times it, bit for bit. The target keeps the fp16 arithmetic's
+        // products below those of weights of unit scale (its overflow margins).
+        int e = 0;
+        double amax = 0.0;
         for (int64_t c = 0; c < Cpad; ++c)
-          u16[base + c * width + j] =
-              static_cast<uint16_t>(encode_bits(Format::kFp16, static_cast<double>(src[c * width])));
+          amax = std::max(amax, std::fabs(static_cast<double>(src[c * width])));
+        if (amax > 0.0) {
+          (void)std::frexp(amax, &e);  // amax in [2^(e-1), 2^e)
+          e = -2 - e;                  // amax * 2^e in [2^-3, 2^-2)
+        }
+        w.u_pow2[static_cast<std::size_t>(a * Kpad + k)] = std::ldexp(1.0f, -e);
+        for (int64_t c = 0; c < Cpad; ++c)
+          u16[base + c * width + j] = static_cast<uint16_t>(
+              encode_bits(Format::kFp16, std::ldexp(static_cast<double>(src[c * width]), e)));
       } else {
         // Symmetric int8 per (tap, output channel), as nova::quantize: s = amax / 127, code = RNE(u / s).
         double amax = 0.0;
@@ -307,8 +327,8 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
     case Precision::kFp16: {  // fp16 arithmetic (the FP32 one is widened, above)
       auto* out = reinterpret_cast<uint16_t*>(vl);
       for (int64_t a = 0; a < nn; ++a)
-        w.convert.fp16_bits(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_v,
-                            rows * Cpad);
+        w.convert.fp16_bits(v + static_cast<std::size_t>(a) * pos_v,
+                            out + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
       break;
     }
     case Precision::kInt8Spatial: {
@@ -334,6 +354,18 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
   return saturated;
 }
 
+namespace {
+
+// The fp16 U's column scales of position a, columns [k0, k0 + width), where any is not 1 (build_lowp),
+// else null: the GEMMs multiply those columns back.
+const float* column_scales(const WinogradPlan& w, int64_t a, int64_t k0, int64_t width) {
+  if (w.u_pow2.empty()) return nullptr;
+  const float* s = w.u_pow2.data() + a * w.Kpad + k0;
+  return std::any_of(s, s + width, [](float v) { return v != 1.0f; }) ? s : nullptr;
+}
+
+}  // namespace
+
 void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, int64_t q0, int64_t q1,
                      const float* vl, std::size_t pos_v, float* mo, std::size_t pos_m) {
   const WinogradPlan& w = *p.wino;
@@ -348,8 +380,9 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
       const int nv = static_cast<int>(width / kLanes);
       const std::size_t boff = ub + static_cast<std::size_t>(k0 * Cpad);
       if (w.v_in_place()) {  // the widened paths: fp32 V, 16-bit U
-        w.widened_gemm(rows, nv, kc, vl + a * pos_v, kc, reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
-                       ma + k0, static_cast<std::size_t>(Kpad));
+        w.widened_gemm(rows, nv, kc, vl + a * pos_v, kc,
+                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
+                       column_scales(w, a, k0, width), ma + k0, static_cast<std::size_t>(Kpad));
         continue;
       }
       switch (w.precision) {
@@ -358,11 +391,12 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
                       static_cast<std::size_t>(Kpad));
           break;
-        case Precision::kFp16:  // fp16 arithmetic
+        case Precision::kFp16: {  // fp16 arithmetic
           w.fp16_fma_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
-                          reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
-                          static_cast<std::size_t>(Kpad));
+                          reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
+                          column_scales(w, a, k0, width), ma + k0, static_cast<std::size_t>(Kpad));
           break;
+        }
         case Precision::kInt8Spatial: {
           float scale[kMaxNV * kLanes];
           for (int64_t j = 0; j < width; ++j)

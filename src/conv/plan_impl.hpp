@@ -108,6 +108,9 @@ struct WinogradPlan {
   AlignedBuffer U_lowp;         // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
   std::vector<float> u_scale;   // int8: [n*n][Kpad] scale of U (per tap x output channel)
   std::vector<int32_t> u_comp;  // int8: [n*n][Kpad] 128 * sum_c U codes
+  // fp16: [n*n][Kpad] 2^-e, where U's column (tap, output channel) was stored as fp16(U * 2^e), its
+  // largest |U| brought into [2^-3, 2^-2) (lowp.cpp). The GEMMs multiply their FP32 results by it.
+  std::vector<float> u_pow2;
   std::vector<float>
       cal_scale;   // int8: calibrated per-tap V scales (int8-spatial: the input scale); empty: per call
   Int16Fns int16;  // int8-spatial kernels (int8_spatial.cpp)

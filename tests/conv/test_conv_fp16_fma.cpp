@@ -64,8 +64,8 @@ TEST(Fp16Fma, SimdKernelMatchesPortableBitForBit) {
           const auto b =
               operands(kc * 16 * static_cast<std::size_t>(nv), static_cast<uint32_t>(nv * 7 + kc), scale);
           std::vector<float> c1(static_cast<std::size_t>(rows) * ldc, -7.0f), c2(c1);
-          simd(rows, nv, kc, a.data(), lda, b.data(), c1.data(), ldc);
-          portable(rows, nv, kc, a.data(), lda, b.data(), c2.data(), ldc);
+          simd(rows, nv, kc, a.data(), lda, b.data(), nullptr, c1.data(), ldc);
+          portable(rows, nv, kc, a.data(), lda, b.data(), nullptr, c2.data(), ldc);
           ASSERT_EQ(std::memcmp(c1.data(), c2.data(), c1.size() * sizeof(float)), 0)
               << "kc " << kc << " nv " << nv << " rows " << rows << " scale " << scale;
           for (std::size_t i = 0; i < c1.size(); ++i) {
@@ -94,7 +94,7 @@ TEST(Fp16Fma, PortableFmaRoundsOnce) {
       b[16 + j] = bits(y1);
     }
     std::vector<float> c(16);
-    portable(1, 1, 16, a.data(), 16, b.data(), c.data(), 16);
+    portable(1, 1, 16, a.data(), 16, b.data(), nullptr, c.data(), 16);
     return static_cast<double>(c[0]);
   };
   auto want = [](double x0, double y0, double x1, double y1) {

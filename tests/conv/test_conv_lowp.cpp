@@ -220,7 +220,8 @@ TEST(Lowp, Int8QuantizedByTheTransformEqualsTheConversionPass) {
   const LayerDataset d = layer(Precision::kInt8, 2, 21, 17, 35, 3, 12);
   const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
   std::vector<float> with_nan(x), half(x);
-  with_nan[static_cast<std::size_t>((1 * 21 + 5) * 17 * 17 + 8 * 17 + 3)] = std::nanf("");  // image 1, channel 5
+  with_nan[static_cast<std::size_t>((1 * 21 + 5) * 17 * 17 + 8 * 17 + 3)] =
+      std::nanf("");  // image 1, channel 5
   for (auto& v : half) v *= 0.5f;
   auto run = [&](Isa isa, int block, const float* sample, const std::vector<float>& input) {
     PlanOptions o;
@@ -309,8 +310,10 @@ TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
           std::vector<float> mags;
           for (std::size_t i = 0; i < pos; ++i)
             if (std::isfinite(v[a * pos + i])) mags.push_back(std::fabs(v[a * pos + i]));
-          std::nth_element(mags.begin(), mags.begin() + static_cast<std::ptrdiff_t>(mags.size() * 3 / 4), mags.end());
-          const float ref = trial == 3 ? *std::max_element(mags.begin(), mags.end()) : mags[mags.size() * 3 / 4];
+          std::nth_element(mags.begin(), mags.begin() + static_cast<std::ptrdiff_t>(mags.size() * 3 / 4),
+                           mags.end());
+          const float ref =
+              trial == 3 ? *std::max_element(mags.begin(), mags.end()) : mags[mags.size() * 3 / 4];
           inv[static_cast<std::size_t>(a)] = 127.0f / std::max(ref, 1e-3f);
         }
         std::vector<uint8_t> want(v.size()), got(v.size(), 0);
@@ -320,7 +323,8 @@ TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
           want_sat += scalar.int8(v.data() + a * pos, want.data() + a * pos, static_cast<int64_t>(pos),
                                   inv[static_cast<std::size_t>(a)], &want_bad);
         int got_bad = 0;
-        const int64_t got_sat = fns.input_int8(&c, src.data(), sy, sx, scb, cbs, got.data(), pos, inv.data(), &got_bad);
+        const int64_t got_sat =
+            fns.input_int8(&c, src.data(), sy, sx, scb, cbs, got.data(), pos, inv.data(), &got_bad);
         EXPECT_EQ(got, want);
         EXPECT_EQ(got_sat, want_sat);
         if (trial == 3)
@@ -333,7 +337,8 @@ TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
         std::vector<float> lane_max(static_cast<std::size_t>(nn) * 16, 0.0f);
         fns.input_amax(&c, src.data(), sy, sx, scb, cbs, lane_max.data());
         for (int a = 0; a < nn; ++a)
-          EXPECT_EQ(scalar.amax(lane_max.data() + a * 16, 16), scalar.amax(v.data() + a * pos, static_cast<int64_t>(pos)))
+          EXPECT_EQ(scalar.amax(lane_max.data() + a * 16, 16),
+                    scalar.amax(v.data() + a * pos, static_cast<int64_t>(pos)))
               << "position " << a;
       }
     }
@@ -349,8 +354,8 @@ TEST(Lowp, Int8TileQuantizationAtTheRangeEdges) {
   const LowpConvertFns scalar = lowp_convert_portable();
   std::mt19937 rng(8);
   std::normal_distribution<float> gauss(0.0f, 1.0f);
-  const float targets[] = {126.5f, 127.0f, 127.49f, 127.5f, 127.51f, 128.0f, 128.5f, 255.5f,
-                           1.0e4f, 1.0e7f, 1.3e7f, 3.0e7f, 1.0e30f, 3.0e38f};
+  const float targets[] = {126.5f, 127.0f, 127.49f, 127.5f, 127.51f, 128.0f,  128.5f,
+                           255.5f, 1.0e4f, 1.0e7f,  1.3e7f, 3.0e7f,  1.0e30f, 3.0e38f};
   for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
     if (!isa_supported(isa)) continue;
     const TileFns& fns = kernels(isa).transforms.generic;
@@ -383,14 +388,16 @@ TEST(Lowp, Int8TileQuantizationAtTheRangeEdges) {
           // At a: the scale whose product with that |V| is t, or the nearest float to it.
           const float va = std::fabs(v[static_cast<std::size_t>(a) * pos + top]);
           float s = t / va;
-          for (int step = 0; step < 64 && va * s != t; ++step) s = std::nextafter(s, va * s < t ? INFINITY : 0.0f);
+          for (int step = 0; step < 64 && va * s != t; ++step)
+            s = std::nextafter(s, va * s < t ? INFINITY : 0.0f);
           inv[static_cast<std::size_t>(a)] = s;
           if (va * s == t && (t == 126.5f || t == 127.5f)) ++exact_ties;
           std::vector<uint8_t> want(v.size()), got(v.size(), 0);
           int64_t want_sat = 0;
           int want_bad = 0, got_bad = 0;
           for (int b = 0; b < nn; ++b)
-            want_sat += scalar.int8(v.data() + static_cast<std::size_t>(b) * pos, want.data() + static_cast<std::size_t>(b) * pos,
+            want_sat += scalar.int8(v.data() + static_cast<std::size_t>(b) * pos,
+                                    want.data() + static_cast<std::size_t>(b) * pos,
                                     static_cast<int64_t>(pos), inv[static_cast<std::size_t>(b)], &want_bad);
           const int64_t got_sat =
               fns.input_int8(&c, src.data(), sy, sx, scb, cbs, got.data(), pos, inv.data(), &got_bad);
@@ -494,8 +501,8 @@ TEST(Lowp, PathsAndOptions) {
   for (Bf16Arithmetic a : {Bf16Arithmetic::kAuto, Bf16Arithmetic::kFma, Bf16Arithmetic::kDot})
     EXPECT_EQ(parse_bf16_arithmetic(to_string(a)), a);
   EXPECT_THROW(parse_bf16_arithmetic("pairs"), Error);
-  for (LowpKernel k : {LowpKernel::kAuto, LowpKernel::kPortable, LowpKernel::kSimd, LowpKernel::kAvx512,
-                       LowpKernel::kAmx})
+  for (LowpKernel k :
+       {LowpKernel::kAuto, LowpKernel::kPortable, LowpKernel::kSimd, LowpKernel::kAvx512, LowpKernel::kAmx})
     EXPECT_EQ(parse_lowp_kernel(to_string(k)), k);
   const LayerDataset d = layer(Precision::kBf16, 1, 8, 8, 8, 3, 1);
   const std::vector<float> w(d.weights.begin(), d.weights.end());
@@ -617,7 +624,8 @@ TEST(Lowp, AutomaticInt8ChoicePrefersFewerPointsWhenTheEstimatesAreClose) {
       for (const AlgorithmEstimate& e : allowed)
         if (e.ms <= kInt8AccuracyMargin * fastest && (!want || e.tile->n() < want->n())) want = e.tile;
       ASSERT_TRUE(want.has_value());
-      EXPECT_EQ(plan.tile()->m, want->m) << s.to_string() << " " << to_string(layout) << ": " << plan.reason();
+      EXPECT_EQ(plan.tile()->m, want->m)
+          << s.to_string() << " " << to_string(layout) << ": " << plan.reason();
       if (plan.tile()->m != fastest_tile->m) {
         ++changed;
         EXPECT_NE(plan.reason().find("for accuracy"), std::string::npos) << plan.reason();
@@ -676,16 +684,119 @@ TEST(Lowp, Bf16FmaKernelsAgreeBitForBit) {
       std::vector<uint16_t> b(kc * w);
       for (auto& v : a)  // bf16 values over a wide range, some subnormal
         v = bf16_to_float(static_cast<uint16_t>((rng() & 0x8000u) | ((rng() % 140u) << 7) | (rng() & 0x7Fu)));
-      for (auto& v : b) v = static_cast<uint16_t>((rng() & 0x8000u) | ((60u + rng() % 140u) << 7) | (rng() & 0x7Fu));
+      for (auto& v : b)
+        v = static_cast<uint16_t>((rng() & 0x8000u) | ((60u + rng() % 140u) << 7) | (rng() & 0x7Fu));
       std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f), want(got);
-      bf16_fma_gemm_avx512()(rows, nv, kc, a.data(), lda, b.data(), got.data(), ldc);
-      bf16_fma_gemm_portable()(rows, nv, kc, a.data(), lda, b.data(), want.data(), ldc);
+      bf16_fma_gemm_avx512()(rows, nv, kc, a.data(), lda, b.data(), nullptr, got.data(), ldc);
+      bf16_fma_gemm_portable()(rows, nv, kc, a.data(), lda, b.data(), nullptr, want.data(), ldc);
       EXPECT_TRUE(same_bits(got, want)) << "rows " << rows << ", nv " << nv;
       // One element against its definition: fma in channel order.
       float acc = 0.0f;
       for (std::size_t c = 0; c < kc; ++c)
         acc = std::fma(a[c], bf16_to_float(b[(c / 2) * (2 * w) + (c & 1)]), acc);
       EXPECT_EQ(f32_bits(want[0]), f32_bits(acc));
+    }
+}
+
+// The widened GEMMs' column scale (the fp16 U's exponent normalization undone): with powers of two,
+// every column is the unscaled result times its scale, bit for bit, on both kernels and both formats.
+TEST(Lowp, WidenedGemmColumnScaleIsExact) {
+  std::mt19937 rng(23);
+  struct Kernel {
+    const char* name;
+    WidenedGemmFn fn;
+    bool simd;
+  };
+  std::vector<Kernel> kernels = {{"fp16 portable", fp16_gemm_portable(), false},
+                                 {"bf16 portable", bf16_fma_gemm_portable(), false}};
+  if (isa_supported(Isa::kAvx512)) {
+    kernels.push_back({"fp16 avx512", fp16_gemm_avx512(), true});
+    kernels.push_back({"bf16 avx512", bf16_fma_gemm_avx512(), true});
+  }
+  for (const Kernel& kern : kernels)
+    for (int nv = 1; nv <= kMaxNV; ++nv) {
+      const int64_t rows = 7;
+      const std::size_t kc = 32, w = static_cast<std::size_t>(16 * nv), lda = kc + 1, ldc = w + 3;
+      std::vector<float> a(static_cast<std::size_t>(rows) * lda);
+      for (auto& v : a) v = round_fp16(std::uniform_real_distribution<float>(-2.0f, 2.0f)(rng));
+      std::vector<uint16_t> b(kc * w);  // fp16 values in [0.5, 2) or bf16 ones: both formats' normal range
+      for (auto& v : b)
+        v = static_cast<uint16_t>((rng() & 0x8000u) | ((14u + rng() % 2u) << 10) | (rng() & 0x3FFu));
+      std::vector<float> scale(w);
+      for (std::size_t j = 0; j < w; ++j) scale[j] = std::ldexp(1.0f, static_cast<int>(j % 41) - 20);
+      std::vector<float> plain(static_cast<std::size_t>(rows) * ldc, -1.0f), scaled(plain);
+      kern.fn(rows, nv, kc, a.data(), lda, b.data(), nullptr, plain.data(), ldc);
+      kern.fn(rows, nv, kc, a.data(), lda, b.data(), scale.data(), scaled.data(), ldc);
+      for (int64_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < w; ++j) {
+          const std::size_t at = static_cast<std::size_t>(i) * ldc + j;
+          ASSERT_EQ(f32_bits(scaled[at]), f32_bits(plain[at] * scale[j]))
+              << kern.name << " nv " << nv << " (" << i << ", " << j << ")";
+        }
+    }
+}
+
+// The fp16-arithmetic GEMMs' column scale: the same on the FP32 totals, both kernels.
+TEST(Lowp, Fp16FmaGemmColumnScaleIsExact) {
+  std::mt19937 rng(24);
+  std::vector<std::pair<const char*, Fp16FmaGemmFn>> kernels = {{"portable", fp16_fma_gemm_portable()}};
+  if (fp16_arithmetic_supported()) kernels.emplace_back("avx512-fp16", fp16_fma_gemm_avx512fp16());
+  for (const auto& [name, fn] : kernels)
+    for (int nv = 1; nv <= kMaxNV; ++nv) {
+      const int64_t rows = 13;
+      const std::size_t kc = 80, w = static_cast<std::size_t>(16 * nv), lda = kc + 2, ldc = w + 1;
+      auto fp16_values = [&](std::size_t n) {
+        std::vector<uint16_t> v(n);
+        for (auto& x : v)
+          x = static_cast<uint16_t>((rng() & 0x8000u) | ((13u + rng() % 3u) << 10) | (rng() & 0x3FFu));
+        return v;
+      };
+      const std::vector<uint16_t> a = fp16_values(static_cast<std::size_t>(rows) * lda),
+                                  b = fp16_values(kc * w);
+      std::vector<float> scale(w);
+      for (std::size_t j = 0; j < w; ++j) scale[j] = std::ldexp(1.0f, static_cast<int>(j % 37) - 18);
+      std::vector<float> plain(static_cast<std::size_t>(rows) * ldc, -1.0f), scaled(plain);
+      fn(rows, nv, kc, a.data(), lda, b.data(), nullptr, plain.data(), ldc);
+      fn(rows, nv, kc, a.data(), lda, b.data(), scale.data(), scaled.data(), ldc);
+      for (int64_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < w; ++j) {
+          const std::size_t at = static_cast<std::size_t>(i) * ldc + j;
+          ASSERT_EQ(f32_bits(scaled[at]), f32_bits(plain[at] * scale[j])) << name << " nv " << nv;
+        }
+    }
+}
+
+// fp16 keeps U's exponent range (each column of U normalized by a power of two): scaling the weights
+// by a power of two scales the output by it, bit for bit, with either arithmetic, also where plain
+// fp16 U would underflow. F(8,3)'s fp32 catalogue transform scales a row of G by about 8e-4, and
+// weights of 2^-20 put U far below fp16's smallest normal; without the normalization those taps became
+// fp16 zeros (the error grew 4x at weights of 0.1, docs/engine.md, "Session 10").
+TEST(Lowp, Fp16IsExactlyScaleEquivariant) {
+  const ConvShape s{1, 24, 17, 15, 20, 3, 3, 1, 1};
+  const testing::Problem p = testing::random_problem(s, 31);
+  std::vector<Fp16Arithmetic> arithmetics = {Fp16Arithmetic::kFp32};
+  if (fp16_arithmetic_supported()) arithmetics.push_back(Fp16Arithmetic::kFp16);
+  for (const Fp16Arithmetic arith : arithmetics)
+    for (const char* tile : {"8,3", "4,3"}) {
+      PlanOptions o;
+      o.precision = Precision::kFp16;
+      o.fp16_arithmetic = arith;
+      o.tile = parse_tile(tile);
+      o.threads = 1;
+      const std::vector<float> zero_bias(static_cast<std::size_t>(s.K), 0.0f);
+      const Plan ref = Plan::create(s, p.weights.data(), zero_bias.data(), o);
+      std::vector<float> y_ref(static_cast<std::size_t>(s.output_size()));
+      ref.execute(p.input.data(), y_ref.data());
+      for (const int shift : {-10, -20, 6}) {
+        std::vector<float> ws(p.weights);
+        for (auto& v : ws) v = std::ldexp(v, shift);
+        const Plan plan = Plan::create(s, ws.data(), zero_bias.data(), o);
+        std::vector<float> y(y_ref.size());
+        plan.execute(p.input.data(), y.data());
+        for (std::size_t i = 0; i < y.size(); ++i)
+          ASSERT_EQ(f32_bits(y[i]), f32_bits(std::ldexp(y_ref[i], shift)))
+              << ref.gemm_path() << " " << tile << ", weights x 2^" << shift << ", at " << i;
+      }
     }
 }
 

@@ -27,11 +27,14 @@ namespace nova::conv {
 using Bf16GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
                             const uint16_t* b, float* c, std::size_t ldc);
 // FP32 FMAs on a 16-bit U widened as it is loaded, A fp32 values already rounded to the U format: the
-// fp16 (F16C) and bf16 FMA kernels.
+// fp16 (F16C) and bf16 FMA kernels. col_scale (16 * nv floats, or null for none) multiplies each column
+// of C as it is stored: the powers of two that undo the fp16 U's exponent normalization (lowp.cpp),
+// exact in FP32.
 using WidenedGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
-                               const uint16_t* b, float* c, std::size_t ldc);
+                               const uint16_t* b, const float* col_scale, float* c, std::size_t ldc);
+// col_scale as WidenedGemmFn's, applied to the FP32 total.
 using Fp16FmaGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
-                               const uint16_t* b, float* c, std::size_t ldc);
+                               const uint16_t* b, const float* col_scale, float* c, std::size_t ldc);
 using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda,
                             const int8_t* b, const int32_t* comp, const float* scale, float* c,
                             std::size_t ldc);

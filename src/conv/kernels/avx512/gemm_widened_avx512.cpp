@@ -43,7 +43,8 @@ struct Bf16Widen {
 };
 
 template <class Widen, int MR, int NV>
-void ukernel(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, float* c, std::size_t ldc) {
+void ukernel(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, const float* col_scale,
+             float* c, std::size_t ldc) {
   constexpr int G = Widen::kGroup;
   __m512 acc[MR][NV];
   for (int i = 0; i < MR; ++i)
@@ -61,17 +62,23 @@ void ukernel(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
             }
           }(),
           ...);
-    }(std::make_integer_sequence<int, G>{});
+    }
+    (std::make_integer_sequence<int, G>{});
   }
+  if (col_scale != nullptr)
+    for (int j = 0; j < NV; ++j) {
+      const __m512 s = _mm512_loadu_ps(col_scale + 16 * j);
+      for (int i = 0; i < MR; ++i) acc[i][j] = _mm512_mul_ps(acc[i][j], s);
+    }
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + static_cast<std::size_t>(i) * ldc + 16 * j, acc[i][j]);
 }
 
 template <class Widen>
-void gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, float* c,
-          std::size_t ldc) {
+void gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
+          const float* col_scale, float* c, std::size_t ldc) {
   lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
-    ukernel<Widen, MR, NV>(kc, a + i * lda, lda, b, c + i * ldc, ldc);
+    ukernel<Widen, MR, NV>(kc, a + i * lda, lda, b, col_scale, c + i * ldc, ldc);
   });
 }
 

@@ -43,8 +43,8 @@ inline __m512 widen16(const uint16_t* p) {
 }
 
 template <int MR, int NV>
-void ukernel(std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
-             std::size_t ldc) {
+void ukernel(std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, const float* col_scale,
+             float* c, std::size_t ldc) {
   constexpr int NZ = (NV + 1) / 2;  // zmm of 32 fp16 columns; with an odd NV the last holds 16 (+ 16 zeros)
   constexpr std::size_t w = 16 * NV;
   alignas(64) uint16_t spill[MR][NZ][32];
@@ -65,21 +65,26 @@ void ukernel(std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t*
           acc[i][z] = fma_bcast(a + static_cast<std::size_t>(i) * lda + k, bv[z], acc[i][z]);
     }
     // Widen each chunk sum (exact) and add it to the FP32 sum; the first chunk adds to +0, as the
-    // portable kernel and the emulation do (a -0 chunk sum gives +0).
+    // portable kernel and the emulation do (a -0 chunk sum gives +0). The last chunk's total is
+    // multiplied by the column scale, where there is one.
     for (int i = 0; i < MR; ++i)
       for (int z = 0; z < NZ; ++z) _mm512_store_si512(spill[i][z], _mm512_castph_si512(acc[i][z]));
+    const bool last = k1 == kc && col_scale != nullptr;
     for (int i = 0; i < MR; ++i) {
       float* ci = c + static_cast<std::size_t>(i) * ldc;
       for (int h = 0; h < NV; ++h) {
         const __m512 part = widen16(&spill[i][h / 2][16 * (h % 2)]);
         const __m512 prev = k0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(ci + 16 * h);
-        _mm512_storeu_ps(ci + 16 * h, _mm512_add_ps(prev, part));
+        const __m512 total = _mm512_add_ps(prev, part);
+        _mm512_storeu_ps(ci + 16 * h,
+                         last ? _mm512_mul_ps(total, _mm512_loadu_ps(col_scale + 16 * h)) : total);
       }
     }
   }
 }
 
-using UkernelFn = void (*)(std::size_t, const uint16_t*, std::size_t, const uint16_t*, float*, std::size_t);
+using UkernelFn = void (*)(std::size_t, const uint16_t*, std::size_t, const uint16_t*, const float*, float*,
+                           std::size_t);
 
 template <int NV, std::size_t... I>
 constexpr std::array<UkernelFn, sizeof...(I)> ukernels(std::index_sequence<I...>) {
@@ -87,8 +92,8 @@ constexpr std::array<UkernelFn, sizeof...(I)> ukernels(std::index_sequence<I...>
 }
 
 template <int NV>
-void rows_nv(int64_t rows, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
-             std::size_t ldc) {
+void rows_nv(int64_t rows, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
+             const float* col_scale, float* c, std::size_t ldc) {
   static constexpr auto fns = ukernels<NV>(std::make_index_sequence<kRows>());
   // Rows in ceil(rows / kRows) groups of nearly equal size (as the FP32 GEMM): a micro-kernel of few
   // rows is load-bound. Which micro-kernel computes a row does not change its result.
@@ -98,26 +103,26 @@ void rows_nv(int64_t rows, std::size_t kc, const uint16_t* a, std::size_t lda, c
   int64_t i0 = 0;
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t count = base + (g < extra ? 1 : 0);
-    fns[static_cast<std::size_t>(count - 1)](kc, a + i0 * static_cast<int64_t>(lda), lda, b,
+    fns[static_cast<std::size_t>(count - 1)](kc, a + i0 * static_cast<int64_t>(lda), lda, b, col_scale,
                                              c + i0 * static_cast<int64_t>(ldc), ldc);
     i0 += count;
   }
 }
 
 void gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
-          float* c, std::size_t ldc) {
+          const float* col_scale, float* c, std::size_t ldc) {
   switch (nv) {
     case 1:
-      rows_nv<1>(rows, kc, a, lda, b, c, ldc);
+      rows_nv<1>(rows, kc, a, lda, b, col_scale, c, ldc);
       break;
     case 2:
-      rows_nv<2>(rows, kc, a, lda, b, c, ldc);
+      rows_nv<2>(rows, kc, a, lda, b, col_scale, c, ldc);
       break;
     case 3:
-      rows_nv<3>(rows, kc, a, lda, b, c, ldc);
+      rows_nv<3>(rows, kc, a, lda, b, col_scale, c, ldc);
       break;
     default:
-      rows_nv<4>(rows, kc, a, lda, b, c, ldc);
+      rows_nv<4>(rows, kc, a, lda, b, col_scale, c, ldc);
       break;
   }
 }

@@ -38,8 +38,8 @@ void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::siz
 // channel added in order with one fused multiply-add: std::fma rounds as the SIMD kernels'
 // vfmadd231ps (the products of bf16 or fp16 operands are exact in any case).
 template <class WidenRow>
-void widened_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, float* c,
-                      std::size_t ldc, const WidenRow& widen_row) {
+void widened_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda,
+                      const float* col_scale, float* c, std::size_t ldc, const WidenRow& widen_row) {
   const int w = 16 * nv;
   for (int64_t i0 = 0; i0 < rows; i0 += kRows) {
     const int mr = static_cast<int>(std::min<int64_t>(kRows, rows - i0));
@@ -52,15 +52,18 @@ void widened_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std:
         for (int j = 0; j < w; ++j) acc[i][j] = std::fma(ai, bw[j], acc[i][j]);
       }
     }
-    for (int i = 0; i < mr; ++i) std::copy(acc[i], acc[i] + w, c + static_cast<std::size_t>(i0 + i) * ldc);
+    for (int i = 0; i < mr; ++i)
+      for (int j = 0; j < w; ++j)
+        c[static_cast<std::size_t>(i0 + i) * ldc + static_cast<std::size_t>(j)] =
+            col_scale != nullptr ? acc[i][j] * col_scale[j] : acc[i][j];
   }
 }
 
 // bf16 on FP32 FMAs: B in the pair-interleaved bf16 panel.
 void bf16_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
-                   float* c, std::size_t ldc) {
+                   const float* col_scale, float* c, std::size_t ldc) {
   const auto w = static_cast<std::size_t>(16 * nv);
-  widened_fma_gemm(rows, nv, kc, a, lda, c, ldc, [&](std::size_t k, float* bw) {
+  widened_fma_gemm(rows, nv, kc, a, lda, col_scale, c, ldc, [&](std::size_t k, float* bw) {
     const uint16_t* bp = b + (k / 2) * (2 * w) + (k & 1);
     for (std::size_t j = 0; j < w; ++j) bw[j] = bf16_to_float(bp[2 * j]);
   });
@@ -68,9 +71,9 @@ void bf16_fma_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::si
 
 // fp16 with FP32 arithmetic: B rows of fp16 bits.
 void fp16_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
-               float* c, std::size_t ldc) {
+               const float* col_scale, float* c, std::size_t ldc) {
   const auto w = static_cast<std::size_t>(16 * nv);
-  widened_fma_gemm(rows, nv, kc, a, lda, c, ldc, [&](std::size_t k, float* bw) {
+  widened_fma_gemm(rows, nv, kc, a, lda, col_scale, c, ldc, [&](std::size_t k, float* bw) {
     for (std::size_t j = 0; j < w; ++j) bw[j] = fp16_to_float(b[k * w + j]);
   });
 }
@@ -106,7 +109,7 @@ inline float fp16_fma(float a, float b, float c) {
 }
 
 void fp16_fma_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
-                   const uint16_t* b, float* c, std::size_t ldc) {
+                   const uint16_t* b, const float* col_scale, float* c, std::size_t ldc) {
   const auto w = static_cast<std::size_t>(16 * nv);
   const auto chunk = static_cast<std::size_t>(kFp16FmaChunk);
   for (int64_t i = 0; i < rows; ++i) {
@@ -120,7 +123,7 @@ void fp16_fma_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std:
           s = fp16_fma(fp16_to_float(ai[k]), fp16_to_float(b[k * w + j]), s);
         total += s;  // exact widening, one fp32 rounding (vaddps)
       }
-      ci[j] = total;
+      ci[j] = col_scale != nullptr ? total * col_scale[j] : total;
     }
   }
 }

@@ -1,0 +1,106 @@
+"""Random convolutions through nova.ConvPlan against PyTorch's float64 conv2d (an implementation nova shares
+nothing with): shapes with odd sizes and channel counts that are not multiples of the vector width, 3x3 and
+5x5 kernels, padding 0-2, stride and dilation 1-2, groups, every precision, NCHW and NHWC, 1 and 2
+threads, automatic and forced tiles. Every plan must either run and land within its precision's error
+range with finite outputs, or refuse a shape that is not a convolution with a ValueError that says why.
+
+The error ranges are each precision's worst case over the tiles on tiny layers (few channels to average
+over), well above what the layer set measures (docs/engine.md) and far below what a wrong answer gives
+(a dropped tap, a transposed filter or a misplaced tile costs O(1)).
+"""
+import pytest
+
+torch = pytest.importorskip("torch")
+np = pytest.importorskip("numpy")
+import nova  # noqa: E402
+
+# Relative L2 error against float64 that each precision must stay under, for tiles of up to 8 points
+# (the automatic choice's range); F(8,3) (10 points, only when asked for) in fp16 and bf16: BOUND_10.
+BOUND = {"fp32": 1e-4, "fp16": 6e-2, "bf16": 1.5e-1, "int8": 4e-1, "int8-spatial": 6e-2}
+BOUND_10 = {"fp16": 3e-1, "bf16": 4e-1}
+TILES = {3: ["2,3", "4,3", "6,3", "8,3"], 5: ["2,5", "4,5"]}
+
+
+def bound(case):
+    return BOUND_10.get(case["precision"], BOUND[case["precision"]]) if case["tile"] == "8,3" else BOUND[case["precision"]]
+
+
+def draw(rng):
+    k = int(rng.choice([3, 5]))
+    case = {
+        "n": int(rng.integers(1, 4)), "c": int(rng.integers(1, 41)), "k_out": int(rng.integers(1, 41)),
+        "h": int(rng.integers(1, 21)), "w": int(rng.integers(1, 21)), "kernel": k, "pad": int(rng.integers(0, 3)),
+        "stride": 1, "dilation": 1, "groups": 1, "precision": str(rng.choice(list(BOUND))),
+        "layout": str(rng.choice(["nchw", "nhwc"])), "threads": int(rng.integers(1, 3)), "tile": "",
+        "bias": bool(rng.integers(0, 2)), "relu": bool(rng.integers(0, 4) == 0),
+    }
+    shape_kind = rng.integers(0, 6)
+    if shape_kind == 0:
+        case["stride"] = 2
+    elif shape_kind == 1:
+        case["dilation"] = 2
+    elif shape_kind == 2:
+        case["groups"] = int(rng.choice([2, 3]))
+        case["c"] = case["groups"] * max(1, case["c"] // case["groups"])
+        case["k_out"] = case["groups"] * max(1, case["k_out"] // case["groups"])
+    elif shape_kind == 3:  # int8: tiles of up to 6 points (beyond, its error is out of range by design)
+        case["tile"] = str(rng.choice(TILES[k][:2] if case["precision"] == "int8" else TILES[k]))
+    return case
+
+
+def output_size(size, case):
+    return (size + 2 * case["pad"] - case["dilation"] * (case["kernel"] - 1) - 1) // case["stride"] + 1
+
+
+def run_case(case, seed):
+    rng = np.random.default_rng(seed)
+    n, c, h, w, k_out, r = case["n"], case["c"], case["h"], case["w"], case["k_out"], case["kernel"]
+    x = rng.uniform(-1, 1, (n, c, h, w)).astype(np.float32)
+    wt = (rng.uniform(-1, 1, (k_out, c // case["groups"], r, r)) / np.sqrt(c // case["groups"] * r * r)).astype(
+        np.float32)
+    b = rng.uniform(-1, 1, k_out).astype(np.float32) if case["bias"] else None
+    kwargs = dict(kernel=(r, r), padding=(case["pad"], case["pad"]), stride=case["stride"],
+                  dilation=case["dilation"], groups=case["groups"], weights=wt, bias=b, layout=case["layout"],
+                  relu=case["relu"], threads=case["threads"], tile=case["tile"], precision=case["precision"])
+    oh, ow = output_size(h, case), output_size(w, case)
+    if oh < 1 or ow < 1:
+        with pytest.raises(ValueError, match="exceeds padded input"):
+            nova.ConvPlan((n, c, h, w, k_out), **kwargs)
+        return None
+    if case["precision"] == "int8-spatial" and case["tile"] not in ("", "2,3", "4,3"):
+        # Its integer transforms fit int16 for F(2,3) and F(4,3) only: other tiles are refused, saying so.
+        with pytest.raises(ValueError, match="int8-spatial.*int16"):
+            nova.ConvPlan((n, c, h, w, k_out), **kwargs)
+        return None
+    plan = nova.ConvPlan((n, c, h, w, k_out), **kwargs)
+    nhwc = case["layout"] == "nhwc"
+    xin = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if nhwc else x
+    y = np.zeros((n, oh, ow, k_out) if nhwc else (n, k_out, oh, ow), np.float32)
+    plan.execute(xin, y)
+    if nhwc:
+        y = y.transpose(0, 3, 1, 2)
+    ref = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(wt).double(),
+                                     None if b is None else torch.from_numpy(b).double(), stride=case["stride"],
+                                     padding=case["pad"], dilation=case["dilation"], groups=case["groups"])
+    if case["relu"]:
+        ref = torch.relu(ref)
+    ref = ref.numpy()
+    assert np.isfinite(y).all(), f"non-finite output: {plan!r}"
+    scale = max(float(np.linalg.norm(ref)), 1e-3 * float(np.sqrt(ref.size)))  # all-zero ReLU outputs
+    return float(np.linalg.norm(y.astype(np.float64) - ref)) / scale, repr(plan)
+
+
+@pytest.mark.parametrize("chunk", range(4))
+def test_random_convolutions_match_float64(chunk):
+    rng = np.random.default_rng(1000 + chunk)
+    worst = {}
+    for i in range(150):
+        case = draw(rng)
+        out = run_case(case, seed=chunk * 1000 + i)
+        if out is None:
+            continue
+        err, desc = out
+        p = case["precision"]
+        assert err < bound(case), f"case {case}: rel L2 error {err:.3g} over {bound(case):g} ({desc})"
+        worst[p] = max(worst.get(p, 0.0), err)
+    print("worst relative L2 error by precision:", {p: f"{e:.2e}" for p, e in worst.items()})

@@ -22,10 +22,12 @@ std::size_t floats_for_bytes(std::size_t bytes) {
 }
 
 // The largest tile (points) on which the automatic choice runs fp16 arithmetic. F(8,3)'s transforms
-// spread V so far that fp16 sums of 32 products overflow on real activations: with fp16 arithmetic the
-// validation networks collapse (VGG 43 %, ResNet 4 % top-1, NaN/Inf logits) where FP32 arithmetic on
-// the same fp16 operands loses under 0.1 point; up to F(6,3) / F(4,5) both lose under 0.1 point
-// (docs/validation.md, "nova's engine in low precision").
+// spread V far, and fp16 sums of 32 products have the least margin there. Before U's columns were
+// normalized (build_lowp) fp16 arithmetic collapsed the validation networks at F(8,3) (VGG 43 %,
+// ResNet 4 % top-1, NaN/Inf logits); since, they lose 0.21 / 0.05 points with it, against 0.02 / 0.11
+// with FP32 arithmetic, whose logit error is half as large and which cannot overflow where FP32 does
+// not. Up to F(6,3) / F(4,5) both lose under 0.05 point (docs/validation.md, "nova's engine in low
+// precision").
 constexpr int kFp16ArithmeticMaxPoints = 8;
 
 // Whether a kFp16 plan runs the fp16-arithmetic GEMM (PlanOptions::fp16_arithmetic).
@@ -168,13 +170,13 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
     if (!fp16_arithmetic_supported())
       p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on this CPU)";
     else if (w.n > kFp16ArithmeticMaxPoints)
-      p.gemm_path_detail += " (fp32 arithmetic: fp16 sums overflow on tiles above " +
+      p.gemm_path_detail += " (fp32 arithmetic: fp16 sums have the least overflow margin on tiles above " +
                             std::to_string(kFp16ArithmeticMaxPoints) + " points)";
   }
   if (prec == Precision::kFp16 && w.fp16_fma && w.n > kFp16ArithmeticMaxPoints)
     p.reason += "; caution: fp16 arithmetic with " + w.transform.tile().to_string() +
-                " overflows on real activations (validation networks collapse with NaN/Inf; FP32 arithmetic "
-                "loses under 0.1 point, docs/engine.md)";
+                " has the least overflow margin (fp16 sums of 32 products) and twice the logit error of FP32 "
+                "arithmetic on the validation networks, docs/engine.md";
 }
 
 // The integer V conversions, one tile row (Cpad values) of one tap at a time, so that a row holding

@@ -168,8 +168,8 @@ TEST(Fp16Fma, PlansChooseAndNameTheArithmetic) {
     EXPECT_NE(simd16.describe().find("fp16 GEMM: avx512-fp16 (vfmadd231ph"), std::string::npos)
         << simd16.describe();
     EXPECT_THROW(plan(Fp16Arithmetic::kFp16, LowpKernel::kSimd, Isa::kAvx2), Error);  // needs the avx512 path
-    // F(8,3): the automatic choice keeps FP32 arithmetic (fp16 sums overflow there) and says why; forced
-    // fp16 arithmetic runs with a caution.
+    // F(8,3): the automatic choice keeps FP32 arithmetic (fp16 sums have the least margin there) and says
+    // why; forced fp16 arithmetic runs with a caution.
     const ConvShape s8{1, 40, 16, 16, 24, 3, 3, 1, 1};
     const std::vector<float> w8(static_cast<std::size_t>(s8.weight_size()), 0.01f);
     PlanOptions o;

@@ -358,12 +358,10 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
 
 namespace {
 
-// The fp16 U's column scales of position a, columns [k0, k0 + width), where any is not 1 (build_lowp),
-// else null: the GEMMs multiply those columns back.
-const float* column_scales(const WinogradPlan& w, int64_t a, int64_t k0, int64_t width) {
-  if (w.u_pow2.empty()) return nullptr;
-  const float* s = w.u_pow2.data() + a * w.Kpad + k0;
-  return std::any_of(s, s + width, [](float v) { return v != 1.0f; }) ? s : nullptr;
+// The fp16 U's column scales of position a from column k0 on (build_lowp); null for bf16, whose U
+// keeps FP32's exponent range.
+const float* column_scales(const WinogradPlan& w, int64_t a, int64_t k0) {
+  return w.u_pow2.empty() ? nullptr : w.u_pow2.data() + a * w.Kpad + k0;
 }
 
 }  // namespace
@@ -383,8 +381,8 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
       const std::size_t boff = ub + static_cast<std::size_t>(k0 * Cpad);
       if (w.v_in_place()) {  // the widened paths: fp32 V, 16-bit U
         w.widened_gemm(rows, nv, kc, vl + a * pos_v, kc,
-                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
-                       column_scales(w, a, k0, width), ma + k0, static_cast<std::size_t>(Kpad));
+                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, column_scales(w, a, k0),
+                       ma + k0, static_cast<std::size_t>(Kpad));
         continue;
       }
       switch (w.precision) {
@@ -393,12 +391,11 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
                       static_cast<std::size_t>(Kpad));
           break;
-        case Precision::kFp16: {  // fp16 arithmetic
+        case Precision::kFp16:  // fp16 arithmetic
           w.fp16_fma_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
-                          reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
-                          column_scales(w, a, k0, width), ma + k0, static_cast<std::size_t>(Kpad));
+                          reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, column_scales(w, a, k0),
+                          ma + k0, static_cast<std::size_t>(Kpad));
           break;
-        }
         case Precision::kInt8Spatial: {
           float scale[kMaxNV * kLanes];
           for (int64_t j = 0; j < width; ++j)

@@ -1,9 +1,10 @@
 // The low-precision Winograd paths (docs/engine.md, "Low-precision paths"): U packed once at plan time
 // in bf16, fp16 (both fp16 arithmetics share the panel layout) or int8 (per tap x output channel scales), V
 // converted block by block after the FP32 input transform (unless the transform writes the operand
-// itself: fp16 bits, and int8 codes once the scales are known; winograd_execute.cpp), the GEMM kernels of
-// kernels/lowp_kernels.hpp, NaN marking of int8 tiles whose input held NaN/Inf. The conversions here are
-// shared by the portable and the SIMD kernels, so the two paths see the same operands and give the same bits.
+// itself: fp16 bits, int8-spatial int16, and int8 codes once the scales are known; winograd_execute.cpp), the
+// GEMM kernels of kernels/lowp_kernels.hpp, NaN marking of int8 tiles whose input held NaN/Inf. The
+// conversions here are shared by the portable and the SIMD kernels, so the two paths see the same operands
+// and give the same bits.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>

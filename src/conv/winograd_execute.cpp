@@ -55,6 +55,17 @@ void input_stage_fp16(const WinogradPlan& w, const float* xb, int64_t img0, int6
   });
 }
 
+// int8-spatial: V' written as int16 by the transform (w.fns.input_int16 set); flags[i] marks the tiles
+// holding NaN/Inf (or a |V'| beyond int16, which only they can give), as the conversion pass does.
+void input_stage_int16(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
+                       int16_t* v, std::size_t pos_v, uint8_t* flags) {
+  for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+    int bad = 0;
+    w.fns.input_int16(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v, &bad);
+    flags[i] = static_cast<uint8_t>(bad);
+  });
+}
+
 // V quantized to the int8 operand by the transform (inv: 1 / scale per position); flags[i] marks the
 // tiles holding NaN/Inf. Returns the saturated count.
 int64_t input_stage_int8(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
@@ -62,8 +73,8 @@ int64_t input_stage_int8(const WinogradPlan& w, const float* xb, int64_t img0, i
   int64_t saturated = 0;
   for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
     int bad = 0;
-    saturated +=
-        w.fns.input_int8(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v, inv, &bad);
+    saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v,
+                                  inv, &bad);
     flags[i] = static_cast<uint8_t>(bad);
   });
   return saturated;
@@ -133,7 +144,8 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
                                             out + first, OH * OW, OW);
         } else if (store_typed) {  // narrowed, then transposed as bytes or 16-bit words
           store_typed(tmp, static_cast<std::ptrdiff_t>(band_row), static_cast<int>(rows), width,
-                      static_cast<int>(lanes), element_at(out_any, otype, first), OH * OW, OW, inv_scale, counts);
+                      static_cast<int>(lanes), element_at(out_any, otype, first), OH * OW, OW, inv_scale,
+                      counts);
         } else {
           // Staged with rows of `width` (packed), then each channel's rows narrowed in one call; when the
           // run is whole output rows, they are one contiguous stretch of the output.
@@ -143,8 +155,8 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
                                             static_cast<int>(rows), width, static_cast<int>(lanes), io_rows,
                                             plane, io_row);
           for (int64_t l = 0; l < lanes; ++l)
-            narrow_rows(io_rows + l * plane, io_row, element_at(out_any, otype, first + l * OH * OW), OW, rows,
-                        width, inv_scale, counts);
+            narrow_rows(io_rows + l * plane, io_row, element_at(out_any, otype, first + l * OH * OW), OW,
+                        rows, width, inv_scale, counts);
         }
         t += run;
       }
@@ -156,9 +168,10 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
       const int64_t rows = std::min<int64_t>(m, OH - y0), cols = std::min<int64_t>(m, OW - x0);
       w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp,
                    static_cast<std::size_t>(m));
-      if (blocked) {  // NCHW16c: each tile row is cols whole pixels of 16 channels, contiguous
+      if (blocked) {         // NCHW16c: each tile row is cols whole pixels of 16 channels, contiguous
         if (lanes < kLanes)  // padding lanes written as zero (a NaN input would otherwise reach them)
-          for (int64_t q = 0; q < m * m; ++q) std::fill(tmp + q * kLanes + lanes, tmp + (q + 1) * kLanes, 0.0f);
+          for (int64_t q = 0; q < m * m; ++q)
+            std::fill(tmp + q * kLanes + lanes, tmp + (q + 1) * kLanes, 0.0f);
         const int64_t first = (((c.img * w.Kb + kb) * OH + y0) * OW + x0) * kLanes;
         narrow_rows(tmp, m * kLanes, element_at(out_any, otype, first), OW * kLanes, rows, cols * kLanes,
                     inv_scale, counts);
@@ -166,8 +179,8 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
       }
       for (int64_t i = 0; i < rows; ++i) {  // NHWC: a tile row is `cols` pixels, K channels apart
         const int64_t first = ((c.img * OH + y0 + i) * OW + x0) * K + k0;
-        narrow_rows(tmp + i * m * kLanes, kLanes, element_at(out_any, otype, first), K, cols, lanes, inv_scale,
-                    counts);
+        narrow_rows(tmp + i * m * kLanes, kLanes, element_at(out_any, otype, first), K, cols, lanes,
+                    inv_scale, counts);
       }
     }
   }
@@ -190,10 +203,11 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format,
-                       images, xb, w.Cb, w.Hp, w.Wp);
+    pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format, images,
+                       xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
-    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)), [&](std::size_t task, int worker) {
+    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)), [&](std::size_t task,
+                                                                                int worker) {
       float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
       const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
       const int64_t t1 = std::min(last, t0 + per_task);
@@ -203,7 +217,8 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
     });
   }
   for (const auto& m : p.thread_amax)
-    for (int64_t a = 0; a < nn; ++a) amax[a] = std::max(amax[a], w.convert.amax(m.data() + a * kLanes, kLanes));
+    for (int64_t a = 0; a < nn; ++a)
+      amax[a] = std::max(amax[a], w.convert.amax(m.data() + a * kLanes, kLanes));
 }
 
 void execute_winograd(Plan::Impl& p, const void* input, void* output) {
@@ -242,7 +257,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                            (!w.run_phased() || !w.cal_scale.empty());
   std::array<float, kMaxGenericN * kMaxGenericN> v_inv{};
   if (int8_direct)
-    for (int64_t a = 0; a < nn; ++a) v_inv[static_cast<std::size_t>(a)] = 1.0f / p.v_scale[static_cast<std::size_t>(a)];
+    for (int64_t a = 0; a < nn; ++a)
+      v_inv[static_cast<std::size_t>(a)] = 1.0f / p.v_scale[static_cast<std::size_t>(a)];
   auto finish_stats = [&] {
     for (std::size_t i = 0; i < p.thread_saturated.size(); ++i) {
       p.stats.saturated += p.thread_saturated[i];
@@ -253,6 +269,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   // The fp16-arithmetic GEMM's operand written by the input transform itself, where the ISA has it
   // (the same bits as the conversion pass: round to nearest even).
   const bool fp16_direct = lowp && w.fp16_fma && w.fns.input_fp16 != nullptr;
+  // int8-spatial: V' as int16 from the transform itself where the ISA has it (the conversion's bits).
+  const bool int16_direct = spatial && w.fns.input_int16 != nullptr;
   if (w.run_phased()) {
     pack_blocked_input(p, input, p.input_format, s.N, xb, w.Cb, w.Hp, w.Wp);
     if (spatial) spatial_quantize_packed(p, xb, s.N * w.Cb * w.Hp * w.Wp * kLanes);
@@ -267,14 +285,17 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
       if (fp16_direct)
         input_stage_fp16(w, xb, 0, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
+      else if (int16_direct)
+        input_stage_int16(w, xb, 0, t0, t1, reinterpret_cast<int16_t*>(vl) + t0 * w.Cpad, pos_v,
+                          p.shared_flags.data() + t0);
       else if (int8_direct)
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
-            input_stage_int8(w, xb, 0, t0, t1, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v, v_inv.data(),
-                             p.shared_flags.data() + t0);
+            input_stage_int8(w, xb, 0, t0, t1, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v,
+                             v_inv.data(), p.shared_flags.data() + t0);
       else
         input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
     });
-    if (lowp && !fp16_direct && !int8_direct) {
+    if (lowp && !fp16_direct && !int8_direct && !int16_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
         std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
         lowp_tap_amax(p, v, pos_v, w.tiles, amax.data());
@@ -340,12 +361,14 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
         return;
       }
-      // The GEMM operand: written by the transform itself where it can (fp16 bits, int8 codes: no FP32 V,
-      // no conversion pass), otherwise converted from the FP32 V.
+      // The GEMM operand: written by the transform itself where it can (fp16 bits, int8 codes, int16 V': no
+      // FP32 V, no conversion pass), otherwise converted from the FP32 V.
       float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
       uint8_t* flags = p.thread_flags[wk].data();
       if (fp16_direct) {
         input_stage_fp16(w, xb, img0, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
+      } else if (int16_direct) {
+        input_stage_int16(w, xb, img0, t0, t1, reinterpret_cast<int16_t*>(vl), pos_v, flags);
       } else if (int8_direct) {
         p.thread_saturated[wk] +=
             input_stage_int8(w, xb, img0, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);

@@ -18,19 +18,25 @@
 
 namespace nova::conv {
 
-inline constexpr int kLanes = 16;   // channels per block
-inline constexpr int kMaxMR = 8;    // rows of the largest GEMM micro-kernel
-inline constexpr int kMaxNV = 4;    // 16-float vectors per row of the widest micro-kernel
+inline constexpr int kLanes = 16;        // channels per block
+inline constexpr int kMaxMR = 8;         // rows of the largest GEMM micro-kernel
+inline constexpr int kMaxNV = 4;         // 16-float vectors per row of the widest micro-kernel
 inline constexpr int kMaxGenericN = 16;  // largest n the generic tile path handles
 
-using GemmFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
-                        std::size_t ldc);
+using GemmFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                        float* c, std::size_t ldc);
 using InputTileFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                              std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride);
 // As InputTileFn, V stored as fp16 bits (round to nearest even): the fp16-arithmetic GEMM's operand
 // written by the transform itself, without a conversion pass over V.
 using InputTileFp16Fn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                  std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride);
+// As InputTileFn, V' of the int8-spatial path (exact integer-valued floats) stored as int16 by the
+// transform itself, as Int16ConvertFn converts it (kernels/int16_kernels.hpp): a NaN, an Inf or
+// |v| > 32767 stores 0 and sets *bad.
+using InputTileInt16Fn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                  std::ptrdiff_t scb, int cbs, int16_t* dst, std::size_t pos_stride,
+                                  int* bad);
 // As InputTileFn, V quantized to the int8 GEMM's operand as it is computed (LANCE, the int8 conversion
 // of lowp_kernels.hpp: code = RNE(clamp(v * inv[a], -127, 127)) + 128 at position a, NaN/Inf give 128),
 // without an FP32 V or a conversion pass over it. Returns the number of saturated values
@@ -48,9 +54,10 @@ using OutputTileFn = void (*)(const void* ctx, const float* src, std::size_t pos
 struct TileFns {
   InputTileFn input = nullptr;
   OutputTileFn output = nullptr;
-  InputTileFp16Fn input_fp16 = nullptr;  // where the ISA converts to fp16 (AVX-512F), else null
-  InputTileInt8Fn input_int8 = nullptr;  // every ISA (AVX-512: a fast and an exact store; others scalar)
-  InputTileAmaxFn input_amax = nullptr;  // every ISA
+  InputTileFp16Fn input_fp16 = nullptr;    // where the ISA converts to fp16 (AVX-512F), else null
+  InputTileInt16Fn input_int16 = nullptr;  // where the ISA converts to int16 (AVX-512F), else null
+  InputTileInt8Fn input_int8 = nullptr;    // every ISA (AVX-512: a fast and an exact store; others scalar)
+  InputTileAmaxFn input_amax = nullptr;    // every ISA
 };
 
 // The float coefficients of the generic (run-time matrix) tile path; ctx of its TileFns.
@@ -65,8 +72,8 @@ struct GenericCoeffs {
 };
 
 struct GemmTable {
-  int mr = 0;  // largest rows
-  int nv = 0;  // widest panel, in 16-float vectors
+  int mr = 0;                      // largest rows
+  int nv = 0;                      // widest panel, in 16-float vectors
   GemmFn fn[kMaxMR][kMaxNV] = {};  // fn[rows-1][vectors-1]
 };
 
@@ -83,8 +90,9 @@ struct TransformTable {
 //                    l < lanes: a run of tiles of one tile row at once, in whole rows of 16 floats.
 using PackRows16Fn = void (*)(const void* src, float scale, std::ptrdiff_t channel_stride, int lanes,
                               std::ptrdiff_t count, float* dst);
-using StoreBandNchwFn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
-                                 int lanes, float* out, std::ptrdiff_t plane, std::ptrdiff_t row);
+using StoreBandNchwFn = void (*)(const float* band, std::ptrdiff_t width_stride, int rows,
+                                 std::ptrdiff_t width, int lanes, float* out, std::ptrdiff_t plane,
+                                 std::ptrdiff_t row);
 // Optional typed stores (null where the path has none; the caller then stages floats and narrows them):
 //   store_band_nchw_typed[type]: store_band_nchw into elements of `type`, each rounded as ConvertTable's
 //                         narrow rounds it (inv_scale, counts): the same bits and counts as
@@ -137,7 +145,8 @@ GemmTable gemm_table_avx512();
 TransformTable transform_table_avx512();
 LayoutTable layout_table_portable();
 LayoutTable layout_table_avx512();
-void add_layout_int8_avx512vbmi(LayoutTable& table);  // int8 pack and store with byte transposes (AVX512-VBMI)
+void add_layout_int8_avx512vbmi(
+    LayoutTable& table);  // int8 pack and store with byte transposes (AVX512-VBMI)
 ConvertTable convert_table_portable();
 ConvertTable convert_table_avx512();
 

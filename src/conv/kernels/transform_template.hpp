@@ -53,7 +53,8 @@ struct GeneratedOp {
 // memory, a store-to-load chain through every value of the tile.
 template <class V, int N, class Op, class Store>
 [[gnu::always_inline]] inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy,
-                                                    std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, Store&& store) {
+                                                    std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
+                                                    Store&& store) {
   // Only t lives across the two passes: each column is transformed as it is loaded and each row of z
   // stored as it is computed (whole n x n arrays of d and z as well went through the stack).
   V t[N * N];
@@ -112,12 +113,25 @@ inline int64_t input_tiles_int8(const Op& op, int n, const float* src, std::ptrd
   return V::int8_result(tally, bad);
 }
 
+// V' of the int8-spatial path as int16 (InputTileInt16Fn).
+template <class V, int N, class Op>
+inline void input_tiles_int16(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                              std::ptrdiff_t scb, int cbs, int16_t* dst, std::size_t pos_stride, int* bad) {
+  unsigned not_ok = 0;
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
+    not_ok |=
+        V::store_int16(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z);
+  });
+  if (not_ok != 0) *bad = 1;
+}
+
 // Largest finite |V| per position and lane (InputTileAmaxFn).
 template <class V, int N, class Op>
 inline void input_tiles_amax(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                              std::ptrdiff_t scb, int cbs, float* lane_max) {
-  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
-                         [&](int, int a, V z) { V::amax_into(lane_max + static_cast<std::size_t>(a) * 16, z); });
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int, int a, V z) {
+    V::amax_into(lane_max + static_cast<std::size_t>(a) * 16, z);
+  });
 }
 
 template <class V, int N, int M, class Op>
@@ -150,57 +164,71 @@ void generated_input(const void*, const float* src, std::ptrdiff_t sy, std::ptrd
 }
 
 template <class V, class Gen>
-void generated_input_fp16(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
-                          int cbs, uint16_t* dst, std::size_t pos_stride) {
+void generated_input_fp16(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                          std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
   input_tiles<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
 }
 
 template <class V, class Gen>
 int64_t generated_input_int8(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                             std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride, const float* inv,
-                             int* bad) {
-  return input_tiles_int8<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride, inv,
-                                     bad);
+                             std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
+                             const float* inv, int* bad) {
+  return input_tiles_int8<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride,
+                                     inv, bad);
 }
 
 template <class V, class Gen>
-void generated_input_amax(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
-                          int cbs, float* lane_max) {
+void generated_input_int16(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                           std::ptrdiff_t scb, int cbs, int16_t* dst, std::size_t pos_stride, int* bad) {
+  input_tiles_int16<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride, bad);
+}
+
+template <class V, class Gen>
+void generated_input_amax(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                          std::ptrdiff_t scb, int cbs, float* lane_max) {
   input_tiles_amax<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, lane_max);
 }
 
 template <class V, class Gen>
 void generated_output(const void*, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
                       float* dst, std::size_t dst_row) {
-  output_tile<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16, relu, dst, dst_row);
+  output_tile<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16, relu, dst,
+                                 dst_row);
 }
 
 template <class V>
-void generic_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
-                   int cbs, float* dst, std::size_t pos_stride) {
+void generic_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                   std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
 }
 
 template <class V>
-void generic_input_fp16(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
-                        int cbs, uint16_t* dst, std::size_t pos_stride) {
+void generic_input_fp16(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                        std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
 }
 
 template <class V>
 int64_t generic_input_int8(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                           std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride, const float* inv,
-                           int* bad) {
+                           std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
+                           const float* inv, int* bad) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   return input_tiles_int8<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride, inv,
                                            bad);
 }
 
 template <class V>
-void generic_input_amax(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
-                        int cbs, float* lane_max) {
+void generic_input_int16(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                         std::ptrdiff_t scb, int cbs, int16_t* dst, std::size_t pos_stride, int* bad) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  input_tiles_int16<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride, bad);
+}
+
+template <class V>
+void generic_input_amax(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                        std::ptrdiff_t scb, int cbs, float* lane_max) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles_amax<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, lane_max);
 }
@@ -216,7 +244,13 @@ void generic_output(const void* ctx, const float* src, std::size_t pos_stride, c
 // The transform table of one ISA: the generated code of every default transform and the generic path,
 // all over the ISA's vector type V (called once per ISA file, which keeps its own flags).
 template <class V>
-inline constexpr bool kHasFp16Store = requires(uint16_t* p, V x) { V::store_fp16(p, x); };
+inline constexpr bool kHasFp16Store = requires(uint16_t* p, V x) {
+  V::store_fp16(p, x);
+};
+template <class V>
+inline constexpr bool kHasInt16Store = requires(int16_t* p, V x) {
+  V::store_int16(p, x);
+};
 template <class V>
 inline constexpr bool kHasInt8Store = requires(uint8_t* p, V x, typename V::Int8Tally& t) {
   V::store_int8(p, x, 1.0f, t);
@@ -227,6 +261,7 @@ TileFns generated_fns() {
   TileFns f{&generated_input<V, Gen>, &generated_output<V, Gen>};
   if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input_fp16<V, Gen>;
   if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
+  if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
   return f;
 }
@@ -242,6 +277,7 @@ TransformTable make_transform_table() {
   t.generic = TileFns{&generic_input<V>, &generic_output<V>};
   if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input_fp16<V>;
   if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
+  if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;
   return t;
 }

@@ -18,6 +18,17 @@ struct VecAvx512 {
                         _mm512_maskz_cvtps_ph(static_cast<__mmask16>(0xFFFF), x.v,
                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
+  // The int8-spatial GEMM's V' operand written by the input transform (InputTileInt16Fn): the exact
+  // integer-valued V' as int16, as Int16ConvertFn converts it (a NaN, an Inf or |v| > 32767 stores 0);
+  // returns the lanes that were not representable.
+  static __mmask16 store_int16(int16_t* p, VecAvx512 x) {
+    const __mmask16 all = static_cast<__mmask16>(0xFFFF);
+    const __m512 ax =
+        _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x.v), _mm512_set1_epi32(0x7FFFFFFF)));
+    const __mmask16 ok = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(32767.0f), _CMP_LE_OQ);  // false for NaN
+    _mm512_mask_cvtsepi32_storeu_epi16(p, all, _mm512_maskz_cvtps_epi32(ok, x.v));
+    return static_cast<__mmask16>(~ok);
+  }
   // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn): the
   // operations of the portable int8_code, 16 lanes at a time (RNE by the conversion's embedded rounding,
   // as the portable magic-number addition rounds for |y| <= 127). Saturated values are counted per lane
@@ -36,9 +47,11 @@ struct VecAvx512 {
     const __m512 ay = _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(y), abs_mask));
     const __mmask16 over = _mm512_cmp_ps_mask(ay, _mm512_set1_ps(127.5f), _CMP_GT_OQ);
     t.saturated = _mm512_mask_sub_epi32(t.saturated, over, t.saturated, _mm512_set1_epi32(-1));
-    y = _mm512_mask_min_ps(y, all, _mm512_mask_max_ps(y, all, y, _mm512_set1_ps(-127.0f)), _mm512_set1_ps(127.0f));
+    y = _mm512_mask_min_ps(y, all, _mm512_mask_max_ps(y, all, y, _mm512_set1_ps(-127.0f)),
+                           _mm512_set1_ps(127.0f));
     const __m512i code = _mm512_add_epi32(
-        _mm512_maskz_cvt_roundps_epi32(all, y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm512_set1_epi32(128));
+        _mm512_maskz_cvt_roundps_epi32(all, y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
+        _mm512_set1_epi32(128));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_maskz_cvtepi32_epi8(all, code));
   }
   // The fast form, valid for a tile whose every RNE(v * inv) lies in [-127, 127], where the clamp never
@@ -81,7 +94,9 @@ struct VecAvx512 {
   static VecAvx512 neg(VecAvx512 a) { return {_mm512_sub_ps(_mm512_setzero_ps(), a.v)}; }
   static VecAvx512 mulc(VecAvx512 a, float c) { return {_mm512_mul_ps(a.v, _mm512_set1_ps(c))}; }
   // a*c + b
-  static VecAvx512 fmac(VecAvx512 a, float c, VecAvx512 b) { return {_mm512_fmadd_ps(a.v, _mm512_set1_ps(c), b.v)}; }
+  static VecAvx512 fmac(VecAvx512 a, float c, VecAvx512 b) {
+    return {_mm512_fmadd_ps(a.v, _mm512_set1_ps(c), b.v)};
+  }
   static VecAvx512 fma(VecAvx512 a, VecAvx512 b, VecAvx512 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
   // max(0, a) with a second: a NaN propagates (as in the other paths). The masked form avoids GCC 12's
   // false maybe-uninitialized warning on _mm512_max_ps.

@@ -1,8 +1,10 @@
 """Random convolutions through nova.ConvPlan against PyTorch's float64 conv2d (an implementation nova shares
 nothing with): shapes with odd sizes and channel counts that are not multiples of the vector width, 3x3 and
 5x5 kernels, padding 0-2, stride and dilation 1-2, groups, every precision, NCHW and NHWC, 1 and 2
-threads, automatic and forced tiles. Every plan must either run and land within its precision's error
-range with finite outputs, or refuse a shape that is not a convolution with a ValueError that says why.
+threads, automatic and forced tiles, and (second test) bf16 / fp16 / int8 input and output tensors. Every
+plan must either run and land within its precision's error range with finite outputs, or refuse with a
+ValueError that says why (a kernel larger than the padded input; int8-spatial on a tile whose integer
+transform does not fit int16).
 
 The error ranges are each precision's worst case over the tiles on tiny layers (few channels to average
 over), well above what the layer set measures (docs/engine.md) and far below what a wrong answer gives
@@ -104,3 +106,67 @@ def test_random_convolutions_match_float64(chunk):
         assert err < bound(case), f"case {case}: rel L2 error {err:.3g} over {bound(case):g} ({desc})"
         worst[p] = max(worst.get(p, 0.0), err)
     print("worst relative L2 error by precision:", {p: f"{e:.2e}" for p, e in worst.items()})
+
+
+# Typed tensors (bf16 / fp16 / int8 in and out, the engine's conversions at pack and store): the
+# reference is the float64 convolution of the input's values in its type; the output's own rounding
+# widens the range by half a step of its type at most (int8: of max|y| / 127 per element).
+OUT_ROUNDING = {"fp32": 0.0, "fp16": 2e-3, "bf16": 1e-2, "int8": 3e-2}
+
+
+def typed_input(x, typ):
+    """(the array the plan takes, its values as float64)."""
+    if typ == "fp32":
+        return x, x.astype(np.float64)
+    if typ == "fp16":
+        h = x.astype(np.float16)
+        return h, h.astype(np.float64)
+    if typ == "bf16":  # bf16 bits by truncation (exact values either way)
+        b = (x.view(np.uint32) >> 16).astype(np.uint16)
+        return b, (b.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    q = np.clip(np.rint(x * 127), -127, 127).astype(np.int8)
+    return q, q.astype(np.float64) / 127
+
+
+def typed_values(y, typ, scale):
+    if typ == "bf16":
+        return (y.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    if typ == "int8":
+        return y.astype(np.float64) * scale
+    return y.astype(np.float64)
+
+
+@pytest.mark.parametrize("chunk", range(2))
+def test_random_typed_tensors_match_float64(chunk):
+    rng = np.random.default_rng(2000 + chunk)
+    dtypes = {"fp32": np.float32, "fp16": np.float16, "bf16": np.uint16, "int8": np.int8}
+    checked = 0
+    while checked < 80:
+        case = draw(rng)
+        n, c, h, w, k_out, r = case["n"], case["c"], case["h"], case["w"], case["k_out"], case["kernel"]
+        oh, ow = output_size(h, case), output_size(w, case)
+        if oh < 1 or ow < 1 or (case["precision"] == "int8-spatial" and case["tile"] not in ("", "2,3", "4,3")):
+            continue
+        in_type, out_type = str(rng.choice(list(dtypes))), str(rng.choice(list(dtypes)))
+        x = rng.uniform(-1, 1, (n, c, h, w)).astype(np.float32)
+        g = case["groups"]
+        wt = (rng.uniform(-1, 1, (k_out, c // g, r, r)) / np.sqrt(c // g * r * r)).astype(np.float32)
+        xt, xv = typed_input(x, in_type)
+        ref = torch.nn.functional.conv2d(torch.from_numpy(xv), torch.from_numpy(wt).double(), stride=case["stride"],
+                                         padding=case["pad"], dilation=case["dilation"], groups=g)
+        ref = (torch.relu(ref) if case["relu"] else ref).numpy()
+        out_scale = max(float(np.abs(ref).max()), 1e-3) / 127
+        plan = nova.ConvPlan((n, c, h, w, k_out), kernel=(r, r), padding=(case["pad"], case["pad"]),
+                             stride=case["stride"], dilation=case["dilation"], groups=g, weights=wt,
+                             relu=case["relu"], threads=case["threads"], tile=case["tile"],
+                             precision=case["precision"], input_type=in_type, output_type=out_type,
+                             input_scale=1 / 127, output_scale=out_scale)
+        y = np.zeros((n, k_out, oh, ow), dtypes[out_type])
+        plan.execute(np.ascontiguousarray(xt), y)
+        yv = typed_values(y, out_type, out_scale)
+        assert np.isfinite(yv).all(), f"non-finite output: {plan!r}"
+        scale = max(float(np.linalg.norm(ref)), 1e-3 * float(np.sqrt(ref.size)))
+        err = float(np.linalg.norm(yv - ref)) / scale
+        limit = bound(case) + OUT_ROUNDING[out_type]
+        assert err < limit, f"case {case}, {in_type} in, {out_type} out: rel L2 error {err:.3g} over {limit:g} ({plan!r})"
+        checked += 1

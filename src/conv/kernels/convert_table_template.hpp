@@ -21,7 +21,8 @@ void narrow_rows(const float* src, std::ptrdiff_t src_row, void* dst, std::ptrdi
     return;
   }
   for (int64_t r = 0; r < rows; ++r)
-    F(src + r * src_row, d + static_cast<std::ptrdiff_t>(kElementBytes) * r * dst_row, width, inv_scale, counts);
+    F(src + r * src_row, d + static_cast<std::ptrdiff_t>(kElementBytes) * r * dst_row, width, inv_scale,
+      counts);
 }
 
 // The table, indexed by DataType: widen and narrow as given, narrow_rows over each narrow.

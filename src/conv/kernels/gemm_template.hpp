@@ -11,6 +11,7 @@
 
 #include <cstddef>
 
+#include "assume_kc.hpp"
 #include "kernel_table.hpp"
 
 namespace nova::conv::kernels_impl {
@@ -18,6 +19,7 @@ namespace nova::conv::kernels_impl {
 template <class V, int MR, int NV>
 void gemm_ukernel(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
                   std::size_t ldc) {
+  assume_reduction_at_least<1>(kc);
   V acc[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
@@ -32,7 +34,8 @@ void gemm_ukernel(std::size_t kc, const float* a, std::size_t lda, const float* 
     }
   }
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j) V::store(c + static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(16 * j), acc[i][j]);
+    for (int j = 0; j < NV; ++j)
+      V::store(c + static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(16 * j), acc[i][j]);
 }
 
 template <class V, int MR, int NV>

@@ -1,8 +1,8 @@
-// for_each_of_16 and for_each_run_of_16: the loops of the 16x16 layout kernels (kernels/avx512/layout_avx512.cpp,
-// kernels/avx512vbmi/). Their register arrays (16 rows in, 16 columns out) are indexed by the loop
-// variable; with a run-time trip count the compiler keeps them in memory and indexes them there, which
-// cost these kernels a store and a reload per vector. A loop over all 16 is unrolled, every index is a
-// constant and the arrays stay in registers; edges (fewer than 16) keep the plain loop.
+// for_each_of_16 and for_each_run_of_16: the loops of the 16x16 layout kernels
+// (kernels/avx512/layout_avx512.cpp, kernels/avx512vbmi/). Their register arrays (16 rows in, 16 columns out)
+// are indexed by the loop variable; with a run-time trip count the compiler keeps them in memory and indexes
+// them there, which cost these kernels a store and a reload per vector. A loop over all 16 is unrolled, every
+// index is a constant and the arrays stay in registers; edges (fewer than 16) keep the plain loop.
 #pragma once
 
 #include <cstddef>

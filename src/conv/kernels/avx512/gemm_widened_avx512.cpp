@@ -11,8 +11,10 @@
 
 #include <utility>
 
+#include "../assume_kc.hpp"
 #include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
+#include "../unit_scale.hpp"
 #include "bf16_round_avx512.hpp"
 
 namespace nova::conv {
@@ -46,6 +48,7 @@ template <class Widen, int MR, int NV>
 void ukernel(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, const float* col_scale,
              float* c, std::size_t ldc) {
   constexpr int G = Widen::kGroup;
+  kernels_impl::assume_reduction_at_least<16>(kc);
   __m512 acc[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
@@ -65,13 +68,11 @@ void ukernel(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
     }
     (std::make_integer_sequence<int, G>{});
   }
-  if (col_scale != nullptr)
-    for (int j = 0; j < NV; ++j) {
-      const __m512 s = _mm512_loadu_ps(col_scale + 16 * j);
-      for (int i = 0; i < MR; ++i) acc[i][j] = _mm512_mul_ps(acc[i][j], s);
-    }
+  const float* s = col_scale != nullptr ? col_scale : kernels_impl::kUnitScale;
   for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j) _mm512_storeu_ps(c + static_cast<std::size_t>(i) * ldc + 16 * j, acc[i][j]);
+    for (int j = 0; j < NV; ++j)
+      _mm512_storeu_ps(c + static_cast<std::size_t>(i) * ldc + 16 * j,
+                       _mm512_mul_ps(acc[i][j], _mm512_loadu_ps(s + 16 * j)));
 }
 
 template <class Widen>

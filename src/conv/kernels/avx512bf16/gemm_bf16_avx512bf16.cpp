@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "../assume_kc.hpp"
 #include "../avx512/bf16_round_avx512.hpp"
 #include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
@@ -19,6 +20,7 @@ constexpr __mmask16 kAll = static_cast<__mmask16>(0xFFFF);
 template <int MR, int NV>
 void ukernel(std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b, float* c,
              std::size_t ldc) {
+  kernels_impl::assume_reduction_at_least<16>(kc);
   __m512 acc[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();

@@ -4,6 +4,7 @@
 // dequantized in the same order as the portable kernel. Up to 6 rows x 64 columns per micro-kernel.
 #include <immintrin.h>
 
+#include "../assume_kc.hpp"
 #include "../avx512/int8_dequantize_avx512.hpp"
 #include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
@@ -28,6 +29,7 @@ inline __m512i dpbusd(__m512i acc, __m512i a, __m512i b) {
 template <int MR, int NV>
 void ukernel(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b, const int32_t* comp,
              const float* scale, float* c, std::size_t ldc) {
+  kernels_impl::assume_reduction_at_least<16>(kc);
   __m512i acc[MR][NV];
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_si512();

@@ -8,8 +8,10 @@
 
 #include <algorithm>
 
+#include "../assume_kc.hpp"
 #include "../int16_kernels.hpp"
 #include "../lowp_blocks.hpp"
+#include "../unit_scale.hpp"
 
 namespace nova::conv {
 
@@ -29,8 +31,10 @@ inline __m512i dpwssd(__m512i acc, __m512i a, __m512i b) {
 template <int MR, int NV>
 void ukernel(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda, const int16_t* b,
              const float* scale, float* c, std::size_t ldc) {
+  kernels_impl::assume_reduction_at_least<16>(kc);
   for (std::size_t c0 = 0; c0 < kc; c0 += chunk) {
     const std::size_t c1 = std::min(kc, c0 + chunk);
+    if (c1 / 2 <= c0 / 2) __builtin_unreachable();  // runs are whole channel pairs (chunk even, >= 2)
     __m512i acc[MR][NV];
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_si512();
@@ -44,14 +48,16 @@ void ukernel(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t ld
         for (int j = 0; j < NV; ++j) acc[i][j] = dpwssd(acc[i][j], ai, bv[j]);
       }
     }
-    const bool first = c0 == 0, last = c1 == kc;
+    // Branch-free: the first run adds to a masked-off (zero) load (the int32 sums convert to +0, never
+    // -0, so 0 + v is v), runs before the last multiply by ones (exact).
+    const __mmask16 prev = c0 == 0 ? static_cast<__mmask16>(0) : kAll;
+    const float* s = c1 == kc ? scale : kernels_impl::kUnitScale;
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NV; ++j) {
         float* out = c + static_cast<std::size_t>(i) * ldc + 16 * j;
-        __m512 v = _mm512_maskz_cvtepi32_ps(kAll, acc[i][j]);
-        if (!first) v = _mm512_add_ps(_mm512_loadu_ps(out), v);
-        if (last) v = _mm512_mul_ps(v, _mm512_loadu_ps(scale + 16 * j));
-        _mm512_storeu_ps(out, v);
+        const __m512 v =
+            _mm512_add_ps(_mm512_maskz_loadu_ps(prev, out), _mm512_maskz_cvtepi32_ps(kAll, acc[i][j]));
+        _mm512_storeu_ps(out, _mm512_mul_ps(v, _mm512_loadu_ps(s + 16 * j)));
       }
   }
 }

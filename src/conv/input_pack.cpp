@@ -9,7 +9,7 @@
 namespace nova::conv {
 
 void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat format, int64_t images, float* dst,
-                        int64_t Cb, int64_t Hp, int64_t Wp) {
+                        int64_t Cb, int64_t Hp, int64_t Wp, bool spatial_codes) {
   const ConvShape& s = p.shape;
   const int64_t C = s.C, H = s.H, W = s.W, ph = s.pad_h, pw = s.pad_w;
   const bool nhwc = p.layout == Layout::kNHWC, blocked = p.layout == Layout::kNCHW16c;
@@ -20,7 +20,9 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
   // One task per (image, channel block, band of rows).
   const int64_t band = 8;
   const int64_t bands = ceil_div(Hp, band);
-  p.pool->run(static_cast<std::size_t>(images * Cb * bands), [&](std::size_t task, int) {
+  const Int8CodesFn codes = spatial_codes ? p.wino->int16.codes : nullptr;
+  const float inv = spatial_codes ? 1.0f / p.d_scale : 0.0f;
+  p.pool->run(static_cast<std::size_t>(images * Cb * bands), [&](std::size_t task, int worker) {
     const int64_t t = static_cast<int64_t>(task);
     const int64_t img = t / (Cb * bands), cb = t / bands % Cb, bnd = t % bands;
     const int64_t c0 = cb * kLanes;
@@ -57,6 +59,8 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
         pack_rows16(element_at(input_any, format.type, ((img * C + c0) * H + y) * W), format.scale, H * W,
                     static_cast<int>(lanes), W, r);
       }
+      if (codes != nullptr)  // the padding is zero and stays zero
+        p.thread_saturated[static_cast<std::size_t>(worker)] += codes(r, W * kLanes, inv);
     }
   });
 }

@@ -200,14 +200,4 @@ float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat f) {
   return m;
 }
 
-void spatial_quantize_packed(Plan::Impl& p, float* xb, int64_t count) {
-  const float inv = 1.0f / p.d_scale;
-  const Int8CodesFn codes = p.wino->int16.codes;
-  p.pool->run(static_cast<std::size_t>(ceil_div(count, kScanChunk)), [&](std::size_t task, int worker) {
-    const int64_t i0 = static_cast<int64_t>(task) * kScanChunk;
-    p.thread_saturated[static_cast<std::size_t>(worker)] +=
-        codes(xb + i0, std::min(kScanChunk, count - i0), inv);
-  });
-}
-
 }  // namespace nova::conv

@@ -191,11 +191,10 @@ void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs);  /
 void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights);  // packs U, picks the kernels
 // int8-spatial (int8_spatial.cpp): the default transform of a tile (points 0, +-1, +-2, ..., inf); the
 // integer transforms, quantized filters and packed U' (throws when they do not fit int16); max |d| of
-// an input (finite values); the input's codes in the blocked copy, in place (saturation counted).
+// an input (finite values). The input's codes are made by pack_blocked_input (spatial_codes).
 Transform int8_spatial_transform(TileSize tile);
 void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights);
 float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat format);
-void spatial_quantize_packed(Plan::Impl& p, float* xb, int64_t count);
 void allocate_lowp_scratch(Plan::Impl& p);  // after the Winograd scratch
 void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows,
                    float* amax);  // max into amax
@@ -226,9 +225,11 @@ void execute_direct(Plan::Impl& p, const float* input, float* output);
 
 // Input copies (input_pack.cpp): NCHW or NHWC into the channel-blocked, zero-padded layout
 // [images][Cb][Hp][Wp][16] with the image at offset (pad_h, pad_w), widened to FP32 from the input's
-// type on the way; and NCHW into NHWC (FP32).
+// type on the way; and NCHW into NHWC (FP32). spatial_codes (int8-spatial): each row is quantized to the
+// input's int8 codes as soon as it is copied, while it is in cache (Int16Fns::codes at 1 / d_scale,
+// saturation counted per thread), instead of in a pass of its own over the copy.
 void pack_blocked_input(Plan::Impl& p, const void* input, TensorFormat format, int64_t images, float* dst,
-                        int64_t Cb, int64_t Hp, int64_t Wp);
+                        int64_t Cb, int64_t Hp, int64_t Wp, bool spatial_codes = false);
 // Elements of one image of the input tensor in the plan's layout (NCHW16c: padding lanes included).
 inline int64_t input_elements_per_image(const Plan::Impl& p) {
   return input_elements(p.shape, p.layout) / p.shape.N;

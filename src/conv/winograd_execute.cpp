@@ -280,8 +280,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const TensorFormat pack_format = codes_given ? TensorFormat{DataType::kInt8, 1.0f} : p.input_format;
   const bool quantize_packed = spatial && !codes_given;
   if (w.run_phased()) {
-    pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp);
-    if (quantize_packed) spatial_quantize_packed(p, xb, s.N * w.Cb * w.Hp * w.Wp * kLanes);
+    pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
     const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
     const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
     float* v = p.shared_v.data();
@@ -352,8 +351,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     const int64_t images = std::min(w.image_group, s.N - img0);
     if (!input_still_packed)
       pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements_per_image(p)),
-                         pack_format, images, xb, w.Cb, w.Hp, w.Wp);
-    if (quantize_packed) spatial_quantize_packed(p, xb, images * w.Cb * w.Hp * w.Wp * kLanes);
+                         pack_format, images, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);
     p.pool->run(static_cast<std::size_t>(blocks), [&](std::size_t task, int worker) {

@@ -221,6 +221,13 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
   auto* u16 = reinterpret_cast<uint16_t*>(w.U_lowp.data());
   auto* u8 = reinterpret_cast<int8_t*>(w.U_lowp.data());
   const Precision prec = w.precision;
+  // Largest |U| of a column (tap, output channel), element c at src[c * width]: the fp16 normalization's
+  // and the int8 scale's reference.
+  auto column_amax = [Cpad](const float* src, int64_t width) {
+    double amax = 0.0;
+    for (int64_t c = 0; c < Cpad; ++c) amax = std::max(amax, std::fabs(static_cast<double>(src[c * width])));
+    return amax;
+  };
   p.pool->run(static_cast<std::size_t>(Kpad), [&](std::size_t task, int) {
     const int64_t k = static_cast<int64_t>(task);
     const int64_t k0 = k / panel * panel, j = k - k0;
@@ -242,9 +249,7 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
         // power of two give the output times it, bit for bit. The target keeps the fp16 arithmetic's
         // products below those of weights of unit scale (its overflow margins).
         int e = 0;
-        double amax = 0.0;
-        for (int64_t c = 0; c < Cpad; ++c)
-          amax = std::max(amax, std::fabs(static_cast<double>(src[c * width])));
+        const double amax = column_amax(src, width);
         if (amax > 0.0) {
           (void)std::frexp(amax, &e);  // amax in [2^(e-1), 2^e)
           e = -2 - e;                  // amax * 2^e in [2^-3, 2^-2)
@@ -255,9 +260,7 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
               encode_bits(Format::kFp16, std::ldexp(static_cast<double>(src[c * width]), e)));
       } else {
         // Symmetric int8 per (tap, output channel), as nova::quantize: s = amax / 127, code = RNE(u / s).
-        double amax = 0.0;
-        for (int64_t c = 0; c < Cpad; ++c)
-          amax = std::max(amax, std::fabs(static_cast<double>(src[c * width])));
+        const double amax = column_amax(src, width);
         const double s = amax > 0.0 ? amax / 127.0 : 1.0;
         int32_t sum = 0;
         for (int64_t c = 0; c < Cpad; ++c) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conv/kernels/kernel_table.hpp"
+#include "conv/kernels/lowp_kernels.hpp"
 #include "nova/conv/conv.hpp"
 
 namespace {
@@ -86,6 +87,70 @@ void Args(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_GemmKernel)->Apply(Args)->ArgNames({"isa", "C", "K", "rows"})->Unit(benchmark::kMicrosecond);
+
+// The low-precision GEMM kernels (kernels/lowp_kernels.hpp) as the engine calls them: one position's
+// [rows x C] x [C x C], a call per panel of 64 columns. The AMX kernels twice: configuring the tiles in
+// every call ("per call"), and in one tile session around the position's calls, as the engine runs them.
+enum LowpKind { kInt8Vnni, kInt8Amx, kInt8AmxSession, kBf16Dot, kBf16Amx, kBf16AmxSession, kBf16Fma };
+
+void BM_LowpGemm(benchmark::State& state) {
+  const auto kind = static_cast<LowpKind>(state.range(0));
+  const int64_t C = state.range(1), rows = state.range(2), K = C;
+  const bool int8 = kind <= kInt8AmxSession, amx = kind == kInt8Amx || kind == kInt8AmxSession ||
+                                                     kind == kBf16Amx || kind == kBf16AmxSession;
+  const bool session = kind == kInt8AmxSession || kind == kBf16AmxSession;
+  std::string why;
+  if (!nova::conv::lowp_simd_supported(int8 ? nova::conv::Precision::kInt8 : nova::conv::Precision::kBf16) ||
+      (amx && !(int8 ? nova::conv::amx_int8_supported(&why) : nova::conv::amx_bf16_supported(&why)))) {
+    state.SkipWithError(("this CPU cannot run the kernel" + (why.empty() ? "" : ": " + why)).c_str());
+    return;
+  }
+  constexpr int64_t kPanel = 64;
+  const auto kc = static_cast<std::size_t>(C);
+  std::vector<uint8_t> a8(static_cast<std::size_t>(rows * C), 130), b8(static_cast<std::size_t>(C * K), 3);
+  std::vector<uint16_t> a16(static_cast<std::size_t>(rows * C), 0x3F00), b16(static_cast<std::size_t>(C * K), 0x3E80);
+  std::vector<float> af(static_cast<std::size_t>(rows * C), 0.5f), m(static_cast<std::size_t>(rows * K));
+  std::vector<int32_t> comp(static_cast<std::size_t>(K), 384);
+  std::vector<float> scale(static_cast<std::size_t>(K), 1e-3f);
+  using namespace nova::conv;
+  const Int8GemmFn i8 = kind == kInt8Vnni ? int8_gemm_avx512vnni() : session ? int8_gemm_amx_in_session()
+                        : int8 ? int8_gemm_amx() : nullptr;
+  const Bf16GemmFn bf16 = kind == kBf16Dot ? bf16_gemm_avx512bf16() : kind == kBf16Amx ? bf16_gemm_amx()
+                         : kind == kBf16AmxSession ? bf16_gemm_amx_in_session() : nullptr;
+  const WidenedGemmFn fma = kind == kBf16Fma ? bf16_fma_gemm_avx512() : nullptr;
+  for (auto _ : state) {
+    if (session) amx_session_begin();
+    for (int64_t k0 = 0; k0 < K; k0 += kPanel) {
+      const int nv = static_cast<int>(std::min(kPanel, K - k0) / 16);
+      float* c = m.data() + k0;
+      if (i8) {
+        i8(rows, nv, kc, a8.data(), kc, reinterpret_cast<const int8_t*>(b8.data()) + k0 * C, comp.data() + k0,
+           scale.data() + k0, c, static_cast<std::size_t>(K));
+      } else if (bf16) {
+        bf16(rows, nv, kc, a16.data(), kc, b16.data() + k0 * C, c, static_cast<std::size_t>(K));
+      } else {
+        fma(rows, nv, kc, af.data(), kc, b16.data() + k0 * C, nullptr, c, static_cast<std::size_t>(K));
+      }
+    }
+    if (session) amx_session_end();
+    benchmark::DoNotOptimize(m.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GOP"] = benchmark::Counter(2.0 * static_cast<double>(rows * C * K) * 1e-9,
+                                             benchmark::Counter::kIsIterationInvariantRate);
+  static const char* const kNames[] = {"int8 avx512-vnni", "int8 amx (per call)",  "int8 amx (session)",
+                                       "bf16 avx512-bf16", "bf16 amx (per call)",  "bf16 amx (session)",
+                                       "bf16 avx512-fma (widened)"};
+  state.SetLabel(kNames[kind]);
+}
+
+void LowpArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t kind = kInt8Vnni; kind <= kBf16Fma; ++kind)
+    for (int64_t c : {64, 128, 256, 512})
+      for (int64_t rows : {32, 128, 512}) b->Args({kind, c, rows});
+}
+
+BENCHMARK(BM_LowpGemm)->Apply(LowpArgs)->ArgNames({"kind", "C", "rows"})->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -257,13 +257,14 @@ void run_bench(const BenchOptions& o) {
 }
 
 // The GEMM kernel each precision runs on this CPU and why no faster one does, from a small plan of each
-// (the choice does not depend on the layer, except that F(8,3) and larger tiles keep fp16 in FP32
-// arithmetic).
+// with 64 channels. The choice depends on the layer only in that F(8,3) and larger tiles keep fp16 in
+// FP32 arithmetic, and that AMX takes bf16 channel counts in whole tiles of 32 (int8: blocks of 64
+// channels; the rest on the AVX-512 kernel).
 void run_paths(const std::string& format_text, const std::string& output, const std::string& isa) {
   const OutputFormat format = parse_format(format_text, false);
   ConvShape s;
   s.N = 1;
-  s.C = s.K = 16;
+  s.C = s.K = 64;
   s.H = s.W = 8;
   s.R = s.S = 3;
   s.pad_h = s.pad_w = 1;
@@ -273,8 +274,8 @@ void run_paths(const std::string& format_text, const std::string& output, const 
   if (!conv::isa_supported(path)) throw Error("this CPU cannot run the " + isa + " path");
   nlohmann::json j{{"best_isa", conv::to_string(conv::best_isa())}, {"isa", conv::to_string(path)},
                    {"paths", nlohmann::json::array()}};
-  std::string text = fmt::format("kernel paths on this CPU, {} path (best: {})\n", conv::to_string(path),
-                                 conv::to_string(conv::best_isa()));
+  std::string text = fmt::format("kernel paths on this CPU, {} path (best: {}), for a 64-channel layer\n",
+                                 conv::to_string(path), conv::to_string(conv::best_isa()));
   for (const conv::Precision p : {conv::Precision::kFp32, conv::Precision::kBf16, conv::Precision::kFp16,
                                   conv::Precision::kInt8, conv::Precision::kInt8Spatial}) {
     conv::PlanOptions po;

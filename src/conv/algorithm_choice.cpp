@@ -39,7 +39,8 @@ AlgorithmEstimate estimate_direct(const ConvShape& s, Layout layout, int threads
   return {Algorithm::kDirect, std::nullopt, ns / threads / 1e6};
 }
 
-AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threads, Isa isa, TileSize tile) {
+AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threads, Isa isa, TileSize tile,
+                                    double gemm_speedup) {
   const double m = tile.m, n = tile.n();
   const double ty = static_cast<double>(ceil_div(s.out_h(), tile.m)), tx = static_cast<double>(ceil_div(s.out_w(), tile.m));
   const double T = static_cast<double>(s.N) * ty * tx;
@@ -50,7 +51,7 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
       in_ops = g.input_ops;
       out_ops = g.output_ops;
     }
-  const double gemm = 2.0 * n * n * T * Cb * 16 * Kb * 16 / gemm_rate(isa);
+  const double gemm = 2.0 * n * n * T * Cb * 16 * Kb * 16 / (gemm_rate(isa) * gemm_speedup);
   const double vin = T * Cb * (2 * n * n + 2 * n * in_ops);
   const double vout = T * Kb * (n * n + (n + m) * out_ops + m * m * (layout == Layout::kNCHW ? 10.0 : 2.0));
   const double pack = static_cast<double>(s.N) * Cb * (ty * m + n) * (tx * m + n) * (layout == Layout::kNCHW ? 3.0 : 1.0);
@@ -80,7 +81,7 @@ std::string tile_precision_caution(TileSize tile, Precision precision) {
 }
 
 AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa, Precision precision,
-                                   std::string* reason) {
+                                   std::string* reason, double gemm_speedup) {
   AlgorithmEstimate best = estimate_direct(s, layout, threads, isa);
   const std::string why_not = winograd_ineligible(s);
   if (!why_not.empty()) {
@@ -94,13 +95,17 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   std::vector<AlgorithmEstimate> tiles;
   for (const TileSize& t : default_tiles()) {
     if (t.r != s.R || !auto_tile_allowed(t, precision)) continue;
-    const AlgorithmEstimate e = estimate_winograd(s, layout, threads, isa, t);
+    const AlgorithmEstimate e = estimate_winograd(s, layout, threads, isa, t, gemm_speedup);
     std::snprintf(buf, sizeof buf, ", %s %.3g ms", t.to_string().c_str(), e.ms);
     detail += buf;
     tiles.push_back(e);
     if (e.ms < best.ms) best = e;
   }
   *reason = "auto: fastest estimate (" + detail + ")";
+  if (gemm_speedup != 1.0) {
+    std::snprintf(buf, sizeof buf, "; Winograd GEMMs estimated at %.3gx the fp32 rate (AMX)", gemm_speedup);
+    *reason += buf;
+  }
   if (precision == Precision::kInt8) {
     *reason += "; int8: tiles up to 6 points only, for accuracy";
     // The int8 error grows fast with the tile (F(4,3) about 2.5x F(2,3)'s on the layer set) and the

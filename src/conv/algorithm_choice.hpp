@@ -16,8 +16,12 @@ struct AlgorithmEstimate {
 };
 
 // Estimated time of the direct path and of Winograd with a default tile (tile.r must be shape.R).
+// `gemm_speedup`: how many times faster than the FP32 kernels of `isa` the plan's Winograd GEMMs run
+// (1 but for the AMX paths, lowp_gemm_speedup in lowp.cpp). The direct path is FP32 whatever the
+// precision.
 AlgorithmEstimate estimate_direct(const ConvShape& shape, Layout layout, int threads, Isa isa);
-AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int threads, Isa isa, TileSize tile);
+AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int threads, Isa isa, TileSize tile,
+                                    double gemm_speedup = 1.0);
 
 // Can Winograd run this shape at all? Empty when it can, otherwise why not.
 std::string winograd_ineligible(const ConvShape& shape);
@@ -39,6 +43,6 @@ inline constexpr double kInt8AccuracyMargin = 1.10;
 // The fastest estimate among direct and every default tile of the kernel size that
 // auto_tile_allowed admits (int8: the smallest tile within kInt8AccuracyMargin of it), with a reason.
 AlgorithmEstimate choose_algorithm(const ConvShape& shape, Layout layout, int threads, Isa isa, Precision precision,
-                                   std::string* reason);
+                                   std::string* reason, double gemm_speedup = 1.0);
 
 }  // namespace nova::conv

@@ -1,9 +1,9 @@
-// AMX for the int8 and bf16 GEMMs (docs/engine.md, "AMX"). The AMX kernels (kernels/amx/) have never
-// run on a machine of this project, so the engine trusts one only after a child of this process has
-// checked it: the int8 kernel must give the VNNI kernel's bits (int8 sums are exact, so any difference
-// is a fault); the bf16 kernel, whose FP32 sums follow the tile unit's own order, must stay within the
-// error bound of FP32 summation and propagate NaN and Inf. In a child, a kernel that faults cannot take
-// the user's process down with it.
+// AMX for the int8 and bf16 GEMMs (docs/engine.md, "AMX"). The AMX kernels (kernels/amx/) were
+// written without AMX hardware and have run only on a borrowed machine (a 16-core Xeon with AMX,
+// session 11), so the engine trusts one only after a child of this process has checked it: the int8 kernel
+// must give the VNNI kernel's bits (int8 sums are exact, so any difference is a fault); the bf16 kernel,
+// whose FP32 sums follow the tile unit's own order, must stay within the error bound of FP32 summation and
+// propagate NaN and Inf. In a child, a kernel that faults cannot take the user's process down with it.
 #include "amx_support.hpp"
 
 #include <cerrno>
@@ -134,7 +134,8 @@ bool checked_in_child(const std::function<bool(std::string*)>& check, const std:
     alarm(kSeconds);
     std::string where;
     if (check(&where)) _exit(0);
-    [[maybe_unused]] const ssize_t wrote = write(fds[1], where.data(), where.size());  // short: the parent says so
+    [[maybe_unused]] const ssize_t wrote =
+        write(fds[1], where.data(), where.size());  // short: the parent says so
     _exit(kCheckFailed);
   }
   close(fds[1]);
@@ -191,7 +192,9 @@ bool bf16_gemm_within_bound(Bf16GemmFn candidate, std::string* where) {
     std::vector<uint16_t> a(n * lda), b(kc * w);
     for (auto& x : a) x = random_bf16(rng);
     for (auto& x : b) x = random_bf16(rng);
-    auto b_at = [&](std::size_t ch, std::size_t j) -> uint16_t& { return b[(ch / 2) * (2 * w) + 2 * j + (ch & 1)]; };
+    auto b_at = [&](std::size_t ch, std::size_t j) -> uint16_t& {
+      return b[(ch / 2) * (2 * w) + 2 * j + (ch & 1)];
+    };
     if (specials) {
       a[3 * lda + 5] = 0x7FC0;  // NaN
       b_at(9, 7) = 0x7F80;      // +Inf
@@ -251,7 +254,8 @@ bool amx_int8_supported(std::string* reason) {
   static bool ok = false;
   static std::string why;
   std::call_once(once, [] {
-    if (!amx_tile_permitted(Precision::kInt8, why)) return;  // the process's permission, inherited by the child
+    if (!amx_tile_permitted(Precision::kInt8, why))
+      return;  // the process's permission, inherited by the child
     std::string check;
     ok = int8_gemm_admitted(int8_gemm_amx(), int8_gemm_avx512vnni(), check);
     if (!ok) why = "AMX int8 kernel not used: " + check;

@@ -59,6 +59,31 @@ bool choose_amx(LowpKernel asked, const std::string& path, bool (*admitted)(std:
   return amx;
 }
 
+// The AMX GEMMs' speed over the FP32 AVX-512 kernels' as the engine calls them (64-column panels,
+// blocks of 32-512 rows, one tile session), for the cost model. Measured with nova_bench_gemm
+// (BM_LowpGemm against BM_GemmKernel, one thread) on a 16-core Xeon with AMX (docs/engine.md, "AMX"):
+// FP32 100-120 GFLOP/s; bf16 460-540 GOP/s at 64 channels, 560-940 at 128-512; int8 370-430 at 64
+// channels, 420-950 at 128-512. With these two values the automatic choice took the fastest tile
+// measured there (or one within noise of it) on all 18 layers and precisions of the layer set.
+constexpr double kAmxBf16GemmSpeedup = 5.0;
+constexpr double kAmxInt8GemmSpeedup = 4.0;
+
+}  // namespace
+
+double lowp_gemm_speedup(const Plan::Impl& p, int64_t channels) {
+  const bool asked = p.lowp_kernel == LowpKernel::kAuto || p.lowp_kernel == LowpKernel::kAmx;
+  if (!asked || p.isa != Isa::kAvx512) return 1.0;
+  if (p.precision == Precision::kBf16 && p.bf16_arithmetic != Bf16Arithmetic::kFma &&
+      ceil_div(channels, kLanes) % 2 == 0 && amx_bf16_supported())
+    return kAmxBf16GemmSpeedup;
+  // int8: the AMX kernel leaves channel counts that are not whole 64-byte tile rows to VNNI.
+  if (p.precision == Precision::kInt8 && ceil_div(channels, kLanes) % 4 == 0 && amx_int8_supported())
+    return kAmxInt8GemmSpeedup;
+  return 1.0;
+}
+
+namespace {
+
 void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;
   w.fp16_fma = prec == Precision::kFp16 && use_fp16_fma(p, w);
@@ -101,7 +126,9 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         amx = choose_amx(asked, "amx-bf16", &amx_bf16_supported, unfit, amx_why);
       }
       if (amx) {
-        w.bf16_gemm = bf16_gemm_amx();
+        w.bf16_gemm = bf16_gemm_amx_in_session();
+        w.gemm_session_begin = &amx_session_begin;
+        w.gemm_session_end = &amx_session_end;
         w.convert.bf16 = bf16_convert_avx512bf16();
         p.gemm_path = "amx-bf16";
         p.gemm_path_detail = "bf16 GEMM: amx-bf16 (tdpbf16ps; FP32 sums in the tile unit's order)";
@@ -146,7 +173,9 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         // AMX tiles where this process may use them and the kernel passed its check (amx_support.cpp).
         std::string amx_why;
         if (choose_amx(asked, "amx-int8", &amx_int8_supported, "", amx_why)) {
-          w.int8_gemm = int8_gemm_amx();
+          w.int8_gemm = int8_gemm_amx_in_session();
+          w.gemm_session_begin = &amx_session_begin;
+          w.gemm_session_end = &amx_session_end;
           p.gemm_path = "amx-int8";
           p.gemm_path_detail =
               "int8 GEMM: amx-int8 (tdpbusd; blocks under 16 rows and channel counts that are not a multiple "
@@ -375,6 +404,7 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
   const WinogradPlan& w = *p.wino;
   const int64_t Cpad = w.Cpad, Kpad = w.Kpad;
   const auto kc = static_cast<std::size_t>(Cpad);
+  if (w.gemm_session_begin) w.gemm_session_begin();
   for (int64_t a = a0; a < a1; ++a) {
     float* ma = mo + static_cast<std::size_t>(a) * pos_m;
     const std::size_t ub = static_cast<std::size_t>(a * Cpad * Kpad);
@@ -425,6 +455,7 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
       }
     }
   }
+  if (w.gemm_session_end) w.gemm_session_end();
 }
 
 int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m) {

@@ -113,7 +113,8 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     AlgorithmEstimate best;
     for (const TileSize& t : default_tiles()) {
       if (t.r != shape.R || !auto_tile_allowed(t, p.precision)) continue;  // as the automatic choice
-      const AlgorithmEstimate e = estimate_winograd(shape, p.layout, p.threads, p.isa, t);
+      const AlgorithmEstimate e =
+          estimate_winograd(shape, p.layout, p.threads, p.isa, t, lowp_gemm_speedup(p, shape.C));
       if (!best.tile || e.ms < best.ms) best = e;
     }
     if (!best.tile)
@@ -124,7 +125,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     p.reason = "winograd: requested; fastest default tile " + best.tile->to_string();
   } else {
     const AlgorithmEstimate best =
-        choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason);
+        choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason, lowp_gemm_speedup(p, shape.C));
     p.algorithm = best.algorithm;
     if (best.tile) transform = default_transform(*best.tile);
   }

@@ -104,6 +104,10 @@ struct WinogradPlan {
   Fp16FmaGemmFn fp16_fma_gemm = nullptr;
   bool fp16_fma = false;  // kFp16 with fp16 arithmetic: V as fp16 bits, fp16_fma_gemm
   Int8GemmFn int8_gemm = nullptr;
+  // Called around each thread's run of GEMM calls (lowp_gemm_stage) when the GEMMs need it: the AMX
+  // kernels' tile session (kernels/lowp_kernels.hpp). Null: nothing to do.
+  void (*gemm_session_begin)() = nullptr;
+  void (*gemm_session_end)() = nullptr;
   LowpConvertFns convert;       // V conversions of the same path as the GEMM
   AlignedBuffer U_lowp;         // raw storage: bf16/fp16 bits or int8 codes, [n*n][panels]
   std::vector<float> u_scale;   // int8: [n*n][Kpad] scale of U (per tap x output channel)
@@ -189,6 +193,10 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output);
 void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs);  // int8: stores cal_scale
 // Low-precision parts (lowp.cpp).
 void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights);  // packs U, picks the kernels
+// How many times the FP32 rate the plan's Winograd GEMMs will run, for the automatic tile choice
+// (algorithm_choice.hpp): above 1 where build_lowp will pick an AMX kernel for a layer of `channels`
+// input channels, 1 otherwise.
+double lowp_gemm_speedup(const Plan::Impl& p, int64_t channels);
 // int8-spatial (int8_spatial.cpp): the default transform of a tile (points 0, +-1, +-2, ..., inf); the
 // integer transforms, quantized filters and packed U' (throws when they do not fit int16); max |d| of
 // an input (finite values). The input's codes are made by pack_blocked_input (spatial_codes).

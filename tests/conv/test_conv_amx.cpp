@@ -1,4 +1,5 @@
-// AMX for the int8 and bf16 GEMMs (src/conv/amx_support.cpp). No machine of this project has had AMX.
+// AMX for the int8 and bf16 GEMMs (src/conv/amx_support.cpp). The development and CI machines have no
+// AMX; these tests passed on a borrowed 16-core Xeon with AMX (session 11, docs/engine.md, "AMX").
 // Tested here: the AMX kernels' code on a scalar model of the tile instructions; the checks that admit
 // the real kernels (int8: bit for bit against VNNI; bf16: the error bound of FP32 summation), which
 // must reject a kernel that is wrong anywhere they look; plans naming the kernel they run and why. On
@@ -138,7 +139,8 @@ std::vector<float> channel_order(int64_t rows, int nv, std::size_t kc, const std
     for (std::size_t j = 0; j < w; ++j) {
       float acc = 0.0f;
       for (std::size_t ch = 0; ch < kc; ++ch)
-        acc = bf16_dp_step(acc, bf16_daz(a[i * lda + ch]), bf16_daz(b[(ch / 2) * (2 * w) + 2 * j + (ch & 1)]));
+        acc =
+            bf16_dp_step(acc, bf16_daz(a[i * lda + ch]), bf16_daz(b[(ch / 2) * (2 * w) + 2 * j + (ch & 1)]));
       c[i * ldc + j] = acc;
     }
   return c;
@@ -153,7 +155,8 @@ TEST(Amx, Bf16KernelOnTheTileModelSumsEachElementInChannelOrder) {
   uint32_t seed = 1;
   for (const std::size_t kc : {std::size_t{32}, std::size_t{96}, std::size_t{256}})
     for (int nv = 1; nv <= kMaxNV; ++nv)
-      for (const int64_t rows : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{33}, int64_t{50}, int64_t{80}}) {
+      for (const int64_t rows :
+           {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{33}, int64_t{50}, int64_t{80}}) {
         const std::size_t w = static_cast<std::size_t>(16 * nv), lda = kc + 16, ldc = w + 16;
         const std::vector<uint16_t> a = random_bf16(static_cast<std::size_t>(rows) * lda, seed++);
         const std::vector<uint16_t> b = random_bf16(kc * w, seed++);
@@ -173,8 +176,8 @@ TEST(Amx, Bf16KernelOnTheTileModelSumsEachElementInChannelOrder) {
 
 // Kernels the bound check must refuse, each wrong in one way: a product left out, a write beyond the
 // panel's columns, a NaN operand turned into a number.
-void drops_last_pair(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
-                     float* c, std::size_t ldc) {
+void drops_last_pair(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
+                     const uint16_t* b, float* c, std::size_t ldc) {
   bf16_gemm_portable()(rows, nv, kc - 2, a, lda, b, c, ldc);
 }
 void writes_past_the_panel(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
@@ -192,8 +195,8 @@ void loses_nan(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::siz
 }
 // vdpbf16ps's sums, with every element moved by a hundred ulps: outside the bound wherever the sum is
 // not small next to its terms.
-void hundred_ulps_off(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
-                      float* c, std::size_t ldc) {
+void hundred_ulps_off(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda,
+                      const uint16_t* b, float* c, std::size_t ldc) {
   bf16_gemm_portable()(rows, nv, kc, a, lda, b, c, ldc);
   for (int64_t i = 0; i < rows; ++i)
     for (int j = 0; j < 16 * nv; ++j) {
@@ -212,7 +215,8 @@ TEST(Amx, Bf16BoundCheckAdmitsCorrectSumsAndRejectsFaults) {
   EXPECT_FALSE(bf16_gemm_within_bound(&drops_last_pair, &where));
   EXPECT_NE(where.find("rows 1, 1 column vector(s), 32 channels, C[0]["), std::string::npos) << where;
   EXPECT_FALSE(bf16_gemm_within_bound(&writes_past_the_panel, &where));
-  EXPECT_EQ(where, "rows 50, 3 column vector(s), 32 channels, C[49][48]: written outside the panel's columns");
+  EXPECT_EQ(where,
+            "rows 50, 3 column vector(s), 32 channels, C[49][48]: written outside the panel's columns");
   EXPECT_FALSE(bf16_gemm_within_bound(&loses_nan, &where));
   EXPECT_EQ(where, "rows 20, 2 column vector(s), 64 channels, C[3][0]: a NaN operand lost");
   EXPECT_FALSE(bf16_gemm_within_bound(&hundred_ulps_off, &where));
@@ -228,9 +232,10 @@ TEST(Amx, Bf16AdmissionSurvivesAFaultingKernel) {
   std::string why;
   EXPECT_TRUE(bf16_gemm_admitted(bf16_gemm_portable(), why)) << why;
   EXPECT_FALSE(bf16_gemm_admitted(&loses_nan, why));
-  EXPECT_EQ(why,
-            "the kernel's sums left the FP32 error bound (rows 20, 2 column vector(s), 64 channels, C[3][0]: a NaN "
-            "operand lost)");
+  EXPECT_EQ(
+      why,
+      "the kernel's sums left the FP32 error bound (rows 20, 2 column vector(s), 64 channels, C[3][0]: a NaN "
+      "operand lost)");
   EXPECT_FALSE(bf16_gemm_admitted(&faulting_bf16_kernel, why));
   EXPECT_EQ(why, "the kernel crashed in a test process (signal " + std::to_string(SIGSEGV) + ")");
 }
@@ -251,13 +256,14 @@ TEST(Amx, Bf16PlanNamesItsKernel) {
   EXPECT_EQ(partial.gemm_path(), "avx512-fma");
   if (amx_bf16_supported(&why)) {
     EXPECT_EQ(whole.gemm_path(), "amx-bf16");
-    EXPECT_NE(partial.describe().find("amx: 48 channels (padded) are not whole tiles of 32"), std::string::npos)
+    EXPECT_NE(partial.describe().find("amx: 48 channels (padded) are not whole tiles of 32"),
+              std::string::npos)
         << partial.describe();
   } else {
     EXPECT_EQ(whole.gemm_path(), "avx512-fma");
     EXPECT_FALSE(why.empty());
-    EXPECT_NE(whole.describe().find("bf16 GEMM: avx512-fma (bf16 U widened, vfmadd231ps per channel; amx: " + why +
-                                    ")"),
+    EXPECT_NE(whole.describe().find(
+                  "bf16 GEMM: avx512-fma (bf16 U widened, vfmadd231ps per channel; amx: " + why + ")"),
               std::string::npos)
         << whole.describe();
   }
@@ -288,24 +294,29 @@ TEST(Amx, PlansAskingForAmxGetItOrAClearError) {
     GTEST_SKIP() << "no avx512-bf16 and avx512-vnni paths on this CPU";
   const Plan int8_vector = plan_asking(Precision::kInt8, LowpKernel::kAvx512, 64);
   EXPECT_EQ(int8_vector.gemm_path(), "avx512-vnni");
-  EXPECT_NE(int8_vector.describe().find("amx: avx512 requested"), std::string::npos) << int8_vector.describe();
+  EXPECT_NE(int8_vector.describe().find("amx: avx512 requested"), std::string::npos)
+      << int8_vector.describe();
   const Plan bf16_vector = plan_asking(Precision::kBf16, LowpKernel::kAvx512, 64);
   EXPECT_EQ(bf16_vector.gemm_path(), "avx512-fma");
-  EXPECT_NE(bf16_vector.describe().find("amx: avx512 requested"), std::string::npos) << bf16_vector.describe();
+  EXPECT_NE(bf16_vector.describe().find("amx: avx512 requested"), std::string::npos)
+      << bf16_vector.describe();
 
   std::string why;
   if (amx_int8_supported(&why))
     EXPECT_EQ(plan_asking(Precision::kInt8, LowpKernel::kAmx, 64).gemm_path(), "amx-int8");
   else
-    EXPECT_EQ(error_of(Precision::kInt8, LowpKernel::kAmx, 64), "this process cannot run the amx-int8 GEMM: " + why);
+    EXPECT_EQ(error_of(Precision::kInt8, LowpKernel::kAmx, 64),
+              "this process cannot run the amx-int8 GEMM: " + why);
   if (amx_bf16_supported(&why)) {
     EXPECT_EQ(plan_asking(Precision::kBf16, LowpKernel::kAmx, 64).gemm_path(), "amx-bf16");
     EXPECT_EQ(error_of(Precision::kBf16, LowpKernel::kAmx, 40),
               "this process cannot run the amx-bf16 GEMM: 48 channels (padded) are not whole tiles of 32");
   } else {
-    EXPECT_EQ(error_of(Precision::kBf16, LowpKernel::kAmx, 64), "this process cannot run the amx-bf16 GEMM: " + why);
+    EXPECT_EQ(error_of(Precision::kBf16, LowpKernel::kAmx, 64),
+              "this process cannot run the amx-bf16 GEMM: " + why);
   }
-  EXPECT_EQ(error_of(Precision::kFp16, LowpKernel::kAmx, 64), "no AMX kernel for fp16 GEMMs (AMX kernels: int8, bf16)");
+  EXPECT_EQ(error_of(Precision::kFp16, LowpKernel::kAmx, 64),
+            "no AMX kernel for fp16 GEMMs (AMX kernels: int8, bf16)");
   PlanOptions fma;
   fma.precision = Precision::kBf16;
   fma.bf16_arithmetic = Bf16Arithmetic::kFma;
@@ -318,7 +329,8 @@ TEST(Amx, PlansAskingForAmxGetItOrAClearError) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "AMX runs bf16 as tile dot products: bf16 arithmetic 'fma' cannot run on it");
   }
-  EXPECT_EQ(error_of(Precision::kFp32, LowpKernel::kAmx, 64), "no AMX kernel for fp32 GEMMs (AMX kernels: int8, bf16)");
+  EXPECT_EQ(error_of(Precision::kFp32, LowpKernel::kAmx, 64),
+            "no AMX kernel for fp32 GEMMs (AMX kernels: int8, bf16)");
 }
 
 // Where the CPU has AMX-BF16 and Linux grants the tile state, the AMX kernel must pass its check.

@@ -564,6 +564,7 @@ TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
     const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.01f);
     PlanOptions o;
     o.precision = Precision::kInt8;
+    o.threads = 2;  // the estimates depend on the thread count (all cores by default)
     const Plan plan = Plan::create(s, w.data(), nullptr, o);
     if (plan.tile()) {
       EXPECT_LE(plan.tile()->n(), 6) << s.to_string() << ": " << plan.reason();
@@ -575,7 +576,8 @@ TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
       fp32_large += fp32.tile()->n() == 8 ? 1 : 0;
     }
   }
-  // (The cost model's choice depends on the ISA's rates; the layers above were picked for AVX-512.)
+  // (The cost model's choice depends on the ISA's rates and the thread count; the layers above were
+  // picked for AVX-512 and 2 threads.)
   if (best_isa() == Isa::kAvx512) {
     EXPECT_GT(fp32_large, 0) << "no layer here where the int8 rule changes the choice";
   }
@@ -609,12 +611,20 @@ TEST(Lowp, AutomaticInt8ChoicePrefersFewerPointsWhenTheEstimatesAreClose) {
       o.layout = layout;
       const Plan plan = Plan::create(s, w.data(), nullptr, o);
       if (!plan.tile()) continue;
+      // The GEMM speed the plan assumed (above 1 where it runs AMX kernels), as its reason states it.
+      double speedup = 1.0;
+      const std::string amx_note = "Winograd GEMMs estimated at ";
+      if (const std::size_t at = plan.reason().find(amx_note); at != std::string::npos)
+        speedup = std::stod(plan.reason().substr(at + amx_note.size()));
+      if (speedup != 1.0) {
+        EXPECT_EQ(plan.gemm_path(), "amx-int8") << plan.reason();
+      }
       double fastest = 1e300;
       std::optional<TileSize> fastest_tile;
       std::vector<AlgorithmEstimate> allowed;
       for (const TileSize& t : default_tiles())
         if (t.r == 3 && auto_tile_allowed(t, Precision::kInt8)) {
-          allowed.push_back(estimate_winograd(s, layout, plan.threads(), plan.isa(), t));
+          allowed.push_back(estimate_winograd(s, layout, plan.threads(), plan.isa(), t, speedup));
           if (allowed.back().ms < fastest) {
             fastest = allowed.back().ms;
             fastest_tile = t;

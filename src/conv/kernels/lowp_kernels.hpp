@@ -91,6 +91,14 @@ Int8GemmFn int8_gemm_amx();
 // AMX (TDPBF16PS): FP32 sums in the tile unit's order, not vdpbf16ps's bits; call only when
 // amx_bf16_supported(). Channel counts that are not a multiple of 32 go to the avx512-bf16 kernel.
 Bf16GemmFn bf16_gemm_amx();
+// The same kernels for a run of calls in one tile session: amx_session_begin() loads the tile
+// configuration on the calling thread (LDTILECFG), amx_session_end() releases the tiles (TILERELEASE);
+// every call of these in between skips both, which the kernels above pay per call (with 64 channels a
+// call is a few tile products, and the pair costs about as much as they do).
+Int8GemmFn int8_gemm_amx_in_session();
+Bf16GemmFn bf16_gemm_amx_in_session();
+void amx_session_begin();
+void amx_session_end();
 // The same kernels over a scalar model of the tile instructions, for the tests (need avx512-vnni, and
 // avx512-bf16 for the bf16 one). The bf16 model sums in channel order (the SDM's pseudocode): each C
 // element is the sequence of bf16_dp_step over channels 0, 1, ..., kc-1.

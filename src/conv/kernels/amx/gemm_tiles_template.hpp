@@ -129,9 +129,11 @@ int64_t full_row_blocks(Tiles& t, const Op& op, int64_t rows, int nv, std::size_
   return i;
 }
 
-// Int8GemmFn over the back end. Int8 sums are exact, so the VNNI kernel (`rest`) takes what the tiles
-// do not (blocks under 16 rows, channel counts that are not a multiple of 64) with the same bits.
-template <class Tiles>
+// Int8GemmFn over the back end, with the tile configuration already loaded (a tile session: begin()
+// before, end() after, by the caller; `Session` false: this call loads and releases it). Int8 sums are
+// exact, so the VNNI kernel (`rest`) takes what the tiles do not (blocks under 16 rows, channel counts
+// that are not a multiple of 64) with the same bits.
+template <bool Session, class Tiles>
 void int8_gemm(Tiles& t, Int8GemmFn rest, int64_t rows, int nv, std::size_t kc, const uint8_t* a,
                std::size_t lda, const int8_t* b, const int32_t* comp, const float* scale, float* c,
                std::size_t ldc) {
@@ -140,9 +142,9 @@ void int8_gemm(Tiles& t, Int8GemmFn rest, int64_t rows, int nv, std::size_t kc, 
     return;
   }
   const Int8Op op{comp, scale};
-  t.begin();
+  if constexpr (!Session) t.begin();
   const int64_t i = full_row_blocks(t, op, rows, nv, kc, a, lda, b, c, ldc);
-  t.end();
+  if constexpr (!Session) t.end();
   const auto la = static_cast<int64_t>(lda), lc = static_cast<int64_t>(ldc);
   if (i < rows) rest(rows - i, nv, kc, a + i * la, lda, b, comp, scale, c + i * lc, ldc);
 }
@@ -151,7 +153,8 @@ void int8_gemm(Tiles& t, Int8GemmFn rest, int64_t rows, int nv, std::size_t kc, 
 // a last block of fewer than 16 rows through a zero-padded copy: a row's result then depends on its
 // own operands only, not on how the engine split the rows (results identical across thread counts).
 // Channel counts that are not a multiple of 32 go to `rest` whole (the plans do not use AMX for them).
-template <class Tiles>
+// `Session` as int8_gemm's.
+template <bool Session, class Tiles>
 void bf16_gemm(Tiles& t, Bf16GemmFn rest, int64_t rows, int nv, std::size_t kc, const uint16_t* a,
                std::size_t lda, const uint16_t* b, float* c, std::size_t ldc) {
   if (kc % 32 != 0) {
@@ -159,7 +162,7 @@ void bf16_gemm(Tiles& t, Bf16GemmFn rest, int64_t rows, int nv, std::size_t kc, 
     return;
   }
   const Bf16Op op;
-  t.begin();
+  if constexpr (!Session) t.begin();
   const int64_t i = full_row_blocks(t, op, rows, nv, kc, a, lda, b, c, ldc);
   if (i < rows) {
     const auto left = static_cast<std::size_t>(rows - i);
@@ -172,7 +175,7 @@ void bf16_gemm(Tiles& t, Bf16GemmFn rest, int64_t rows, int nv, std::size_t kc, 
     for (std::size_t r = 0; r < left; ++r)
       std::memcpy(c + (static_cast<std::size_t>(i) + r) * ldc, out[r], static_cast<std::size_t>(16 * nv) * 4);
   }
-  t.end();
+  if constexpr (!Session) t.end();
 }
 
 }  // namespace nova::conv::amx_impl

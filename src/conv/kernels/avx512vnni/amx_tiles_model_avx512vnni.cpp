@@ -86,13 +86,13 @@ struct ModelTiles {
 void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
                const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
   ModelTiles tiles;
-  amx_impl::int8_gemm(tiles, int8_gemm_avx512vnni(), rows, nv, kc, a, lda, b, comp, scale, c, ldc);
+  amx_impl::int8_gemm<false>(tiles, int8_gemm_avx512vnni(), rows, nv, kc, a, lda, b, comp, scale, c, ldc);
 }
 
 void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
                float* c, std::size_t ldc) {
   ModelTiles tiles;
-  amx_impl::bf16_gemm(tiles, bf16_gemm_avx512bf16(), rows, nv, kc, a, lda, b, c, ldc);
+  amx_impl::bf16_gemm<false>(tiles, bf16_gemm_avx512bf16(), rows, nv, kc, a, lda, b, c, ldc);
 }
 
 }  // namespace

@@ -22,7 +22,9 @@ bfloat16 conv2d, ncnn's int8 Winograd and bf16-storage convolution (process CPU 
 relative L2 error against float64 of nova for each precision, of oneDNN's bf16 and int8 (on nova's
 data, value for value: bench/peers/peer_onednn.cpp --check; its int8 Winograd takes only u8 input, so
 oneDNN's two int8 algorithms are also checked on the same data moved into [0, 1], printed on a line of
-their own), of PyTorch's bf16 (same distributions) and of ncnn int8/bf16 (docs/engine.md), and ncnn's time over nova's (above 1: nova is faster) for bf16, int8 and int8 cal. ncnn (in a worker
+their own), of PyTorch's bf16 (same distributions) and of ncnn int8/bf16 (docs/engine.md), ncnn's time over nova's
+(above 1: nova is faster) for bf16, int8 and int8 cal, and oneDNN's over nova's (issue 6's targets: bf16
+against oneDNN's bf16 direct, int8 against its int8 Winograd and its int8 direct). ncnn (in a worker
 subprocess, bench/peers/ncnn_lowp.py, net.opt.num_threads = --threads): int8 with weights quantized per
 output channel and a calibrated input scale (int8_scale_term 2, fp32 output), bf16 with
 use_bf16_storage (bf16 activations; on its Winograd path fp32 weights and arithmetic); the input is
@@ -248,6 +250,7 @@ LOWP_NOVA = [("fp32", ["--dtype", "fp32"]), ("bf16", ["--dtype", "bf16"]), ("bf1
              ("int8sp cal i8", ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8"]),
              ("fp16", ["--dtype", "fp16"]), ("fp16 io", ["--dtype", "fp16", "--io", "fp16"]),
              ("fp16 f32acc", ["--dtype", "fp16", "--fp16-arith", "fp32"]),
+             ("bf16 io 16c", ["--dtype", "bf16", "--io", "bf16", "--layout", "nchw16c"]),
              ("int8 cal i8 16c", ["--dtype", "int8", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"]),
              ("fp16 16c", ["--dtype", "fp16", "--layout", "nchw16c"])]
 LOWP_ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 d", "direct", "int8"), ("dnnl int8 w", "winograd", "int8")]
@@ -255,6 +258,12 @@ LOWP_NCNN = [("ncnn int8", "int8"), ("ncnn bf16", "bf16")]
 # ncnn's time over nova's, per nova column: (nova column, ncnn column).
 LOWP_NCNN_RATIO = [("bf16", "ncnn bf16"), ("int8", "ncnn int8"), ("int8 cal", "ncnn int8"), ("int8 cal i8", "ncnn int8"),
                    ("int8sp cal i8", "ncnn int8"), ("int8 cal i8 16c", "ncnn int8")]
+# oneDNN's time over nova's (issue 6's targets): bf16 against its bf16 direct convolution (AMX where the CPU
+# has it), int8 against its int8 Winograd and, in a second row, its int8 direct convolution.
+LOWP_DNNL_RATIO = [("bf16 io", "dnnl bf16 d"), ("bf16 io 16c", "dnnl bf16 d"), ("int8 cal i8", "dnnl int8 w"),
+                   ("int8 cal i8 16c", "dnnl int8 w"), ("int8sp cal i8", "dnnl int8 w")]
+LOWP_DNNL_DIRECT_RATIO = [("int8 cal i8", "dnnl int8 d"), ("int8 cal i8 16c", "dnnl int8 d"),
+                          ("int8sp cal i8", "dnnl int8 d")]
 
 
 def lowp_ncnn(args, configs):
@@ -338,12 +347,16 @@ def lowp_table(args):
                 if nc["why"].get(name):
                     ncnn_notes.setdefault(name, nc["why"][name])
             ratio = {n: cpu[p] / cpu[n] for n, p in LOWP_NCNN_RATIO if cpu.get(n) and cpu.get(p)}
+            dnnl_ratio = {n: cpu[p] / cpu[n] for n, p in LOWP_DNNL_RATIO if cpu.get(n) and cpu.get(p)}
+            dnnl_direct_ratio = {n: cpu[p] / cpu[n] for n, p in LOWP_DNNL_DIRECT_RATIO if cpu.get(n) and cpu.get(p)}
             # nova's FP32 engine (FP32 tensors, NCHW) over each 16-bit path: issue 6's "1.3x nova's FP32".
-            over_fp32 = {n: cpu["fp32"] / cpu[n] for n in ("bf16", "bf16 io", "fp16", "fp16 io", "fp16 16c")
+            over_fp32 = {n: cpu["fp32"] / cpu[n] for n in ("bf16", "bf16 io", "bf16 io 16c", "fp16", "fp16 io",
+                                                           "fp16 16c")
                          if cpu.get("fp32") and cpu.get(n)}
             rows.append({"layer": list(layer), "threads": t, "clock": "wall" if args.wall else "process cpu",
                          ("wall_ms" if args.wall else "cpu_ms"): cpu, "rel_l2_error": err, "gemm_path": path,
                          "ncnn_over_nova": ratio, "fp32_over_nova": over_fp32, "onednn_checks": dnnl_checks,
+                         "onednn_over_nova": dnnl_ratio, "onednn_direct_over_nova": dnnl_direct_ratio,
                          "ncnn": {"wall_ms": nc["wall_ms"], "why": nc["why"] or ({"all": ncnn_why} if ncnn_why else {}),
                                   "fp32io_cpu_ms": nc["fp32io_cpu_ms"],
                                   "fp32io_rel_l2_error": nc["fp32io_rel_l2_error"]}})
@@ -366,9 +379,10 @@ def lowp_table(args):
             if over_fp32:
                 print(f"{'nova fp32 / nova':>21} | " + " ".join(
                     f"{over_fp32[n]:11.2f}" if n in over_fp32 else f"{'':>11}" for n in names))
-            if ratio:
-                print(f"{'ncnn / nova':>21} | " + " ".join(
-                    f"{ratio[n]:11.2f}" if n in ratio else f"{'':>11}" for n in names))
+            for label, r in (("ncnn / nova", ratio), ("oneDNN / nova", dnnl_ratio),
+                             ("oneDNN int8 d / nova", dnnl_direct_ratio)):
+                if r:
+                    print(f"{label:>21} | " + " ".join(f"{r[n]:11.2f}" if n in r else f"{'':>11}" for n in names))
     for name, why in ncnn_notes.items():
         print(f"{name}: n/a: {why}")
     return rows

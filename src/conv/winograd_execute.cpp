@@ -39,19 +39,20 @@ void for_each_input_tile(const WinogradPlan& w, const float* xb, int64_t img0, i
   }
 }
 
-// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad).
+// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad), by `fn`: the plain
+// transform, or the one that rounds V to bf16 values as it stores it (w.fns.input_bf16_round).
 void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1, float* v,
-                 std::size_t pos_v) {
+                 std::size_t pos_v, InputTileFn fn) {
   for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
-    w.fns.input(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
+    fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
   });
 }
 
-// V written as fp16 bits (w.fns.input_fp16 set).
-void input_stage_fp16(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
-                      uint16_t* v, std::size_t pos_v) {
+// V written as 16-bit words by `fn`: fp16 bits (w.fns.input_fp16) or bf16 bits (w.fns.input_bf16).
+void input_stage_words(const WinogradPlan& w, InputTileFp16Fn fn, const float* xb, int64_t img0, int64_t t0,
+                       int64_t t1, uint16_t* v, std::size_t pos_v) {
   for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
-    w.fns.input_fp16(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
+    fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
   });
 }
 
@@ -269,6 +270,16 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   // The fp16-arithmetic GEMM's operand written by the input transform itself, where the ISA has it
   // (the same bits as the conversion pass: round to nearest even).
   const bool fp16_direct = lowp && w.fp16_fma && w.fns.input_fp16 != nullptr;
+  // bf16 likewise: bf16 bits for the dot-product and AMX GEMMs, bf16 values kept in floats for the FMA
+  // GEMM (the conversion and in-place rounding passes' bits).
+  const bool bf16_bits = w.precision == Precision::kBf16 && !w.v_in_place();
+  const InputTileFp16Fn words_fn = !lowp         ? nullptr
+                                   : fp16_direct ? w.fns.input_fp16
+                                   : bf16_bits   ? w.fns.input_bf16
+                                                 : nullptr;
+  const bool bf16_round_direct =
+      lowp && w.precision == Precision::kBf16 && w.v_in_place() && w.fns.input_bf16_round != nullptr;
+  const InputTileFn plain_fn = bf16_round_direct ? w.fns.input_bf16_round : w.fns.input;
   // int8-spatial: V' as int16 from the transform itself where the ISA has it (the conversion's bits).
   const bool int16_direct = spatial && w.fns.input_int16 != nullptr;
   // int8-spatial on an int8 tensor whose scale is the input scale of this call (calibrated, or the
@@ -290,8 +301,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
-      if (fp16_direct)
-        input_stage_fp16(w, xb, 0, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
+      if (words_fn)
+        input_stage_words(w, words_fn, xb, 0, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
       else if (int16_direct)
         input_stage_int16(w, xb, 0, t0, t1, reinterpret_cast<int16_t*>(vl) + t0 * w.Cpad, pos_v,
                           p.shared_flags.data() + t0);
@@ -300,9 +311,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
             input_stage_int8(w, xb, 0, t0, t1, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v,
                              v_inv.data(), p.shared_flags.data() + t0);
       else
-        input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v);
+        input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
     });
-    if (lowp && !fp16_direct && !int8_direct && !int16_direct) {
+    if (lowp && !words_fn && !int8_direct && !int16_direct && !bf16_round_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
         std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
         lowp_tap_amax(p, v, pos_v, w.tiles, amax.data());
@@ -362,7 +373,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
       if (!lowp) {
-        input_stage(w, xb, img0, t0, t1, v, pos_v);
+        input_stage(w, xb, img0, t0, t1, v, pos_v, w.fns.input);
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
         output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
         return;
@@ -371,15 +382,17 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       // FP32 V, no conversion pass), otherwise converted from the FP32 V.
       float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
       uint8_t* flags = p.thread_flags[wk].data();
-      if (fp16_direct) {
-        input_stage_fp16(w, xb, img0, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
+      if (words_fn) {
+        input_stage_words(w, words_fn, xb, img0, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
       } else if (int16_direct) {
         input_stage_int16(w, xb, img0, t0, t1, reinterpret_cast<int16_t*>(vl), pos_v, flags);
       } else if (int8_direct) {
         p.thread_saturated[wk] +=
             input_stage_int8(w, xb, img0, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);
+      } else if (bf16_round_direct) {  // vl is v
+        input_stage(w, xb, img0, t0, t1, v, pos_v, plain_fn);
       } else {
-        input_stage(w, xb, img0, t0, t1, v, pos_v);
+        input_stage(w, xb, img0, t0, t1, v, pos_v, w.fns.input);
         p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
       }
       lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);

@@ -345,6 +345,65 @@ TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
   }
 }
 
+// bf16 written by the transform itself (input_bf16: bits for the dot-product and AMX GEMMs;
+// input_bf16_round: bf16 values as floats for the FMA GEMM) must be the ISA's FP32 transform followed by
+// the scalar definitions (bf16_bits_rne, round_bf16), on generated and generic tiles, with values that
+// round up, ties, subnormals, values that overflow to infinity, NaN and Inf in the input.
+TEST(Lowp, Bf16ByTheTransformEqualsTheScalarDefinition) {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  int checked = 0;
+  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    const TransformTable& table = kernels(isa).transforms;
+    // The generic path on two tiles, and every generated transform (buffers sized for the largest
+    // tile: a smaller one leaves the rest zero in both results).
+    const GenericCoeffs c43 = input_coeffs(TileSize{4, 3}), c63 = input_coeffs(TileSize{6, 3});
+    std::vector<std::pair<const TileFns*, const GenericCoeffs*>> paths = {{&table.generic, &c43},
+                                                                          {&table.generic, &c63}};
+    for (int g = 0; g < table.generated_count; ++g) paths.push_back({&table.generated[g], nullptr});
+    for (const auto& [fns, ctx] : paths) {
+      if (fns->input_bf16 == nullptr) continue;  // the conversion pass runs instead
+      ASSERT_NE(fns->input_bf16_round, nullptr);
+      {
+        const int n = ctx ? ctx->n : kMaxGenericN, nn = n * n, cbs = 2;
+        const std::ptrdiff_t sx = 16, sy = 16 * n, scb = 16 * nn;
+        const std::size_t pos = 16 * cbs;
+        for (int trial = 0; trial < 3; ++trial) {  // plain, special values, huge and tiny scales
+          SCOPED_TRACE(to_string(isa) + (ctx ? " generic n=" + std::to_string(n) : " generated") + " trial " +
+                       std::to_string(trial));
+          std::vector<float> src(static_cast<std::size_t>(cbs * scb));
+          for (float& v : src) v = gauss(rng);
+          if (trial == 1) {
+            src[static_cast<std::size_t>(scb + 3 * sy + 2 * sx + 7)] = std::nanf("");
+            src[static_cast<std::size_t>(5)] = -INFINITY;
+            src[static_cast<std::size_t>(sy + 9)] = f32_from_bits(0x3F808000u);  // a tie
+            src[static_cast<std::size_t>(2 * sy + 11)] = 3e38f;                  // V overflows
+          }
+          if (trial == 2)
+            for (std::size_t i = 0; i < src.size(); ++i) src[i] *= i % 2 ? 1e-39f : 1e37f;  // subnormals
+          std::vector<float> v(static_cast<std::size_t>(nn) * pos);
+          fns->input(ctx, src.data(), sy, sx, scb, cbs, v.data(), pos);
+          std::vector<uint16_t> want_bits(v.size()), got_bits(v.size(), 0);
+          std::vector<float> want_round(v.size()), got_round(v.size(), 0.0f);
+          for (std::size_t i = 0; i < v.size(); ++i) {
+            want_bits[i] = bf16_bits_rne(v[i]);
+            want_round[i] = round_bf16(v[i]);
+          }
+          fns->input_bf16(ctx, src.data(), sy, sx, scb, cbs, got_bits.data(), pos);
+          fns->input_bf16_round(ctx, src.data(), sy, sx, scb, cbs, got_round.data(), pos);
+          EXPECT_EQ(got_bits, want_bits);
+          EXPECT_TRUE(same_bits(got_round, want_round));
+          ++checked;
+        }
+      }
+    }
+  }
+  if (isa_supported(Isa::kAvx512)) {
+    EXPECT_GT(checked, 0) << "no transform here writes bf16";
+  }
+}
+
 // The in-register quantization decides per tile whether a fast store was exact. Here one value of the
 // tile, the largest |V| of one position, is scaled onto the edges of the int8 range (ties of RNE at
 // +-126.5 and +-127.5, just inside and outside +-127.5, +-128, far outside, beyond 1.5 * 2^23 where a

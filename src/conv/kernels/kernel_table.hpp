@@ -31,6 +31,10 @@ using InputTileFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t s
 // written by the transform itself, without a conversion pass over V.
 using InputTileFp16Fn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                  std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride);
+// As InputTileFn, V stored as bf16 bits (bf16_bits_rne, lowp_kernels.hpp): the bf16 dot-product and
+// AMX GEMMs' operand written by the transform itself (the conversion pass's bits). Type:
+// InputTileFp16Fn. And V rounded to bf16 values kept as floats (round_bf16), the bf16 FMA GEMM's
+// operand (the in-place rounding pass's bits). Type: InputTileFn.
 // As InputTileFn, V' of the int8-spatial path (exact integer-valued floats) stored as int16 by the
 // transform itself, as Int16ConvertFn converts it (kernels/int16_kernels.hpp): a NaN, an Inf or
 // |v| > 32767 stores 0 and sets *bad.
@@ -55,6 +59,8 @@ struct TileFns {
   InputTileFn input = nullptr;
   OutputTileFn output = nullptr;
   InputTileFp16Fn input_fp16 = nullptr;    // where the ISA converts to fp16 (AVX-512F), else null
+  InputTileFp16Fn input_bf16 = nullptr;    // bf16 bits, where the ISA has it (AVX-512F), else null
+  InputTileFn input_bf16_round = nullptr;  // bf16 values as floats, where the ISA has it, else null
   InputTileInt16Fn input_int16 = nullptr;  // where the ISA converts to int16 (AVX-512F), else null
   InputTileInt8Fn input_int8 = nullptr;    // every ISA (AVX-512: a fast and an exact store; others scalar)
   InputTileAmaxFn input_amax = nullptr;    // every ISA

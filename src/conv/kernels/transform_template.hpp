@@ -73,16 +73,24 @@ template <class V, int N, class Op, class Store>
   }
 }
 
-// T: float, or uint16_t for V as fp16 bits (V::store_fp16).
-template <class V, int N, class Op, class T = float>
+// How V is stored: as floats, fp16 bits (V::store_fp16), bf16 bits (V::store_bf16), or bf16 values kept
+// in floats (V::store_bf16_rounded).
+enum class VStore { kFloat, kFp16, kBf16, kBf16Rounded };
+
+template <class V, int N, VStore S = VStore::kFloat, class Op, class T>
 inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                         std::ptrdiff_t scb, int cbs, T* dst, std::size_t pos_stride) {
+  static_assert(std::is_same_v<T, float> == (S == VStore::kFloat || S == VStore::kBf16Rounded));
   input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
     T* o = dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride;
-    if constexpr (std::is_same_v<T, float>)
+    if constexpr (S == VStore::kFloat)
       V::store(o, z);
-    else
+    else if constexpr (S == VStore::kFp16)
       V::store_fp16(o, z);
+    else if constexpr (S == VStore::kBf16)
+      V::store_bf16(o, z);
+    else
+      V::store_bf16_rounded(o, z);
   });
 }
 
@@ -163,10 +171,17 @@ void generated_input(const void*, const float* src, std::ptrdiff_t sy, std::ptrd
   input_tiles<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
 }
 
+template <class V, class Gen, VStore S>
+void generated_input_16(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                        std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
+  input_tiles<V, Gen::n, S>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
+}
+
 template <class V, class Gen>
-void generated_input_fp16(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                          std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
-  input_tiles<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
+void generated_input_bf16_round(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
+  input_tiles<V, Gen::n, VStore::kBf16Rounded>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst,
+                                               pos_stride);
 }
 
 template <class V, class Gen>
@@ -203,11 +218,19 @@ void generic_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::pt
   input_tiles<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
 }
 
-template <class V>
-void generic_input_fp16(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                        std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
+template <class V, VStore S>
+void generic_input_16(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                      std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
-  input_tiles<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
+  input_tiles<V, kMaxGenericN, S>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
+}
+
+template <class V>
+void generic_input_bf16_round(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                              std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  input_tiles<V, kMaxGenericN, VStore::kBf16Rounded>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst,
+                                                     pos_stride);
 }
 
 template <class V>
@@ -248,6 +271,11 @@ inline constexpr bool kHasFp16Store = requires(uint16_t* p, V x) {
   V::store_fp16(p, x);
 };
 template <class V>
+inline constexpr bool kHasBf16Store = requires(uint16_t* p, float* f, V x) {
+  V::store_bf16(p, x);
+  V::store_bf16_rounded(f, x);
+};
+template <class V>
 inline constexpr bool kHasInt16Store = requires(int16_t* p, V x) {
   V::store_int16(p, x);
 };
@@ -259,7 +287,11 @@ inline constexpr bool kHasInt8Store = requires(uint8_t* p, V x, typename V::Int8
 template <class V, class Gen>
 TileFns generated_fns() {
   TileFns f{&generated_input<V, Gen>, &generated_output<V, Gen>};
-  if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input_fp16<V, Gen>;
+  if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input_16<V, Gen, VStore::kFp16>;
+  if constexpr (kHasBf16Store<V>) {
+    f.input_bf16 = &generated_input_16<V, Gen, VStore::kBf16>;
+    f.input_bf16_round = &generated_input_bf16_round<V, Gen>;
+  }
   if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
@@ -275,7 +307,11 @@ TransformTable make_transform_table() {
   t.generated = kGenerated;
   t.generated_count = generated::kGeneratedCount;
   t.generic = TileFns{&generic_input<V>, &generic_output<V>};
-  if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input_fp16<V>;
+  if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input_16<V, VStore::kFp16>;
+  if constexpr (kHasBf16Store<V>) {
+    t.generic.input_bf16 = &generic_input_16<V, VStore::kBf16>;
+    t.generic.input_bf16_round = &generic_input_bf16_round<V>;
+  }
   if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;

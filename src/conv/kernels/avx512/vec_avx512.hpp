@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "bf16_round_avx512.hpp"
+
 namespace {
 
 struct VecAvx512 {
@@ -17,6 +19,17 @@ struct VecAvx512 {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
                         _mm512_maskz_cvtps_ph(static_cast<__mmask16>(0xFFFF), x.v,
                                               _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  // As bf16 bits (bf16_bits_rne: the bf16 conversion pass's bits), and as the bf16 values themselves
+  // kept in floats (round_bf16: the in-place rounding pass's bits).
+  static void store_bf16(uint16_t* p, VecAvx512 x) {
+    const __m512i r = bf16_round_rne(_mm512_castps_si512(x.v));
+    _mm512_mask_cvtepi32_storeu_epi16(p, static_cast<__mmask16>(0xFFFF),
+                                      _mm512_maskz_srli_epi32(static_cast<__mmask16>(0xFFFF), r, 16));
+  }
+  static void store_bf16_rounded(float* p, VecAvx512 x) {
+    const __m512i r = bf16_round_rne(_mm512_castps_si512(x.v));
+    _mm512_storeu_si512(p, _mm512_and_si512(r, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
   }
   // The int8-spatial GEMM's V' operand written by the input transform (InputTileInt16Fn): the exact
   // integer-valued V' as int16, as Int16ConvertFn converts it (a NaN, an Inf or |v| > 32767 stores 0);

@@ -1,0 +1,95 @@
+"""nova's bf16 and int8 Winograd against oneDNN's bf16 direct, int8 Winograd and int8 direct convolutions,
+interleaved: every repetition times each column once, layer by layer, so that a machine whose speed drifts
+(a shared VM) slows both sides alike. Prints per layer the median and best time of each column and nova's
+speed-ups (oneDNN's time over nova's) from the best times and as the median of the per-repetition ratios.
+
+  python3 bench/peer_interleaved.py [--build build] [--threads 2] [--reps 5] [--json out.json]
+
+Columns: nova bf16 with bf16 tensors in the NCHW16c layout (the peers' timed layout) and in NCHW; oneDNN
+bf16 direct (AMX where the CPU has it); nova int8 (calibrated scales, int8 input) in NCHW16c; oneDNN int8
+Winograd (u8 input) and int8 direct. nova through `nova bench conv --format json` (median_ms), oneDNN
+through build/nova_peer_onednn (median_ms, OMP_NUM_THREADS=threads). Used for docs/engine.md, "Session 11".
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+LAYERS = [(1, 64, 56, 56, 64), (1, 128, 28, 28, 128), (1, 256, 14, 14, 256), (1, 512, 7, 7, 512),
+          (8, 64, 56, 56, 64), (8, 128, 28, 28, 128), (8, 256, 14, 14, 256), (8, 512, 7, 7, 512),
+          (1, 64, 224, 224, 64)]
+NOVA = [("nova bf16 io 16c", ["--dtype", "bf16", "--io", "bf16", "--layout", "nchw16c"]),
+        ("nova bf16 io", ["--dtype", "bf16", "--io", "bf16"]),
+        ("nova int8 i8 16c", ["--dtype", "int8", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"])]
+ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 w", "winograd", "int8"), ("dnnl int8 d", "direct", "int8")]
+# (nova column, oneDNN column): the speed-ups printed.
+PAIRS = [("nova bf16 io 16c", "dnnl bf16 d"), ("nova bf16 io", "dnnl bf16 d"), ("nova int8 i8 16c", "dnnl int8 w"),
+         ("nova int8 i8 16c", "dnnl int8 d")]
+
+
+def shape(layer):
+    return ",".join(map(str, layer))
+
+
+def nova(args, layer, extra):
+    r = subprocess.run([os.path.join(args.build, "nova"), "bench", "conv", "--shape", shape(layer), "--threads",
+                        str(args.threads), "--format", "json", *extra], capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError("nova failed: " + r.stderr.strip())
+    j = json.loads(r.stdout)
+    return j["median_ms"], j.get("tile") or j.get("algorithm", "")
+
+
+def onednn(args, layer, algorithm, dtype):
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    r = subprocess.run([os.path.join(args.build, "nova_peer_onednn"), "--shape", shape(layer), "--algorithm",
+                        algorithm, "--dtype", dtype], capture_output=True, text=True, env=env, timeout=120)
+    if r.returncode != 0:
+        return None, "failed: " + r.stderr.strip()
+    j = json.loads(r.stdout)
+    return (j["median_ms"], j.get("impl", "")) if j.get("created") else (None, "not created")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    if not os.path.exists(os.path.join(args.build, "nova_peer_onednn")):
+        sys.exit(f"{args.build}/nova_peer_onednn not built (oneDNN not found)")
+    columns = [(n, (lambda l, e=e: nova(args, l, e))) for n, e in NOVA] + \
+              [(n, (lambda l, a=a, d=d: onednn(args, l, a, d))) for n, a, d in ONEDNN]
+    rows = []
+    print(f"{args.threads} threads, {args.reps} interleaved repetitions; ms: median (best); speed-up: oneDNN's time "
+          "over nova's, from the best times / median of the per-repetition ratios")
+    for layer in LAYERS:
+        times = {n: [] for n, _ in columns}
+        what = {}
+        for _ in range(args.reps):
+            for n, f in columns:
+                ms, w = f(layer)
+                times[n].append(ms)
+                what[n] = w
+        ok = {n: v for n, v in times.items() if None not in v}
+        speedup = {}
+        for a, b in PAIRS:
+            if a in ok and b in ok:
+                speedup[f"{b} / {a}"] = {"best": min(ok[b]) / min(ok[a]),
+                                         "median_paired": statistics.median(y / x for x, y in zip(ok[a], ok[b]))}
+        rows.append({"layer": list(layer), "threads": args.threads, "ms": times, "what": what, "speedup": speedup})
+        name = "x".join(map(str, layer[:4])) + "->" + str(layer[4])
+        print(f"{name:>16} | " + "  ".join(f"{n} {statistics.median(v):.3f} ({min(v):.3f})" for n, v in ok.items()))
+        print(f"{'':>16} | " + "  ".join(f"{k}: {v['best']:.2f} / {v['median_paired']:.2f}"
+                                         for k, v in speedup.items()) + f"  [{what.get('dnnl bf16 d', '')}]",
+              flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

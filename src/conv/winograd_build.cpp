@@ -148,6 +148,12 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     w.phased = false;
     block = std::min(std::max(block, 8 * mr), w.tiles);
   }
+  // AMX plans: the tile kernels take rows in blocks of 16 (int8 leaves the rest to VNNI, bf16 pads it
+  // to 16), so blocks are whole multiples of 16 rows. Measured on a Xeon with AMX (docs/engine.md,
+  // "Session 11"): bf16 blocks of 16 or 32 tiles took 0.81-0.92x the time of the FP32 rule's 24.
+  constexpr int64_t kAmxRows = 16;
+  const bool amx_rows = p.precision != Precision::kFp32 && lowp_gemm_speedup(p, s.C) > 1.0;
+  if (amx_rows) block = std::min(w.tiles, std::max<int64_t>(kAmxRows, block / kAmxRows * kAmxRows));
   w.block = block;
   if (block_option > 0) {
     w.phased = false;
@@ -173,6 +179,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     const int64_t group_tiles = w.image_group * per_image;
     const int64_t blocks_per_group = round_up(ceil_div(group_tiles, w.block), p.threads);
     w.block = std::max<int64_t>(1, ceil_div(group_tiles, blocks_per_group));
+    if (amx_rows) w.block = std::min(w.tiles, round_up(w.block, kAmxRows));
   }
   p.wino = std::move(w);
 

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <string>
 
-#include "tile_transforms_generated.hpp"
 #include "nova/error.hpp"
 #include "plan_impl.hpp"
+#include "tile_transforms_generated.hpp"
 
 namespace nova::conv {
 
@@ -51,15 +51,16 @@ void fill_generic(const TransformF64& f, GenericCoeffs& c) {
 
 }  // namespace
 
-void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t, bool allow_generated,
-                    int64_t block_option) {
+void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t,
+                    bool allow_generated, int64_t block_option) {
   const ConvShape& s = p.shape;
   WinogradPlan w;
   w.transform = t;
   w.m = t.m();
   w.r = t.r();
   w.n = t.n();
-  if (w.n > kMaxGenericN) throw Error("Winograd tiles with more than 16 points are not supported by the engine");
+  if (w.n > kMaxGenericN)
+    throw Error("Winograd tiles with more than 16 points are not supported by the engine");
   const int gi = allow_generated ? find_generated(t) : -1;
   const TransformTable& tt = p.kernels->transforms;
   const TransformF64 f = t.to_f64();
@@ -71,6 +72,12 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     w.fns = tt.generic;
   }
   fill_generic(f, w.coeffs);
+  // bf16 bits for the dot-product and AMX GEMMs stored by vcvtneps2bf16 where the CPU has it (the same
+  // GEMM results as the integer rounding: Bf16HwInputFns).
+  if (p.precision == Precision::kBf16 && p.isa == Isa::kAvx512 && lowp_simd_supported(Precision::kBf16)) {
+    const Bf16HwInputFns hw = bf16_hw_input_fns_avx512bf16();
+    w.fns.input_bf16 = gi >= 0 ? hw.generated[gi] : hw.generic;
+  }
 
   const int64_t OH = s.out_h(), OW = s.out_w();
   w.tiles_y = ceil_div(OH, w.m);
@@ -112,7 +119,8 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
           u[static_cast<std::size_t>(a * n + b)] = acc;
         }
       for (int64_t a = 0; a < nn; ++a)
-        U[a * Cpad * Kpad + k0 * Cpad + c * width + (k - k0)] = static_cast<float>(u[static_cast<std::size_t>(a)]);
+        U[a * Cpad * Kpad + k0 * Cpad + c * width + (k - k0)] =
+            static_cast<float>(u[static_cast<std::size_t>(a)]);
     }
   });
   w.bias.resize(static_cast<std::size_t>(w.Kpad));
@@ -137,7 +145,8 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   block = std::min(block, round_up(ceil_div(w.tiles, p.threads), mr));
   block = std::max<int64_t>(1, std::min(block, w.tiles));
   const int64_t blocks = ceil_div(w.tiles, block);
-  const double fused_bytes = u_bytes + 2 * mr * per_tile <= kL2 ? 0.0 : static_cast<double>(blocks) * static_cast<double>(u_bytes);
+  const double fused_bytes =
+      u_bytes + 2 * mr * per_tile <= kL2 ? 0.0 : static_cast<double>(blocks) * static_cast<double>(u_bytes);
   // V and M go out to L3 and come back (written, then read): count them twice over.
   const double phased_bytes = static_cast<double>(u_bytes) + 4.0 * static_cast<double>(per_tile * w.tiles);
   w.phased = phased_bytes < fused_bytes || blocks < p.threads;
@@ -190,7 +199,8 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
   for (auto& b : p.thread_scratch)
     b.resize(wp.phased ? tile_tmp
-                       : static_cast<std::size_t>(nn) * (position_stride(wp.block, wp.Cpad) + position_stride(wp.block, wp.Kpad)) +
+                       : static_cast<std::size_t>(nn) *
+                                 (position_stride(wp.block, wp.Cpad) + position_stride(wp.block, wp.Kpad)) +
                              tile_tmp);
   if (wp.phased) {
     p.shared_v.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Cpad));

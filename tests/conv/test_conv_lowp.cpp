@@ -358,11 +358,24 @@ TEST(Lowp, Bf16ByTheTransformEqualsTheScalarDefinition) {
     const TransformTable& table = kernels(isa).transforms;
     // The generic path on two tiles, and every generated transform (buffers sized for the largest
     // tile: a smaller one leaves the rest zero in both results).
+    // With AVX512-BF16, also the vcvtneps2bf16 stores the plans use for bf16 bits (Bf16HwInputFns):
+    // the same bits except that FP32 subnormals become zeros of their sign.
+    const bool hw = isa == Isa::kAvx512 && lowp_simd_supported(Precision::kBf16);
+    const Bf16HwInputFns hw_fns = hw ? bf16_hw_input_fns_avx512bf16() : Bf16HwInputFns{};
+    if (hw) {
+      ASSERT_EQ(hw_fns.generated_count, table.generated_count);
+    }
     const GenericCoeffs c43 = input_coeffs(TileSize{4, 3}), c63 = input_coeffs(TileSize{6, 3});
-    std::vector<std::pair<const TileFns*, const GenericCoeffs*>> paths = {{&table.generic, &c43},
-                                                                          {&table.generic, &c63}};
-    for (int g = 0; g < table.generated_count; ++g) paths.push_back({&table.generated[g], nullptr});
-    for (const auto& [fns, ctx] : paths) {
+    struct Path {
+      const TileFns* fns;
+      const GenericCoeffs* ctx;
+      InputTileFp16Fn hw_bits;
+    };
+    std::vector<Path> paths = {{&table.generic, &c43, hw_fns.generic},
+                               {&table.generic, &c63, hw_fns.generic}};
+    for (int g = 0; g < table.generated_count; ++g)
+      paths.push_back({&table.generated[g], nullptr, hw ? hw_fns.generated[g] : nullptr});
+    for (const auto& [fns, ctx, hw_bits] : paths) {
       if (fns->input_bf16 == nullptr) continue;  // the conversion pass runs instead
       ASSERT_NE(fns->input_bf16_round, nullptr);
       {
@@ -394,6 +407,20 @@ TEST(Lowp, Bf16ByTheTransformEqualsTheScalarDefinition) {
           fns->input_bf16_round(ctx, src.data(), sy, sx, scb, cbs, got_round.data(), pos);
           EXPECT_EQ(got_bits, want_bits);
           EXPECT_TRUE(same_bits(got_round, want_round));
+          if (hw_bits != nullptr) {
+            std::vector<uint16_t> want_hw(v.size()), got_hw(v.size(), 0);
+            int flushed = 0;
+            for (std::size_t i = 0; i < v.size(); ++i) {
+              const bool subnormal = std::fpclassify(v[i]) == FP_SUBNORMAL;
+              flushed += subnormal ? 1 : 0;
+              want_hw[i] = subnormal ? static_cast<uint16_t>(f32_bits(v[i]) >> 16 & 0x8000u) : want_bits[i];
+            }
+            hw_bits(ctx, src.data(), sy, sx, scb, cbs, got_hw.data(), pos);
+            EXPECT_EQ(got_hw, want_hw);
+            if (trial == 2) {
+              EXPECT_GT(flushed, 0) << "no subnormal V to check the flush on";
+            }
+          }
           ++checked;
         }
       }
@@ -402,6 +429,39 @@ TEST(Lowp, Bf16ByTheTransformEqualsTheScalarDefinition) {
   if (isa_supported(Isa::kAvx512)) {
     EXPECT_GT(checked, 0) << "no transform here writes bf16";
   }
+}
+
+// At the level of a whole plan: bf16 dot products on V stored by the transform (AVX-512 transforms,
+// vcvtneps2bf16 where the CPU has it) give the bits of the conversion pass (the AVX2 transforms have no
+// bf16 store, so their plan converts V in a pass; the portable kernel, the AVX-512 one's bits), on data
+// with subnormal V values, ties and a NaN, for a generated and a generic tile, both blocking orders.
+TEST(Lowp, Bf16StoredByTheTransformGivesTheConversionPassResult) {
+  if (!isa_supported(Isa::kAvx512) || !isa_supported(Isa::kAvx2))
+    GTEST_SKIP() << "needs the avx512 and avx2 paths";
+  LayerDataset d = layer(Precision::kBf16, 2, 19, 13, 21, 3, 44);
+  for (std::size_t i = 0; i < d.input.size(); i += 7) d.input[i] *= 1e-38;  // subnormal V values
+  d.input[5] = std::nan("");
+  const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
+  for (const bool generic : {false, true})
+    for (const int block : {0, -1}) {
+      SCOPED_TRACE(std::string(generic ? "generic" : "generated") + " block " + std::to_string(block));
+      std::vector<float> out[2];
+      for (int k = 0; k < 2; ++k) {
+        PlanOptions o;
+        o.precision = Precision::kBf16;
+        o.bf16_arithmetic = Bf16Arithmetic::kDot;
+        o.tile = TileSize{4, 3};
+        o.isa = k == 0 ? Isa::kAvx512 : Isa::kAvx2;
+        o.lowp_kernel = LowpKernel::kPortable;
+        o.allow_generated = !generic;
+        o.tile_block = block;
+        const Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
+        out[k].assign(static_cast<std::size_t>(d.shape.output_size()), -1.0f);
+        plan.execute(x.data(), out[k].data());
+      }
+      EXPECT_TRUE(same_bits(out[0], out[1]));
+      EXPECT_TRUE(std::isnan(out[0][5]));  // output (0, 0, 5) reads input (0, 0, 5)
+    }
 }
 
 // The in-register quantization decides per tile whether a fast store was exact. Here one value of the

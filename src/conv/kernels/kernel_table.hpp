@@ -83,6 +83,16 @@ struct GemmTable {
   GemmFn fn[kMaxMR][kMaxNV] = {};  // fn[rows-1][vectors-1]
 };
 
+// The input transforms' bf16-bits stores by vcvtneps2bf16 (kernels/avx512bf16/, AVX512-BF16 CPUs):
+// the same bits as TileFns::input_bf16 but FP32 subnormals stored as zeros, which the bf16 dot-product
+// and AMX GEMMs read as zero anyway. generated[i] parallels TransformTable::generated of the avx512 path.
+struct Bf16HwInputFns {
+  const InputTileFp16Fn* generated = nullptr;
+  int generated_count = 0;
+  InputTileFp16Fn generic = nullptr;
+};
+Bf16HwInputFns bf16_hw_input_fns_avx512bf16();
+
 struct TransformTable {
   const TileFns* generated = nullptr;  // one per generated transform (generated::kGeneratedInfo order)
   int generated_count = 0;

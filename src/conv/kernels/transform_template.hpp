@@ -75,7 +75,7 @@ template <class V, int N, class Op, class Store>
 
 // How V is stored: as floats, fp16 bits (V::store_fp16), bf16 bits (V::store_bf16), or bf16 values kept
 // in floats (V::store_bf16_rounded).
-enum class VStore { kFloat, kFp16, kBf16, kBf16Rounded };
+enum class VStore { kFloat, kFp16, kBf16, kBf16Rounded, kBf16Hw };
 
 template <class V, int N, VStore S = VStore::kFloat, class Op, class T>
 inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
@@ -89,6 +89,8 @@ inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy
       V::store_fp16(o, z);
     else if constexpr (S == VStore::kBf16)
       V::store_bf16(o, z);
+    else if constexpr (S == VStore::kBf16Hw)
+      V::store_bf16_hw(o, z);
     else
       V::store_bf16_rounded(o, z);
   });

@@ -27,6 +27,14 @@ struct VecAvx512 {
     _mm512_mask_cvtepi32_storeu_epi16(p, static_cast<__mmask16>(0xFFFF),
                                       _mm512_maskz_srli_epi32(static_cast<__mmask16>(0xFFFF), r, 16));
   }
+#if defined(__AVX512BF16__)
+  // As bf16 bits by vcvtneps2bf16 (files compiled with AVX512-BF16 only): RNE and quiet NaNs as
+  // store_bf16, but an FP32 subnormal stores a zero of its sign. Only for the bf16 dot-product and AMX
+  // GEMMs, which read bf16 subnormals as zero anyway: one instruction where store_bf16 takes nine.
+  static void store_bf16_hw(uint16_t* p, VecAvx512 x) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x.v)));
+  }
+#endif
   static void store_bf16_rounded(float* p, VecAvx512 x) {
     const __m512i r = bf16_round_rne(_mm512_castps_si512(x.v));
     _mm512_storeu_si512(p, _mm512_and_si512(r, _mm512_set1_epi32(static_cast<int>(0xFFFF0000u))));
@@ -101,16 +109,28 @@ struct VecAvx512 {
     const __m512i cur = _mm512_loadu_si512(m);
     _mm512_storeu_si512(m, _mm512_mask_max_epu32(cur, finite, cur, a));
   }
-  static VecAvx512 broadcast(float s) { return {_mm512_set1_ps(s)}; }
-  static VecAvx512 add(VecAvx512 a, VecAvx512 b) { return {_mm512_add_ps(a.v, b.v)}; }
-  static VecAvx512 sub(VecAvx512 a, VecAvx512 b) { return {_mm512_sub_ps(a.v, b.v)}; }
-  static VecAvx512 neg(VecAvx512 a) { return {_mm512_sub_ps(_mm512_setzero_ps(), a.v)}; }
-  static VecAvx512 mulc(VecAvx512 a, float c) { return {_mm512_mul_ps(a.v, _mm512_set1_ps(c))}; }
+  static VecAvx512 broadcast(float s) {
+    return {_mm512_set1_ps(s)};
+  }
+  static VecAvx512 add(VecAvx512 a, VecAvx512 b) {
+    return {_mm512_add_ps(a.v, b.v)};
+  }
+  static VecAvx512 sub(VecAvx512 a, VecAvx512 b) {
+    return {_mm512_sub_ps(a.v, b.v)};
+  }
+  static VecAvx512 neg(VecAvx512 a) {
+    return {_mm512_sub_ps(_mm512_setzero_ps(), a.v)};
+  }
+  static VecAvx512 mulc(VecAvx512 a, float c) {
+    return {_mm512_mul_ps(a.v, _mm512_set1_ps(c))};
+  }
   // a*c + b
   static VecAvx512 fmac(VecAvx512 a, float c, VecAvx512 b) {
     return {_mm512_fmadd_ps(a.v, _mm512_set1_ps(c), b.v)};
   }
-  static VecAvx512 fma(VecAvx512 a, VecAvx512 b, VecAvx512 c) { return {_mm512_fmadd_ps(a.v, b.v, c.v)}; }
+  static VecAvx512 fma(VecAvx512 a, VecAvx512 b, VecAvx512 c) {
+    return {_mm512_fmadd_ps(a.v, b.v, c.v)};
+  }
   // max(0, a) with a second: a NaN propagates (as in the other paths). The masked form avoids GCC 12's
   // false maybe-uninitialized warning on _mm512_max_ps.
   static VecAvx512 relu(VecAvx512 a) {

@@ -1,0 +1,30 @@
+// The input transforms of the avx512 path with V stored as bf16 bits by vcvtneps2bf16
+// (VecAvx512::store_bf16_hw, compiled here with AVX512-BF16): for the bf16 dot-product and AMX GEMMs,
+// which read bf16 subnormals as zero, so flushing FP32 subnormals to zero changes no result. The
+// integer rounding of the AVX-512F transforms (store_bf16) takes nine instructions per 16 values, more
+// than the F(4,3) transform's own arithmetic.
+#include "../avx512/vec_avx512.hpp"
+#include "../transform_template.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+template <class Gen>
+void generated_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                     std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
+  kernels_impl::generated_input_16<VecAvx512, Gen, kernels_impl::VStore::kBf16Hw>(ctx, src, sy, sx, scb, cbs,
+                                                                                  dst, pos_stride);
+}
+
+}  // namespace
+
+Bf16HwInputFns bf16_hw_input_fns_avx512bf16() {
+#define NOVA_GEN_ENTRY(i) &generated_input<generated::Tile##i<VecAvx512>>,
+  static const InputTileFp16Fn kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
+#undef NOVA_GEN_ENTRY
+  return {kGenerated, generated::kGeneratedCount,
+          &kernels_impl::generic_input_16<VecAvx512, kernels_impl::VStore::kBf16Hw>};
+}
+
+}  // namespace nova::conv

@@ -28,13 +28,5 @@ Bf16GemmFn bf16_gemm_amx_in_session() {
   return &gemm<true>;
 }
 
-// The tile session's ends (lowp_kernels.hpp), here because this file is built with the AMX flags.
-void amx_session_begin() {
-  amx_impl::AmxTiles().begin();
-}
-
-void amx_session_end() {
-  amx_impl::AmxTiles().end();
-}
 
 }  // namespace nova::conv

@@ -28,5 +28,4 @@ Bf16GemmFn bf16_gemm_amx_in_session() {
   return &gemm<true>;
 }
 
-
 }  // namespace nova::conv

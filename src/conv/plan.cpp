@@ -124,8 +124,8 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     p.algorithm = Algorithm::kWinograd;
     p.reason = "winograd: requested; fastest default tile " + best.tile->to_string();
   } else {
-    const AlgorithmEstimate best =
-        choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason, lowp_gemm_speedup(p, shape.C));
+    const AlgorithmEstimate best = choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason,
+                                                    lowp_gemm_speedup(p, shape.C));
     p.algorithm = best.algorithm;
     if (best.tile) transform = default_transform(*best.tile);
   }
@@ -293,7 +293,8 @@ std::string Plan::describe() const {
   if (impl_->wino) {
     d += " " + impl_->wino->transform.tile().to_string() + " {" + transform_name() + "} " +
          (impl_->wino->generated ? "generated" : "generic") +
-         (impl_->wino->run_phased() ? " phased" : " fused");
+         (impl_->wino->run_phased() ? std::string(" phased")
+                                    : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles)");
   }
   d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) +
        " thread(s), " + to_string(impl_->layout) + io + "; " + reason();

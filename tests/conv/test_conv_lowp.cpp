@@ -464,6 +464,36 @@ TEST(Lowp, Bf16StoredByTheTransformGivesTheConversionPassResult) {
     }
 }
 
+// The plan names its order and, when fused, its block of tiles; an AMX plan's automatic blocks are whole
+// multiples of the 16 rows its tile kernels take at a time (checked where the process admits AMX).
+TEST(Lowp, DescribeNamesTheBlockingAndAmxBlocksAreWholeTiles) {
+  const ConvShape s{8, 64, 56, 56, 64, 3, 3, 1, 1};
+  const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.01f);
+  for (const Precision prec : {Precision::kFp32, Precision::kBf16, Precision::kInt8}) {
+    SCOPED_TRACE(to_string(prec));
+    PlanOptions o;
+    o.precision = prec;
+    o.tile = TileSize{4, 3};
+    o.threads = 2;
+    o.tile_block = 5;
+    EXPECT_NE(Plan::create(s, w.data(), nullptr, o).describe().find(" fused (blocks of 5 tiles)"),
+              std::string::npos);
+    o.tile_block = -1;
+    EXPECT_NE(Plan::create(s, w.data(), nullptr, o).describe().find(" phased"), std::string::npos);
+    o.tile_block = 0;
+    const Plan plan = Plan::create(s, w.data(), nullptr, o);
+    const std::string d = plan.describe();
+    const std::string key = " fused (blocks of ";
+    const std::size_t at = d.find(key);
+    ASSERT_NE(at, std::string::npos) << d;  // 1568 tiles of 64 channels: the fused order
+    const int block = std::stoi(d.substr(at + key.size()));
+    EXPECT_GT(block, 0);
+    if (plan.gemm_path().rfind("amx", 0) == 0) {
+      EXPECT_EQ(block % 16, 0) << d;
+    }
+  }
+}
+
 // The in-register quantization decides per tile whether a fast store was exact. Here one value of the
 // tile, the largest |V| of one position, is scaled onto the edges of the int8 range (ties of RNE at
 // +-126.5 and +-127.5, just inside and outside +-127.5, +-128, far outside, beyond 1.5 * 2^23 where a

@@ -45,9 +45,14 @@ std::vector<float> special_values() {
   return v;
 }
 
+// The portable and AVX-512F tables, and the avx512 path's table as the registry builds it for this CPU
+// (with AVX512-BF16, its bf16 narrows use vcvtneps2bf16: kernels/avx512bf16/narrow_bf16_avx512bf16.cpp).
 std::vector<ConvertTable> convert_tables() {
   std::vector<ConvertTable> t = {convert_table_portable()};
-  if (isa_supported(Isa::kAvx512)) t.push_back(convert_table_avx512());
+  if (isa_supported(Isa::kAvx512)) {
+    t.push_back(convert_table_avx512());
+    t.push_back(kernels(Isa::kAvx512).convert);
+  }
   return t;
 }
 
@@ -84,9 +89,9 @@ TEST(TensorConvert, NarrowMatchesTheFormatDefinitionsOnEveryPath) {
     // int8: code = RNE(x * (1/scale)) clamped to +-127, NaN -> 0 and Inf -> +-127 counted apart. The
     // second set has every |x| within 127.5, ties at the edges included, so that whole vectors take the
     // AVX-512 fast path (the special values mostly take its full path).
-    const std::vector<float> in_range = {127.5f, -127.5f, 126.5f, -126.5f, 127.49f, -127.49f, 0.5f, -0.5f,
-                                         1.5f,   -1.5f,   2.5f,   -0.0f,   0.0f,    64.5f,   -64.5f, 100.5f,
-                                         -127.5f, 127.5f, -3.5f};  // a tail of 3
+    const std::vector<float> in_range = {127.5f, -127.5f, 126.5f,  -126.5f, 127.49f, -127.49f, 0.5f,
+                                         -0.5f,  1.5f,    -1.5f,   2.5f,    -0.0f,   0.0f,     64.5f,
+                                         -64.5f, 100.5f,  -127.5f, 127.5f,  -3.5f};  // a tail of 3
     for (const auto& [values, scale] : {std::pair{v, 0.5f}, std::pair{in_range, 1.0f}}) {
       const float inv = 1.0f / scale;
       const auto count = static_cast<int64_t>(values.size());
@@ -139,8 +144,11 @@ TEST(TensorConvert, NarrowRowsEqualsOneRunAtATime) {
   const std::vector<float> v = special_values();
   for (const ConvertTable& t : convert_tables())
     for (DataType type : {DataType::kFp32, DataType::kBf16, DataType::kFp16, DataType::kInt8})
-      for (const auto& [src_row, dst_row, rows, width] :
-           {std::array<int64_t, 4>{37, 41, 5, 33}, {16, 64, 7, 13}, {13, 20, 4, 13}, {29, 29, 9, 29}, {20, 23, 1, 1}}) {
+      for (const auto& [src_row, dst_row, rows, width] : {std::array<int64_t, 4>{37, 41, 5, 33},
+                                                          {16, 64, 7, 13},
+                                                          {13, 20, 4, 13},
+                                                          {29, 29, 9, 29},
+                                                          {20, 23, 1, 1}}) {
         SCOPED_TRACE(to_string(type) + " width " + std::to_string(width));
         const std::size_t bytes = element_size(type);
         const float inv = type == DataType::kInt8 ? 0.75f : 1.0f;
@@ -148,11 +156,11 @@ TEST(TensorConvert, NarrowRowsEqualsOneRunAtATime) {
             want(got.size(), 0xAB);
         NarrowCounts got_counts, want_counts;
         t.narrow_rows[static_cast<int>(type)](v.data() + 3, src_row, got.data(), dst_row, rows, width, inv,
-                                             &got_counts);
+                                              &got_counts);
         for (int64_t r = 0; r < rows; ++r)
           t.narrow[static_cast<int>(type)](v.data() + 3 + r * src_row,
-                                           want.data() + static_cast<std::size_t>(r * dst_row) * bytes, width, inv,
-                                           &want_counts);
+                                           want.data() + static_cast<std::size_t>(r * dst_row) * bytes, width,
+                                           inv, &want_counts);
         EXPECT_EQ(got, want);
         EXPECT_EQ(got_counts.saturated, want_counts.saturated);
         EXPECT_EQ(got_counts.nonfinite, want_counts.nonfinite);
@@ -219,7 +227,8 @@ std::vector<Case> engine_cases() {
 // path's widen of its source element (bits compared: NaN payloads of bf16/fp16 included, which
 // vcvtph2ps makes quiet), with channel tails zero-filled and nothing written past the count.
 TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
-  std::vector<std::pair<LayoutTable, ConvertTable>> paths = {{layout_table_portable(), convert_table_portable()}};
+  std::vector<std::pair<LayoutTable, ConvertTable>> paths = {
+      {layout_table_portable(), convert_table_portable()}};
   if (isa_supported(Isa::kAvx512)) paths.emplace_back(layout_table_avx512(), convert_table_avx512());
   std::mt19937 rng(11);
   const std::ptrdiff_t stride = 41, count = 37;
@@ -238,13 +247,15 @@ TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
         for (std::ptrdiff_t x = 0; x < count; ++x)
           for (int l = 0; l < 16; ++l) {
             float want = 0.0f;
-            if (l < lanes) scalar.widen[static_cast<int>(type)](src.data() + (l * stride + x) * bytes, &want, 1, scale);
+            if (l < lanes)
+              scalar.widen[static_cast<int>(type)](src.data() + (l * stride + x) * bytes, &want, 1, scale);
             uint32_t a, b;
             std::memcpy(&a, &got[static_cast<std::size_t>(x * 16 + l)], 4);
             std::memcpy(&b, &want, 4);
             ASSERT_EQ(a, b) << "x " << x << " lane " << l;
           }
-        for (int l = 0; l < 16; ++l) EXPECT_EQ(got[static_cast<std::size_t>(count * 16 + l)], -7.0f);  // past the end
+        for (int l = 0; l < 16; ++l)
+          EXPECT_EQ(got[static_cast<std::size_t>(count * 16 + l)], -7.0f);  // past the end
       }
 }
 
@@ -305,22 +316,26 @@ TEST(TensorConvert, TypedBandStoresEqualStoreThenNarrow) {
         for (const std::ptrdiff_t width : {37, 16, 7})
           for (int lanes : {16, 13, 1})
             for (int rows : {4, 1}) {
-              SCOPED_TRACE(to_string(isa) + " " + to_string(type) + " fill " + std::to_string(fill) + " width " +
-                           std::to_string(width) + " lanes " + std::to_string(lanes) + " rows " + std::to_string(rows));
-              const std::ptrdiff_t row = 45, plane = 4 * row + 3;  // output strides with gaps between the rows
+              SCOPED_TRACE(to_string(isa) + " " + to_string(type) + " fill " + std::to_string(fill) +
+                           " width " + std::to_string(width) + " lanes " + std::to_string(lanes) + " rows " +
+                           std::to_string(rows));
+              const std::ptrdiff_t row = 45,
+                                   plane = 4 * row + 3;  // output strides with gaps between the rows
               std::vector<float> band(static_cast<std::size_t>(rows * width_stride * 16));
               std::uniform_int_distribution<std::size_t> pick(0, v.size() - 1);
               std::uniform_int_distribution<int> fast(-85, 85);
               for (auto& b : band) b = fill == 0 ? v[pick(rng)] : 2.0f * static_cast<float>(fast(rng));
               std::vector<unsigned char> got(static_cast<std::size_t>(16 * plane) * bytes, 0x55), want(got);
               NarrowCounts got_counts, want_counts;
-              store(band.data(), width_stride, rows, width, lanes, got.data(), plane, row, 0.75f, &got_counts);
+              store(band.data(), width_stride, rows, width, lanes, got.data(), plane, row, 0.75f,
+                    &got_counts);
               std::vector<float> staged(static_cast<std::size_t>(16 * plane), 0.0f);
-              k.layout.store_band_nchw(band.data(), width_stride, rows, width, lanes, staged.data(), plane, row);
+              k.layout.store_band_nchw(band.data(), width_stride, rows, width, lanes, staged.data(), plane,
+                                       row);
               for (int l = 0; l < lanes; ++l)
-                k.convert.narrow_rows[static_cast<int>(type)](staged.data() + l * plane, row,
-                                                              want.data() + static_cast<std::size_t>(l * plane) * bytes,
-                                                              row, rows, width, 0.75f, &want_counts);
+                k.convert.narrow_rows[static_cast<int>(type)](
+                    staged.data() + l * plane, row, want.data() + static_cast<std::size_t>(l * plane) * bytes,
+                    row, rows, width, 0.75f, &want_counts);
               EXPECT_EQ(got, want);
               EXPECT_EQ(got_counts.saturated, want_counts.saturated);
               EXPECT_EQ(got_counts.nonfinite, want_counts.nonfinite);

@@ -1,6 +1,6 @@
 // One KernelTable per instruction-set path, built on first use; cpuid decides what may run.
-#include "nova/error.hpp"
 #include "kernel_table.hpp"
+#include "nova/error.hpp"
 
 namespace nova::conv {
 
@@ -27,9 +27,13 @@ KernelTable make(Isa isa) {
       t.transforms = transform_table_avx512();
       t.layout = layout_table_avx512();
 #if defined(__x86_64__) || defined(__i386__)
-      if (__builtin_cpu_supports("avx512vbmi")) add_layout_int8_avx512vbmi(t.layout);  // BW, VL: the path's own
+      if (__builtin_cpu_supports("avx512vbmi"))
+        add_layout_int8_avx512vbmi(t.layout);  // BW, VL: the path's own
 #endif
       t.convert = convert_table_avx512();
+#if defined(__x86_64__) || defined(__i386__)
+      if (__builtin_cpu_supports("avx512bf16")) add_bf16_narrow_avx512bf16(t.layout, t.convert);
+#endif
       break;
   }
   return t;

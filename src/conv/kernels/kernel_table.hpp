@@ -164,6 +164,9 @@ LayoutTable layout_table_avx512();
 void add_layout_int8_avx512vbmi(
     LayoutTable& table);  // int8 pack and store with byte transposes (AVX512-VBMI)
 ConvertTable convert_table_portable();
+// bf16 narrows and NCHW band stores with vcvtneps2bf16, the same bits (AVX512-BF16 CPUs, over the
+// avx512 path's entries).
+void add_bf16_narrow_avx512bf16(LayoutTable& layout, ConvertTable& convert);
 ConvertTable convert_table_avx512();
 
 // The table of a path; throws nova::Error when this CPU cannot run it.

@@ -25,6 +25,16 @@ namespace {
   return _mm512_maskz_cvtepi32_epi16(all, r);
 }
 
+#if defined(__AVX512BF16__)
+// bf16_bits by vcvtneps2bf16 where no lane is an FP32 subnormal, which that instruction would flush to
+// zero; such a vector takes bf16_bits. The same bits as bf16_bits for every input (files compiled with
+// AVX512-BF16 only): both round to nearest even and return NaNs quiet with the payload's top bits.
+[[gnu::always_inline]] inline __m256i bf16_bits_hw(__m512 x) {
+  if (_mm512_fpclass_ps_mask(x, 0x20) != 0) return bf16_bits(x);  // 0x20: FP32 denormal
+  return reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x));
+}
+#endif
+
 [[gnu::always_inline]] inline __m256i fp16_bits(__m512 x) {
   return _mm512_maskz_cvtps_ph(static_cast<__mmask16>(0xFFFF), x,
                                _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

@@ -135,21 +135,9 @@ template <DataType T>
 void store_band_nchw_words(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
                            int lanes, void* out_any, std::ptrdiff_t plane, std::ptrdiff_t row, float,
                            NarrowCounts*) {
-  auto* out = static_cast<uint16_t*>(out_any);
-  for (int i = 0; i < rows; ++i) {
-    for_each_run_of_16(width, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
-      __m256i px[16];
-      for_each_of_16(16, [&](int x) {  // pixels beyond xs are zeros (an empty mask loads nothing)
-        const __m512 v = _mm512_maskz_loadu_ps(x < xs ? kAll : 0, band + (i * width_stride + x0 + x) * 16);
-        px[x] = T == DataType::kBf16 ? bf16_bits(v) : fp16_bits(v);
-      });
-      __m512i z[8], c[8];
-      for (int k = 0; k < 8; ++k) z[k] = two_rows(px[2 * k], px[2 * k + 1]);
-      transpose16_words(z, c);
-      uint16_t* o = out + i * row + x0;
-      for_each_of_16(lanes, [&](int l) { _mm256_mask_storeu_epi16(o + l * plane, mask, row_of(c, l)); });
-    });
-  }
+  store_band_nchw_words_with([](__m512 v) { return T == DataType::kBf16 ? bf16_bits(v) : fp16_bits(v); },
+                             band, width_stride, rows, width, lanes, static_cast<uint16_t*>(out_any), plane,
+                             row);
 }
 
 }  // namespace

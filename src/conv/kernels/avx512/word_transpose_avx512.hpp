@@ -6,7 +6,10 @@
 #include <immintrin.h>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
+
+#include "../unroll16.hpp"
 
 namespace {
 
@@ -62,6 +65,31 @@ inline __m256i row_of(const __m512i c[8], int column) {
   const __mmask8 all = static_cast<__mmask8>(0xF);
   return column % 2 == 0 ? _mm512_maskz_extracti64x4_epi64(all, c[column / 2], 0)
                          : _mm512_maskz_extracti64x4_epi64(all, c[column / 2], 1);
+}
+
+// LayoutTable::store_band_nchw_typed for 16-bit outputs: each pixel's 16 channels narrowed by
+// `narrow` (__m512 -> __m256i of 16-bit words), two pixels per register, the words transposed, 16
+// channel rows of 16 words stored.
+template <class Narrow>
+void store_band_nchw_words_with(Narrow narrow, const float* band, std::ptrdiff_t width_stride, int rows,
+                                std::ptrdiff_t width, int lanes, uint16_t* out, std::ptrdiff_t plane,
+                                std::ptrdiff_t row) {
+  using nova::conv::kernels_impl::for_each_of_16;
+  using nova::conv::kernels_impl::for_each_run_of_16;
+  constexpr __mmask16 all = static_cast<__mmask16>(0xFFFF);
+  for (int i = 0; i < rows; ++i) {
+    for_each_run_of_16(width, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
+      __m256i px[16];
+      for_each_of_16(16, [&](int x) {  // pixels beyond xs are zeros (an empty mask loads nothing)
+        px[x] = narrow(_mm512_maskz_loadu_ps(x < xs ? all : 0, band + (i * width_stride + x0 + x) * 16));
+      });
+      __m512i z[8], c[8];
+      for (int k = 0; k < 8; ++k) z[k] = two_rows(px[2 * k], px[2 * k + 1]);
+      transpose16_words(z, c);
+      uint16_t* o = out + i * row + x0;
+      for_each_of_16(lanes, [&](int l) { _mm256_mask_storeu_epi16(o + l * plane, mask, row_of(c, l)); });
+    });
+  }
 }
 
 }  // namespace

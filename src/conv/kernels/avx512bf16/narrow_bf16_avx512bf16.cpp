@@ -9,14 +9,10 @@
 #include "../avx512/word_transpose_avx512.hpp"
 #include "../convert_table_template.hpp"
 #include "../kernel_table.hpp"
-#include "../unroll16.hpp"
 
 namespace nova::conv {
 
 namespace {
-
-using kernels_impl::for_each_of_16;
-using kernels_impl::for_each_run_of_16;
 
 constexpr __mmask16 kAll = static_cast<__mmask16>(0xFFFF);
 
@@ -33,26 +29,12 @@ inline __mmask16 tail_mask(int64_t left) {
   }
 }
 
-// store_band_nchw_words<kBf16> of layout_avx512.cpp with bf16_bits_hw: each pixel narrowed, two pixels
-// per register, the words transposed, 16 channel rows of 16 words stored.
+// store_band_nchw_words<kBf16> of layout_avx512.cpp with bf16_bits_hw.
 void store_band_nchw_bf16(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
                           int lanes, void* out_any, std::ptrdiff_t plane, std::ptrdiff_t row, float,
                           NarrowCounts*) {
-  auto* out = static_cast<uint16_t*>(out_any);
-  for (int i = 0; i < rows; ++i) {
-    for_each_run_of_16(width, [&](std::ptrdiff_t x0, int xs, __mmask16 mask) {
-      __m256i px[16];
-      for_each_of_16(16, [&](int x) {  // pixels beyond xs are zeros (an empty mask loads nothing)
-        px[x] =
-            bf16_bits_hw(_mm512_maskz_loadu_ps(x < xs ? kAll : 0, band + (i * width_stride + x0 + x) * 16));
-      });
-      __m512i z[8], c[8];
-      for (int k = 0; k < 8; ++k) z[k] = two_rows(px[2 * k], px[2 * k + 1]);
-      transpose16_words(z, c);
-      uint16_t* o = out + i * row + x0;
-      for_each_of_16(lanes, [&](int l) { _mm256_mask_storeu_epi16(o + l * plane, mask, row_of(c, l)); });
-    });
-  }
+  store_band_nchw_words_with([](__m512 v) { return bf16_bits_hw(v); }, band, width_stride, rows, width, lanes,
+                             static_cast<uint16_t*>(out_any), plane, row);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 // propagate NaN and Inf. In a child, a kernel that faults cannot take the user's process down with it.
 #include "amx_support.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <csignal>
@@ -276,6 +277,41 @@ bool amx_bf16_supported(std::string* reason) {
   });
   if (reason) *reason = why;
   return ok;
+}
+
+namespace {
+
+std::atomic<bool> use_model{false};
+
+bool model_int8_admitted(std::string* reason) {
+  const bool ok = lowp_simd_supported(Precision::kInt8);
+  if (reason) *reason = ok ? "" : "no avx512-vnni for the AMX tile model";
+  return ok;
+}
+
+bool model_bf16_admitted(std::string* reason) {
+  const bool ok = lowp_simd_supported(Precision::kBf16);
+  if (reason) *reason = ok ? "" : "no avx512-bf16 for the AMX tile model";
+  return ok;
+}
+
+}  // namespace
+
+const AmxBackend& amx_backend() {
+  static const AmxBackend hardware{&amx_int8_supported,        &amx_bf16_supported,
+                                   int8_gemm_amx_in_session(), bf16_gemm_amx_in_session(),
+                                   &amx_session_begin,         &amx_session_end};
+  static const AmxBackend model{&model_int8_admitted,
+                                &model_bf16_admitted,
+                                int8_gemm_amx_model_in_session(),
+                                bf16_gemm_amx_model_in_session(),
+                                &amx_model_session_begin,
+                                &amx_model_session_end};
+  return use_model.load() ? model : hardware;
+}
+
+void use_amx_model_for_tests(bool on) {
+  use_model.store(on);
 }
 
 }  // namespace nova::conv

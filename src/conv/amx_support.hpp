@@ -9,6 +9,23 @@
 
 namespace nova::conv {
 
+// The AMX kernels the plans run and the checks that admit them (lowp.cpp): the hardware's, or, in tests
+// on machines without AMX, the scalar model of the tile instructions, so that the engine's use of them
+// (tile sessions, row blocks, the cost model, the kernels' choice) is tested everywhere.
+struct AmxBackend {
+  bool (*int8_admitted)(std::string* reason);
+  bool (*bf16_admitted)(std::string* reason);
+  Int8GemmFn int8_in_session;
+  Bf16GemmFn bf16_in_session;
+  void (*session_begin)();
+  void (*session_end)();
+};
+const AmxBackend& amx_backend();
+
+// Tests only: while on, plans made take the scalar tile model as their AMX kernels, admitted where the CPU
+// runs the model (avx512-vnni; bf16: avx512-bf16). Plans keep the kernels they were made with.
+void use_amx_model_for_tests(bool on);
+
 // Runs `candidate` and `reference` on the same random operands, for every case an int8 GEMM call of
 // the engine can take (rows 1..80 including the 16- and 32-row blocks and their tails, 1..4 column
 // vectors, channel counts that are and are not multiples of 64), and compares the outputs bit for bit.

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "amx_support.hpp"
 #include "nova/error.hpp"
 #include "nova/numerics/format.hpp"
 #include "plan_impl.hpp"
@@ -74,10 +75,11 @@ double lowp_gemm_speedup(const Plan::Impl& p, int64_t channels) {
   const bool asked = p.lowp_kernel == LowpKernel::kAuto || p.lowp_kernel == LowpKernel::kAmx;
   if (!asked || p.isa != Isa::kAvx512) return 1.0;
   if (p.precision == Precision::kBf16 && p.bf16_arithmetic != Bf16Arithmetic::kFma &&
-      ceil_div(channels, kLanes) % 2 == 0 && amx_bf16_supported())
+      ceil_div(channels, kLanes) % 2 == 0 && amx_backend().bf16_admitted(nullptr))
     return kAmxBf16GemmSpeedup;
   // int8: the AMX kernel leaves channel counts that are not whole 64-byte tile rows to VNNI.
-  if (p.precision == Precision::kInt8 && ceil_div(channels, kLanes) % 4 == 0 && amx_int8_supported())
+  if (p.precision == Precision::kInt8 && ceil_div(channels, kLanes) % 4 == 0 &&
+      amx_backend().int8_admitted(nullptr))
     return kAmxInt8GemmSpeedup;
   return 1.0;
 }
@@ -123,12 +125,13 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       if (use_simd && p.bf16_arithmetic != Bf16Arithmetic::kFma) {
         const std::string unfit =
             w.Cpad % 32 == 0 ? "" : std::to_string(w.Cpad) + " channels (padded) are not whole tiles of 32";
-        amx = choose_amx(asked, "amx-bf16", &amx_bf16_supported, unfit, amx_why);
+        amx = choose_amx(asked, "amx-bf16", amx_backend().bf16_admitted, unfit, amx_why);
       }
       if (amx) {
-        w.bf16_gemm = bf16_gemm_amx_in_session();
-        w.gemm_session_begin = &amx_session_begin;
-        w.gemm_session_end = &amx_session_end;
+        const AmxBackend& backend = amx_backend();
+        w.bf16_gemm = backend.bf16_in_session;
+        w.gemm_session_begin = backend.session_begin;
+        w.gemm_session_end = backend.session_end;
         w.convert.bf16 = bf16_convert_avx512bf16();
         p.gemm_path = "amx-bf16";
         p.gemm_path_detail = "bf16 GEMM: amx-bf16 (tdpbf16ps; FP32 sums in the tile unit's order)";
@@ -172,10 +175,11 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         w.convert.amax = amax_avx512vnni();
         // AMX tiles where this process may use them and the kernel passed its check (amx_support.cpp).
         std::string amx_why;
-        if (choose_amx(asked, "amx-int8", &amx_int8_supported, "", amx_why)) {
-          w.int8_gemm = int8_gemm_amx_in_session();
-          w.gemm_session_begin = &amx_session_begin;
-          w.gemm_session_end = &amx_session_end;
+        if (choose_amx(asked, "amx-int8", amx_backend().int8_admitted, "", amx_why)) {
+          const AmxBackend& backend = amx_backend();
+          w.int8_gemm = backend.int8_in_session;
+          w.gemm_session_begin = backend.session_begin;
+          w.gemm_session_end = backend.session_end;
           p.gemm_path = "amx-int8";
           p.gemm_path_detail =
               "int8 GEMM: amx-int8 (tdpbusd; blocks under 16 rows and channel counts that are not a multiple "

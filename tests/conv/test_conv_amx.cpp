@@ -9,6 +9,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -343,6 +344,94 @@ TEST(Amx, Bf16KernelWithinBoundWhereTheMachineHasAmx) {
   }
   ASSERT_EQ(why.find("not used"), std::string::npos) << why;
   GTEST_SKIP() << "AMX not usable here: " << why;
+}
+
+}  // namespace
+}  // namespace nova::conv
+
+namespace nova::conv {
+namespace {
+
+// The engine's use of the AMX kernels, on every machine: plans made while the scalar tile model stands in
+// for the hardware (use_amx_model_for_tests) run the AMX code paths of lowp.cpp and winograd_build.cpp
+// (the kernels' choice, the tile session per thread and block, blocks of whole 16-row tiles, the cost
+// model's AMX rate) with kernels whose results are known: the model's int8 gives VNNI's bits, its bf16
+// sums in channel order (within FP32 rounding of the other bf16 kernels). A plan that ran a model
+// kernel outside a tile session would read poisoned tiles (the model's #UD stand-in) and fail these.
+class AmxModelPlans : public ::testing::Test {
+ protected:
+  void SetUp() override { use_amx_model_for_tests(true); }
+  void TearDown() override { use_amx_model_for_tests(false); }
+};
+
+// The F(4,3) plan made with `kernel` and `threads` (tile_block as given), its output on p's input, and
+// its description.
+struct ModelRun {
+  std::vector<float> out;
+  std::string path, describe;
+};
+ModelRun run_model(const testing::Problem& p, Precision prec, LowpKernel kernel, int threads, int block,
+                   Layout layout = Layout::kNCHW) {
+  PlanOptions o;
+  o.precision = prec;
+  o.lowp_kernel = kernel;
+  o.threads = threads;
+  o.tile_block = block;
+  o.layout = layout;
+  o.tile = TileSize{4, 3};  // the automatic choice prices AMX GEMMs apart: the same tile for every plan
+  std::optional<Plan> plan;
+  ModelRun r;
+  r.out = testing::run(p, o, &plan);
+  r.path = plan->gemm_path();
+  r.describe = plan->describe();
+  return r;
+}
+
+TEST_F(AmxModelPlans, Int8PlansRunTheTileKernelsInSessionsWithVnniBits) {
+  if (!lowp_simd_supported(Precision::kInt8)) GTEST_SKIP() << "the int8 tile model needs avx512-vnni";
+  // 2 x 64 x 22 x 22 -> 64: 72 F(4,3) tiles, 64 channels (one 64-byte tile row).
+  const testing::Problem p = testing::random_problem(ConvShape{2, 64, 22, 22, 64, 3, 3, 1, 1}, 91);
+  for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+    const ModelRun vnni = run_model(p, Precision::kInt8, LowpKernel::kAvx512, 2, 0, layout);
+    for (const int threads : {1, 2})
+      for (const int block : {0, 16, 24, -1}) {
+        SCOPED_TRACE(std::to_string(threads) + " thread(s), block " + std::to_string(block));
+        const ModelRun amx = run_model(p, Precision::kInt8, LowpKernel::kAuto, threads, block, layout);
+        EXPECT_EQ(amx.path, "amx-int8") << amx.describe;
+        EXPECT_TRUE(testing::same_bits(amx.out, vnni.out));
+        if (block == 0 && amx.describe.find(" phased") == std::string::npos) {
+          const std::string key = " fused (blocks of ";
+          const std::size_t at = amx.describe.find(key);
+          ASSERT_NE(at, std::string::npos) << amx.describe;
+          EXPECT_EQ(std::stoi(amx.describe.substr(at + key.size())) % 16, 0) << amx.describe;
+        }
+      }
+  }
+  // The automatic choice priced the GEMMs at the AMX rate, and says so.
+  PlanOptions o;
+  o.precision = Precision::kInt8;
+  const Plan plan = Plan::create(p.shape, p.weights.data(), nullptr, o);
+  EXPECT_NE(plan.reason().find("the fp32 rate (AMX)"), std::string::npos) << plan.reason();
+}
+
+TEST_F(AmxModelPlans, Bf16PlansRunTheTileKernelsInSessions) {
+  if (!lowp_simd_supported(Precision::kBf16)) GTEST_SKIP() << "the bf16 tile model needs avx512-bf16";
+  const testing::Problem p = testing::random_problem(ConvShape{2, 64, 22, 22, 64, 3, 3, 1, 1}, 92);
+  const std::vector<double> ref = testing::reference(p, Layout::kNCHW, false);
+  const ModelRun first = run_model(p, Precision::kBf16, LowpKernel::kAuto, 1, 0);
+  EXPECT_EQ(first.path, "amx-bf16") << first.describe;
+  const ModelRun portable = run_model(p, Precision::kBf16, LowpKernel::kPortable, 1, 0);
+  // Another summation order of the same bf16 products: FP32 rounding apart from the dot kernels.
+  EXPECT_LT(testing::rel_l2(first.out, testing::to_double(portable.out)), 1e-5);
+  EXPECT_LT(testing::rel_l2(first.out, ref), 2e-2);  // bf16 Winograd's error (1e-2 at F(4,3))
+  for (const int threads : {1, 2})
+    for (const int block :
+         {0, 16, 24, -1}) {  // every row through the tiles: the same bits whatever the split
+      SCOPED_TRACE(std::to_string(threads) + " thread(s), block " + std::to_string(block));
+      const ModelRun r = run_model(p, Precision::kBf16, LowpKernel::kAuto, threads, block);
+      EXPECT_EQ(r.path, "amx-bf16");
+      EXPECT_TRUE(testing::same_bits(r.out, first.out));
+    }
 }
 
 }  // namespace

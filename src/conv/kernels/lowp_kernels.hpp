@@ -104,6 +104,11 @@ void amx_session_end();
 // element is the sequence of bf16_dp_step over channels 0, 1, ..., kc-1.
 Int8GemmFn int8_gemm_amx_model();
 Bf16GemmFn bf16_gemm_amx_model();
+// The model's tile session, per thread like the hardware's (amx_support.hpp, use_amx_model_for_tests).
+Int8GemmFn int8_gemm_amx_model_in_session();
+Bf16GemmFn bf16_gemm_amx_model_in_session();
+void amx_model_session_begin();
+void amx_model_session_end();
 
 // Bit-level helpers shared by every path.
 inline uint32_t f32_bits(float x) {

@@ -83,26 +83,57 @@ struct ModelTiles {
   }
 };
 
+// The tiles of the calling thread's tile session (amx_model_session_begin/end), as the hardware keeps
+// the tile state per thread: a kernel called in a session without a begin finds them unconfigured.
+thread_local ModelTiles session_tiles;
+
+template <bool Session>
 void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
                const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
-  ModelTiles tiles;
-  amx_impl::int8_gemm<false>(tiles, int8_gemm_avx512vnni(), rows, nv, kc, a, lda, b, comp, scale, c, ldc);
+  if constexpr (Session) {
+    amx_impl::int8_gemm<true>(session_tiles, int8_gemm_avx512vnni(), rows, nv, kc, a, lda, b, comp, scale, c,
+                              ldc);
+  } else {
+    ModelTiles tiles;
+    amx_impl::int8_gemm<false>(tiles, int8_gemm_avx512vnni(), rows, nv, kc, a, lda, b, comp, scale, c, ldc);
+  }
 }
 
+template <bool Session>
 void bf16_gemm(int64_t rows, int nv, std::size_t kc, const uint16_t* a, std::size_t lda, const uint16_t* b,
                float* c, std::size_t ldc) {
-  ModelTiles tiles;
-  amx_impl::bf16_gemm<false>(tiles, bf16_gemm_avx512bf16(), rows, nv, kc, a, lda, b, c, ldc);
+  if constexpr (Session) {
+    amx_impl::bf16_gemm<true>(session_tiles, bf16_gemm_avx512bf16(), rows, nv, kc, a, lda, b, c, ldc);
+  } else {
+    ModelTiles tiles;
+    amx_impl::bf16_gemm<false>(tiles, bf16_gemm_avx512bf16(), rows, nv, kc, a, lda, b, c, ldc);
+  }
 }
 
 }  // namespace
 
 Int8GemmFn int8_gemm_amx_model() {
-  return &int8_gemm;
+  return &int8_gemm<false>;
 }
 
 Bf16GemmFn bf16_gemm_amx_model() {
-  return &bf16_gemm;
+  return &bf16_gemm<false>;
+}
+
+Int8GemmFn int8_gemm_amx_model_in_session() {
+  return &int8_gemm<true>;
+}
+
+Bf16GemmFn bf16_gemm_amx_model_in_session() {
+  return &bf16_gemm<true>;
+}
+
+void amx_model_session_begin() {
+  session_tiles.begin();
+}
+
+void amx_model_session_end() {
+  session_tiles.end();
 }
 
 }  // namespace nova::conv

@@ -161,7 +161,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // to 16), so blocks are whole multiples of 16 rows. Measured on a Xeon with AMX (docs/engine.md,
   // "Session 11"): bf16 blocks of 16 or 32 tiles took 0.81-0.92x the time of the FP32 rule's 24.
   constexpr int64_t kAmxRows = 16;
-  const bool amx_rows = p.precision != Precision::kFp32 && lowp_gemm_speedup(p, s.C) > 1.0;
+  const bool amx_rows = lowp_gemm_speedup(p, s.C) > 1.0;  // above 1 only where AMX runs the GEMMs
   if (amx_rows) block = std::min(w.tiles, std::max<int64_t>(kAmxRows, block / kAmxRows * kAmxRows));
   w.block = block;
   if (block_option > 0) {

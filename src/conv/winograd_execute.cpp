@@ -286,6 +286,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   // tensor's largest code is 127): its codes are the ones the quantization pass would give back
   // (fl(fl(c * s) * fl(1 / s)) rounds to c for |c| <= 127), so the blocked copy takes the codes
   // themselves and the pass is skipped. The same bits, one pass over the input fewer.
+  // Whether the transform writes the GEMM's operand itself, with no conversion pass over an FP32 V after
+  // it (int8: once the scales are known).
+  const bool v_direct = words_fn != nullptr || int16_direct || int8_direct || bf16_round_direct;
   const bool codes_given =
       spatial && p.input_format.type == DataType::kInt8 && p.d_scale == p.input_format.scale;
   const TensorFormat pack_format = codes_given ? TensorFormat{DataType::kInt8, 1.0f} : p.input_format;
@@ -313,7 +316,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       else
         input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
     });
-    if (lowp && !words_fn && !int8_direct && !int16_direct && !bf16_round_direct) {
+    if (lowp && !v_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
         std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
         lowp_tap_amax(p, v, pos_v, w.tiles, amax.data());
@@ -389,11 +392,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       } else if (int8_direct) {
         p.thread_saturated[wk] +=
             input_stage_int8(w, xb, img0, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);
-      } else if (bf16_round_direct) {  // vl is v
+      } else {  // FP32 V, or bf16-rounded in place (vl is v)
         input_stage(w, xb, img0, t0, t1, v, pos_v, plain_fn);
-      } else {
-        input_stage(w, xb, img0, t0, t1, v, pos_v, w.fns.input);
-        p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
+        if (!v_direct) p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
       }
       lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
       if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);

@@ -73,8 +73,9 @@ template <class V, int N, class Op, class Store>
   }
 }
 
-// How V is stored: as floats, fp16 bits (V::store_fp16), bf16 bits (V::store_bf16), or bf16 values kept
-// in floats (V::store_bf16_rounded).
+// How V is stored: as floats, fp16 bits (V::store_fp16), bf16 bits (V::store_bf16; kBf16Hw:
+// V::store_bf16_hw, vcvtneps2bf16, in files compiled with AVX512-BF16), or bf16 values kept in floats
+// (V::store_bf16_rounded).
 enum class VStore { kFloat, kFp16, kBf16, kBf16Rounded, kBf16Hw };
 
 template <class V, int N, VStore S = VStore::kFloat, class Op, class T>
@@ -167,23 +168,14 @@ inline void output_tile(const Op& op, int n, int m, const float* src, std::size_
   }
 }
 
-template <class V, class Gen>
+// V's element type for a store: floats (kFloat, kBf16Rounded) or 16-bit words.
+template <VStore S>
+using VStoreElement = std::conditional_t<S == VStore::kFloat || S == VStore::kBf16Rounded, float, uint16_t>;
+
+template <class V, class Gen, VStore S = VStore::kFloat>
 void generated_input(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
-                     int cbs, float* dst, std::size_t pos_stride) {
-  input_tiles<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
-}
-
-template <class V, class Gen, VStore S>
-void generated_input_16(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                        std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
+                     int cbs, VStoreElement<S>* dst, std::size_t pos_stride) {
   input_tiles<V, Gen::n, S>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
-}
-
-template <class V, class Gen>
-void generated_input_bf16_round(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                                std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
-  input_tiles<V, Gen::n, VStore::kBf16Rounded>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst,
-                                               pos_stride);
 }
 
 template <class V, class Gen>
@@ -213,26 +205,11 @@ void generated_output(const void*, const float* src, std::size_t pos_stride, con
                                  dst_row);
 }
 
-template <class V>
+template <class V, VStore S = VStore::kFloat>
 void generic_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                   std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
-  const auto* c = static_cast<const GenericCoeffs*>(ctx);
-  input_tiles<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
-}
-
-template <class V, VStore S>
-void generic_input_16(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                      std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
+                   std::ptrdiff_t scb, int cbs, VStoreElement<S>* dst, std::size_t pos_stride) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles<V, kMaxGenericN, S>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
-}
-
-template <class V>
-void generic_input_bf16_round(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                              std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
-  const auto* c = static_cast<const GenericCoeffs*>(ctx);
-  input_tiles<V, kMaxGenericN, VStore::kBf16Rounded>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst,
-                                                     pos_stride);
 }
 
 template <class V>
@@ -289,10 +266,10 @@ inline constexpr bool kHasInt8Store = requires(uint8_t* p, V x, typename V::Int8
 template <class V, class Gen>
 TileFns generated_fns() {
   TileFns f{&generated_input<V, Gen>, &generated_output<V, Gen>};
-  if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input_16<V, Gen, VStore::kFp16>;
+  if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input<V, Gen, VStore::kFp16>;
   if constexpr (kHasBf16Store<V>) {
-    f.input_bf16 = &generated_input_16<V, Gen, VStore::kBf16>;
-    f.input_bf16_round = &generated_input_bf16_round<V, Gen>;
+    f.input_bf16 = &generated_input<V, Gen, VStore::kBf16>;
+    f.input_bf16_round = &generated_input<V, Gen, VStore::kBf16Rounded>;
   }
   if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
@@ -309,10 +286,10 @@ TransformTable make_transform_table() {
   t.generated = kGenerated;
   t.generated_count = generated::kGeneratedCount;
   t.generic = TileFns{&generic_input<V>, &generic_output<V>};
-  if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input_16<V, VStore::kFp16>;
+  if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input<V, VStore::kFp16>;
   if constexpr (kHasBf16Store<V>) {
-    t.generic.input_bf16 = &generic_input_16<V, VStore::kBf16>;
-    t.generic.input_bf16_round = &generic_input_bf16_round<V>;
+    t.generic.input_bf16 = &generic_input<V, VStore::kBf16>;
+    t.generic.input_bf16_round = &generic_input<V, VStore::kBf16Rounded>;
   }
   if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;

@@ -8,23 +8,13 @@
 
 namespace nova::conv {
 
-namespace {
-
-template <class Gen>
-void generated_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                     std::ptrdiff_t scb, int cbs, uint16_t* dst, std::size_t pos_stride) {
-  kernels_impl::generated_input_16<VecAvx512, Gen, kernels_impl::VStore::kBf16Hw>(ctx, src, sy, sx, scb, cbs,
-                                                                                  dst, pos_stride);
-}
-
-}  // namespace
-
 Bf16HwInputFns bf16_hw_input_fns_avx512bf16() {
-#define NOVA_GEN_ENTRY(i) &generated_input<generated::Tile##i<VecAvx512>>,
+#define NOVA_GEN_ENTRY(i) \
+  &kernels_impl::generated_input<VecAvx512, generated::Tile##i<VecAvx512>, kernels_impl::VStore::kBf16Hw>,
   static const InputTileFp16Fn kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
 #undef NOVA_GEN_ENTRY
   return {kGenerated, generated::kGeneratedCount,
-          &kernels_impl::generic_input_16<VecAvx512, kernels_impl::VStore::kBf16Hw>};
+          &kernels_impl::generic_input<VecAvx512, kernels_impl::VStore::kBf16Hw>};
 }
 
 }  // namespace nova::conv

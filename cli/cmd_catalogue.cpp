@@ -287,7 +287,7 @@ const CommandRegistration registration("catalogue", 50, [](CLI::App& app) {
   CLI::App* gen = cat->add_subcommand("generate", "Regenerate the catalogue (deterministic; one thread)");
   gen->add_option("--output,-o", o->output, "Catalogue file to write")->required();
   gen->add_option("--seed", o->seed, "Random seed")->capture_default_str();
-  gen->add_option("--tiles", o->tiles, "Tiles separated by ';' (default: all seven)");
+  gen->add_option("--tiles", o->tiles, "Tiles separated by ';' (default: all eight)");
   gen->add_option("--presets", o->presets, "Presets separated by ',' (default: the seven catalogue presets)");
   gen->add_option("--train-tiles", o->train_tiles, "Training tiles")->capture_default_str();
   gen->add_option("--train-channels", o->train_channels, "Training channels")->capture_default_str();

@@ -39,7 +39,7 @@ struct GenerateOptions {
   static EsParams default_es();
 };
 
-std::vector<TileSize> catalogue_tiles();       // F(2,3) F(4,3) F(6,3) F(8,3) F(2,5) F(4,5) F(6,5)
+std::vector<TileSize> catalogue_tiles();       // F(2,3) F(4,3) F(6,3) F(7,3) F(8,3) F(2,5) F(4,5) F(6,5)
 std::vector<std::string> catalogue_presets();  // fp32 fp16-storage fp16-all bf16-storage int8-tensor int8-channel int8-tap
 
 // Held-out errors of a transform under a model.

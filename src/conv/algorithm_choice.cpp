@@ -66,7 +66,8 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
 }
 
 bool auto_tile_allowed(TileSize tile, Precision precision) {
-  if (tile.n() > 8) return false;
+  if (tile.n() > 9) return false;
+  if (tile.n() == 9) return precision == Precision::kFp32;  // and only by kNinePointMargin
   // int8-spatial: its integer transforms fit int16 for F(2,3) and F(4,3) only (F(2,5)'s U' does not).
   if (precision == Precision::kInt8Spatial) return tile.r == 3 && tile.n() <= 6;
   return precision != Precision::kInt8 || tile.n() <= 6;
@@ -78,6 +79,18 @@ std::string tile_precision_caution(TileSize tile, Precision precision) {
            " is far less accurate than with F(4,3) (validation networks lose 4-11 top-1 points with F(6,3) and "
            "collapse with F(8,3), docs/engine.md)";
   return "";
+}
+
+AlgorithmEstimate fastest_tile_estimate(const std::vector<AlgorithmEstimate>& tiles) {
+  AlgorithmEstimate best, best_small;
+  best.ms = best_small.ms = HUGE_VAL;
+  for (const AlgorithmEstimate& e : tiles) {
+    if (e.ms < best.ms) best = e;
+    if (e.tile->n() < 9 && e.ms < best_small.ms) best_small = e;
+  }
+  if (best.tile && best.tile->n() == 9 && best_small.tile && best.ms * kNinePointMargin > best_small.ms)
+    return best_small;
+  return best;
 }
 
 AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa, Precision precision,
@@ -99,9 +112,16 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
     std::snprintf(buf, sizeof buf, ", %s %.3g ms", t.to_string().c_str(), e.ms);
     detail += buf;
     tiles.push_back(e);
-    if (e.ms < best.ms) best = e;
   }
+  const AlgorithmEstimate wino = fastest_tile_estimate(tiles);
+  if (wino.tile && wino.ms < best.ms) best = wino;
   *reason = "auto: fastest estimate (" + detail + ")";
+  for (const AlgorithmEstimate& e : tiles)
+    if (e.tile->n() == 9 && best.tile && best.tile->n() != 9 && e.ms < best.ms) {
+      std::snprintf(buf, sizeof buf, "; %s: not %.0f %% faster than %s, which is more accurate",
+                    e.tile->to_string().c_str(), (kNinePointMargin - 1.0) * 100.0, best.tile->to_string().c_str());
+      *reason += buf;
+    }
   if (gemm_speedup != 1.0) {
     std::snprintf(buf, sizeof buf, "; Winograd GEMMs estimated at %.3gx the fp32 rate (AMX)", gemm_speedup);
     *reason += buf;

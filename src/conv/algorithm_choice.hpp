@@ -27,10 +27,19 @@ AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int t
 std::string winograd_ineligible(const ConvShape& shape);
 
 // Whether the automatic choice may use a default tile at a GEMM precision: F(8,3) never (in FP32
-// about 100x the error of a direct convolution for a few percent of speed), and in int8 nothing
-// beyond 6 points (F(4,3), F(2,5)): with F(6,3) the measured top-1 of the validation networks drops
-// 4-11 points and with F(8,3) it collapses (docs/engine.md). A requested tile is always honoured.
+// about 40x the error of a direct convolution for a few percent of speed); F(7,3) (9 points) in FP32
+// only (about 10x F(4,3)'s error, 2x F(6,3)'s; in fp16 and bf16 it is 2-3x F(6,3)'s, already at
+// 1e-2 to 5e-2), and then only with kNinePointMargin; in int8 nothing beyond 6 points (F(4,3),
+// F(2,5)): with F(6,3) the measured top-1 of the validation networks drops 4-11 points and with F(8,3)
+// it collapses (docs/engine.md). A requested tile is always honoured.
 bool auto_tile_allowed(TileSize tile, Precision precision);
+
+// FP32: a 9-point tile (F(7,3)) is chosen only when its estimate is at least this factor faster than
+// that of the best smaller tile. It divides ResNet's 7x2^k images exactly and cuts the GEMM flops by
+// 1.36-1.78x against F(4,3), which wins 15-35 % with 128-256 channels at batch 8; where the estimates
+// are closer (64 channels, 7x7 images with 512 channels: a tie measured) the smaller tile's accuracy
+// is worth more (docs/engine.md, "Session 12").
+inline constexpr double kNinePointMargin = 1.08;
 
 // A caution for the plan's reason when a requested tile is one the automatic choice avoids at this
 // precision; empty otherwise.
@@ -41,7 +50,12 @@ std::string tile_precision_caution(TileSize tile, Precision precision);
 inline constexpr double kInt8AccuracyMargin = 1.10;
 
 // The fastest estimate among direct and every default tile of the kernel size that
-// auto_tile_allowed admits (int8: the smallest tile within kInt8AccuracyMargin of it), with a reason.
+// auto_tile_allowed admits (int8: the smallest tile within kInt8AccuracyMargin of it; a 9-point tile
+// only by kNinePointMargin), with a reason.
+// The fastest of Winograd estimates (each of an allowed default tile), a 9-point tile only when it
+// beats every other by kNinePointMargin. Empty input: an estimate without a tile.
+AlgorithmEstimate fastest_tile_estimate(const std::vector<AlgorithmEstimate>& tiles);
+
 AlgorithmEstimate choose_algorithm(const ConvShape& shape, Layout layout, int threads, Isa isa, Precision precision,
                                    std::string* reason, double gemm_speedup = 1.0);
 

@@ -109,14 +109,12 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     }
   } else if (options.algorithm == AlgorithmChoice::kWinograd) {
     if (!why_not.empty()) throw Error("cannot run Winograd: " + why_not);
-    std::string reason;
-    AlgorithmEstimate best;
+    std::vector<AlgorithmEstimate> estimates;
     for (const TileSize& t : default_tiles()) {
       if (t.r != shape.R || !auto_tile_allowed(t, p.precision)) continue;  // as the automatic choice
-      const AlgorithmEstimate e =
-          estimate_winograd(shape, p.layout, p.threads, p.isa, t, lowp_gemm_speedup(p, shape.C));
-      if (!best.tile || e.ms < best.ms) best = e;
+      estimates.push_back(estimate_winograd(shape, p.layout, p.threads, p.isa, t, lowp_gemm_speedup(p, shape.C)));
     }
+    const AlgorithmEstimate best = fastest_tile_estimate(estimates);
     if (!best.tile)
       throw Error("no default Winograd tile for " + std::to_string(shape.R) + "x" + std::to_string(shape.S) +
                   " kernels; pass a transform");

@@ -702,7 +702,7 @@ TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
   std::printf("int8 engine error: F(4,3) %.3g, F(6,3) %.3g\n", e43, e63);
   EXPECT_GT(e63, 2.0 * e43);
 
-  int fp32_large = 0;  // layers where fp32 takes an 8-point tile: the rule must make a difference
+  int fp32_large = 0;  // layers where fp32 takes an 8- or 9-point tile: the rule must make a difference
   for (const auto& [N, C, HW, K] : {std::array<int64_t, 4>{1, 64, 56, 64},
                                     {8, 128, 28, 128},
                                     {1, 64, 224, 64},
@@ -721,8 +721,8 @@ TEST(Lowp, AutomaticInt8ChoiceAvoidsInaccurateTiles) {
     o.precision = Precision::kFp32;
     const Plan fp32 = Plan::create(s, w.data(), nullptr, o);
     if (fp32.tile()) {
-      EXPECT_LE(fp32.tile()->n(), 8) << s.to_string();
-      fp32_large += fp32.tile()->n() == 8 ? 1 : 0;
+      EXPECT_LE(fp32.tile()->n(), 9) << s.to_string();  // F(7,3) at most, never F(8,3)
+      fp32_large += fp32.tile()->n() >= 8 ? 1 : 0;
     }
   }
   // (The cost model's choice depends on the ISA's rates and the thread count; the layers above were

@@ -167,6 +167,14 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
       const TileCoord c = coord(w, t);
       const int64_t y0 = c.ty * m, x0 = c.tx * m;
       const int64_t rows = std::min<int64_t>(m, OH - y0), cols = std::min<int64_t>(m, OW - x0);
+      if (blocked && fp32 && lanes == kLanes && rows == m && cols == m) {
+        // NCHW16c, FP32, a whole tile of 16 channels: transformed straight into the output (its rows
+        // are OW pixels apart), not through tmp and a copy.
+        const int64_t first = (((c.img * w.Kb + kb) * OH + y0) * OW + x0) * kLanes;
+        w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, out + first,
+                     static_cast<std::size_t>(OW));
+        continue;
+      }
       w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp,
                    static_cast<std::size_t>(m));
       if (blocked) {         // NCHW16c: each tile row is cols whole pixels of 16 channels, contiguous

@@ -13,7 +13,7 @@
 namespace nova {
 
 struct ErrorTablesOptions {
-  std::vector<TileSize> tiles{{4, 3}, {6, 3}, {8, 3}};
+  std::vector<TileSize> tiles{{4, 3}, {6, 3}, {7, 3}, {8, 3}};
   std::vector<std::string> presets;  // empty: catalogue_presets()
   // Held-out data (not the training set the catalogue was chosen on).
   HeldOutSpec data{"gaussian", DataKind::kGaussian, 101, 256, 32, 1.0};

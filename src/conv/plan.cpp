@@ -292,7 +292,8 @@ std::string Plan::describe() const {
     d += " " + impl_->wino->transform.tile().to_string() + " {" + transform_name() + "} " +
          (impl_->wino->generated ? "generated" : "generic") +
          (impl_->wino->run_phased() ? std::string(" phased")
-                                    : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles)");
+                                    : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles)") +
+         (impl_->wino->reads_input_directly ? ", input read in place" : "");
   }
   d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) +
        " thread(s), " + to_string(impl_->layout) + io + "; " + reason();

@@ -92,6 +92,10 @@ struct WinogradPlan {
   // Images per pass: the blocked copy is made for this many images at a time and their tiles are
   // computed right after, while the copy is still in cache (all of them in the phased order).
   int64_t image_group = 1;
+  // FP32 plans on FP32 NCHW16c tensors whose channels are whole blocks of 16: the input transform reads
+  // the tensor itself (tiles that reach into the padding are staged first, per thread), with no blocked
+  // copy of the input. Set by the build; the blocked copy is not allocated then.
+  bool reads_input_directly = false;
 
   // Low-precision GEMMs (lowp.cpp; kFp32: U above and the FP32 kernels). U is packed in the same panels
   // as the FP32 U, in the element layout of the type (kernels/lowp_kernels.hpp); the FP32 U is freed.
@@ -168,6 +172,7 @@ struct Plan::Impl {
   std::mutex exec_mutex;
   AlignedBuffer packed_input;                 // blocked/padded (Winograd) or NHWC (direct) copy
   std::vector<AlignedBuffer> thread_scratch;  // one per worker
+  std::vector<AlignedBuffer> thread_stage;    // per worker, reads_input_directly: one padded input tile
   AlignedBuffer shared_v, shared_m;           // phased Winograd
   // Low-precision V (raw storage, one per worker for the fused order, one shared for the phased one),
   // tiles with non-finite V (int8), per-worker counters, the V scales of the current call.

@@ -48,6 +48,43 @@ void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t
   });
 }
 
+// FP32 input transform of tiles [t0, t1) read from the NCHW16c input tensor itself (reads_input_directly):
+// a tile whose n x n window lies inside the image is transformed where it is; one that reaches into the
+// zero padding (or past the image, for partial tiles) is first copied with its zeros into `stage` (n x n
+// pixels of each channel block). The values are those of the blocked copy, so the bits are the same.
+void input_stage_from_tensor(const Plan::Impl& p, const WinogradPlan& w, const float* input, int64_t t0,
+                             int64_t t1, float* v, std::size_t pos_v, float* stage) {
+  const ConvShape& s = p.shape;
+  const int64_t H = s.H, W = s.W, n = w.n;
+  const auto sy = static_cast<std::ptrdiff_t>(W * kLanes), scb = static_cast<std::ptrdiff_t>(H * W * kLanes);
+  const auto stage_sy = static_cast<std::ptrdiff_t>(n * kLanes), stage_scb = static_cast<std::ptrdiff_t>(n * n * kLanes);
+  for (int64_t t = t0; t < t1; ++t) {
+    const TileCoord c = coord(w, t);
+    const int64_t y = c.ty * w.m - s.pad_h, x = c.tx * w.m - s.pad_w;
+    const float* image = input + c.img * w.Cb * scb;
+    float* vt = v + (t - t0) * w.Cpad;
+    if (y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
+      w.fns.input(&w.coeffs, image + y * sy + x * kLanes, sy, kLanes, scb, static_cast<int>(w.Cb), vt, pos_v);
+      continue;
+    }
+    const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(n, W - x);  // columns inside
+    for (int64_t cb = 0; cb < w.Cb; ++cb)
+      for (int64_t i = 0; i < n; ++i) {
+        float* row = stage + cb * stage_scb + i * stage_sy;
+        const int64_t yy = y + i;
+        if (yy < 0 || yy >= H || x_lo >= x_hi) {
+          std::memset(row, 0, static_cast<std::size_t>(n * kLanes) * sizeof(float));
+          continue;
+        }
+        std::memset(row, 0, static_cast<std::size_t>(x_lo * kLanes) * sizeof(float));
+        std::memcpy(row + x_lo * kLanes, image + cb * scb + yy * sy + (x + x_lo) * kLanes,
+                    static_cast<std::size_t>((x_hi - x_lo) * kLanes) * sizeof(float));
+        std::memset(row + x_hi * kLanes, 0, static_cast<std::size_t>((n - x_hi) * kLanes) * sizeof(float));
+      }
+    w.fns.input(&w.coeffs, stage, stage_sy, kLanes, stage_scb, static_cast<int>(w.Cb), vt, pos_v);
+  }
+}
+
 // V written as 16-bit words by `fn`: fp16 bits (w.fns.input_fp16) or bf16 bits (w.fns.input_bf16).
 void input_stage_words(const WinogradPlan& w, InputTileFp16Fn fn, const float* xb, int64_t img0, int64_t t0,
                        int64_t t1, uint16_t* v, std::size_t pos_v) {
@@ -301,8 +338,10 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       spatial && p.input_format.type == DataType::kInt8 && p.d_scale == p.input_format.scale;
   const TensorFormat pack_format = codes_given ? TensorFormat{DataType::kInt8, 1.0f} : p.input_format;
   const bool quantize_packed = spatial && !codes_given;
+  const bool direct = w.reads_input_directly;  // FP32 only: lowp is false
+  const auto* tensor = static_cast<const float*>(input);
   if (w.run_phased()) {
-    pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
+    if (!direct) pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
     const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
     const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
     float* v = p.shared_v.data();
@@ -321,6 +360,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
             input_stage_int8(w, xb, 0, t0, t1, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v,
                              v_inv.data(), p.shared_flags.data() + t0);
+      else if (direct)
+        input_stage_from_tensor(p, w, tensor, t0, t1, v + t0 * w.Cpad, pos_v,
+                                p.thread_stage[static_cast<std::size_t>(worker)].data());
       else
         input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
     });
@@ -371,7 +413,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const std::size_t pos_m = position_stride(w.block, w.Kpad);
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    if (!input_still_packed)
+    if (!input_still_packed && !direct)
       pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements_per_image(p)),
                          pack_format, images, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
@@ -384,7 +426,10 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
       if (!lowp) {
-        input_stage(w, xb, img0, t0, t1, v, pos_v, w.fns.input);
+        if (direct)
+          input_stage_from_tensor(p, w, tensor, t0, t1, v, pos_v, p.thread_stage[wk].data());
+        else
+          input_stage(w, xb, img0, t0, t1, v, pos_v, w.fns.input);
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
         output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
         return;

@@ -6,6 +6,7 @@
 // lanes must be zero, and the input padding lanes must never be read as data.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -96,6 +97,53 @@ TEST(BlockedLayout, SameBitsAsNchwAtEveryPrecision) {
     const std::vector<float> out16 = run_blocked(p, o, x16, x16.data());
     EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw)) << s.to_string();
   }
+}
+
+// FP32 plans on NCHW16c tensors of whole channel blocks read the input in place (no blocked copy; tiles
+// that reach into the padding staged): the same bits as the NCHW plan, which copies, for every tile,
+// padding 0..4 (tiles wholly in the padding), partial tiles, images smaller than a tile, fused and
+// phased orders, 1 and 2 threads. A channel count with padding lanes keeps the copy.
+TEST(BlockedLayout, Fp32InputReadInPlaceGivesTheCopysBits) {
+  int in_place = 0;
+  for (const TileSize& tile : {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}, TileSize{7, 3}, TileSize{4, 5}})
+    for (int pad : {0, 1, 2, 4})
+      for (const auto& [N, C, H, W] : {std::array<int64_t, 4>{2, 32, 17, 23}, {1, 16, 3, 4}, {1, 48, 14, 14}}) {
+        ConvShape s{N, C, H, W, 24, tile.r, tile.r, pad, pad};
+        if (s.out_h() < 1 || s.out_w() < 1) continue;
+        const testing::Problem p = testing::random_problem(s, static_cast<uint32_t>(31 * pad + H));
+        const std::vector<float> x16 = to_blocked(p.input, s);
+        for (int block : {0, 3, -1})
+          for (int threads : {1, 2}) {
+            SCOPED_TRACE(s.to_string() + " " + tile.to_string() + " block " + std::to_string(block) + " threads " +
+                         std::to_string(threads));
+            PlanOptions o;
+            o.tile = tile;
+            o.tile_block = block;
+            o.threads = threads;
+            o.relu = pad == 1;
+            const std::vector<float> nchw = testing::run(p, o);
+            o.layout = Layout::kNCHW16c;
+            const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+            ASSERT_NE(plan.describe().find("input read in place"), std::string::npos) << plan.describe();
+            ++in_place;
+            std::vector<float> out16(static_cast<std::size_t>(output_elements(s, Layout::kNCHW16c)), -7.0f);
+            plan.execute(x16.data(), out16.data());
+            EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw));
+          }
+      }
+  EXPECT_GT(in_place, 0);
+  // 20 channels: the last block has padding lanes, which the copy zeroes, so the plan keeps it; and
+  // the precisions below FP32 convert while they copy.
+  const ConvShape s{1, 20, 9, 9, 8, 3, 3, 1, 1};
+  const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.1f);
+  PlanOptions o;
+  o.layout = Layout::kNCHW16c;
+  o.tile = TileSize{4, 3};
+  EXPECT_EQ(Plan::create(s, w.data(), nullptr, o).describe().find("in place"), std::string::npos);
+  const ConvShape s32{1, 32, 9, 9, 8, 3, 3, 1, 1};
+  const std::vector<float> w32(static_cast<std::size_t>(s32.weight_size()), 0.1f);
+  o.precision = Precision::kBf16;
+  EXPECT_EQ(Plan::create(s32, w32.data(), nullptr, o).describe().find("in place"), std::string::npos);
 }
 
 TEST(BlockedLayout, DirectPathAndTypedTensors) {

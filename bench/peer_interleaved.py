@@ -3,12 +3,16 @@ interleaved: every repetition times each column once, layer by layer, so that a 
 (a shared VM) slows both sides alike. Prints per layer the median and best time of each column and nova's
 speed-ups (oneDNN's time over nova's) from the best times and as the median of the per-repetition ratios.
 
-  python3 bench/peer_interleaved.py [--build build] [--threads 2] [--reps 5] [--json out.json]
+  python3 bench/peer_interleaved.py [--build build] [--threads 2] [--reps 5] [--fp32] [--json out.json]
 
 Columns: nova bf16 with bf16 tensors in the NCHW16c layout (the peers' timed layout) and in NCHW; oneDNN
 bf16 direct (AMX where the CPU has it); nova int8 (calibrated scales, int8 input) in NCHW16c; oneDNN int8
 Winograd (u8 input) and int8 direct. nova through `nova bench conv --format json` (median_ms), oneDNN
 through build/nova_peer_onednn (median_ms, OMP_NUM_THREADS=threads). Used for docs/engine.md, "Session 11".
+
+--fp32: issue 5's FP32 comparison instead: nova FP32 (automatic tile) on NCHW and on NCHW16c tensors against
+oneDNN's FP32 direct and Winograd convolutions (its blocked layouts, reorders outside the timing), and against
+the faster of the two in each repetition ("dnnl best"). Used for docs/engine.md, "Session 12".
 """
 import argparse
 import json
@@ -27,6 +31,9 @@ ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 w", "winograd", "int8")
 # (nova column, oneDNN column): the speed-ups printed.
 PAIRS = [("nova bf16 io 16c", "dnnl bf16 d"), ("nova bf16 io", "dnnl bf16 d"), ("nova int8 i8 16c", "dnnl int8 w"),
          ("nova int8 i8 16c", "dnnl int8 d")]
+NOVA_FP32 = [("nova fp32", []), ("nova fp32 16c", ["--layout", "nchw16c"])]
+ONEDNN_FP32 = [("dnnl fp32 d", "direct", "f32"), ("dnnl fp32 w", "winograd", "f32")]
+PAIRS_FP32 = [("nova fp32", "dnnl best"), ("nova fp32 16c", "dnnl best")]
 
 
 def shape(layer):
@@ -57,12 +64,14 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--fp32", action="store_true", help="FP32: nova against oneDNN's FP32 direct and Winograd")
     ap.add_argument("--json")
     args = ap.parse_args()
     if not os.path.exists(os.path.join(args.build, "nova_peer_onednn")):
         sys.exit(f"{args.build}/nova_peer_onednn not built (oneDNN not found)")
-    columns = [(n, (lambda l, e=e: nova(args, l, e))) for n, e in NOVA] + \
-              [(n, (lambda l, a=a, d=d: onednn(args, l, a, d))) for n, a, d in ONEDNN]
+    nova_cols, onednn_cols, pairs = (NOVA_FP32, ONEDNN_FP32, PAIRS_FP32) if args.fp32 else (NOVA, ONEDNN, PAIRS)
+    columns = [(n, (lambda l, e=e: nova(args, l, e))) for n, e in nova_cols] + \
+              [(n, (lambda l, a=a, d=d: onednn(args, l, a, d))) for n, a, d in onednn_cols]
     rows = []
     print(f"{args.threads} threads, {args.reps} interleaved repetitions; ms: median (best); speed-up: oneDNN's time "
           "over nova's, from the best times / median of the per-repetition ratios")
@@ -75,8 +84,12 @@ def main():
                 times[n].append(ms)
                 what[n] = w
         ok = {n: v for n, v in times.items() if None not in v}
+        if args.fp32:  # the faster oneDNN algorithm of each repetition
+            peers = [ok[n] for n, _, _ in ONEDNN_FP32 if n in ok]
+            if peers:
+                ok["dnnl best"] = [min(t) for t in zip(*peers)]
         speedup = {}
-        for a, b in PAIRS:
+        for a, b in pairs:
             if a in ok and b in ok:
                 speedup[f"{b} / {a}"] = {"best": min(ok[b]) / min(ok[a]),
                                          "median_paired": statistics.median(y / x for x, y in zip(ok[a], ok[b]))}
@@ -84,7 +97,8 @@ def main():
         name = "x".join(map(str, layer[:4])) + "->" + str(layer[4])
         print(f"{name:>16} | " + "  ".join(f"{n} {statistics.median(v):.3f} ({min(v):.3f})" for n, v in ok.items()))
         print(f"{'':>16} | " + "  ".join(f"{k}: {v['best']:.2f} / {v['median_paired']:.2f}"
-                                         for k, v in speedup.items()) + f"  [{what.get('dnnl bf16 d', '')}]",
+                                         for k, v in speedup.items()) +
+              f"  [{what.get('dnnl fp32 w' if args.fp32 else 'dnnl bf16 d', '')}; nova {what.get(nova_cols[0][0], '')}]",
               flush=True)
     if args.json:
         with open(args.json, "w") as f:

@@ -27,7 +27,9 @@ EsParams GenerateOptions::default_es() {
   return p;
 }
 
-std::vector<TileSize> catalogue_tiles() { return {{2, 3}, {4, 3}, {6, 3}, {7, 3}, {8, 3}, {2, 5}, {4, 5}, {6, 5}}; }
+std::vector<TileSize> catalogue_tiles() {
+  return {{2, 3}, {4, 3}, {6, 3}, {7, 3}, {8, 3}, {2, 5}, {4, 5}, {6, 5}};
+}
 std::vector<std::string> catalogue_presets() {
   return {"fp32", "fp16-storage", "fp16-all", "bf16-storage", "int8-tensor", "int8-channel", "int8-tap"};
 }

@@ -119,7 +119,8 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   for (const AlgorithmEstimate& e : tiles)
     if (e.tile->n() == 9 && best.tile && best.tile->n() != 9 && e.ms < best.ms) {
       std::snprintf(buf, sizeof buf, "; %s: not %.0f %% faster than %s, which is more accurate",
-                    e.tile->to_string().c_str(), (kNinePointMargin - 1.0) * 100.0, best.tile->to_string().c_str());
+                    e.tile->to_string().c_str(), (kNinePointMargin - 1.0) * 100.0,
+                    best.tile->to_string().c_str());
       *reason += buf;
     }
   if (gemm_speedup != 1.0) {

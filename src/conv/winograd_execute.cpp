@@ -57,7 +57,8 @@ void input_stage_from_tensor(const Plan::Impl& p, const WinogradPlan& w, const f
   const ConvShape& s = p.shape;
   const int64_t H = s.H, W = s.W, n = w.n;
   const auto sy = static_cast<std::ptrdiff_t>(W * kLanes), scb = static_cast<std::ptrdiff_t>(H * W * kLanes);
-  const auto stage_sy = static_cast<std::ptrdiff_t>(n * kLanes), stage_scb = static_cast<std::ptrdiff_t>(n * n * kLanes);
+  const auto stage_sy = static_cast<std::ptrdiff_t>(n * kLanes),
+             stage_scb = static_cast<std::ptrdiff_t>(n * n * kLanes);
   for (int64_t t = t0; t < t1; ++t) {
     const TileCoord c = coord(w, t);
     const int64_t y = c.ty * w.m - s.pad_h, x = c.tx * w.m - s.pad_w;

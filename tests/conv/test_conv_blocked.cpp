@@ -105,17 +105,19 @@ TEST(BlockedLayout, SameBitsAsNchwAtEveryPrecision) {
 // phased orders, 1 and 2 threads. A channel count with padding lanes keeps the copy.
 TEST(BlockedLayout, Fp32InputReadInPlaceGivesTheCopysBits) {
   int in_place = 0;
-  for (const TileSize& tile : {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}, TileSize{7, 3}, TileSize{4, 5}})
+  for (const TileSize& tile :
+       {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}, TileSize{7, 3}, TileSize{4, 5}})
     for (int pad : {0, 1, 2, 4})
-      for (const auto& [N, C, H, W] : {std::array<int64_t, 4>{2, 32, 17, 23}, {1, 16, 3, 4}, {1, 48, 14, 14}}) {
+      for (const auto& [N, C, H, W] :
+           {std::array<int64_t, 4>{2, 32, 17, 23}, {1, 16, 3, 4}, {1, 48, 14, 14}}) {
         ConvShape s{N, C, H, W, 24, tile.r, tile.r, pad, pad};
         if (s.out_h() < 1 || s.out_w() < 1) continue;
         const testing::Problem p = testing::random_problem(s, static_cast<uint32_t>(31 * pad + H));
         const std::vector<float> x16 = to_blocked(p.input, s);
         for (int block : {0, 3, -1})
           for (int threads : {1, 2}) {
-            SCOPED_TRACE(s.to_string() + " " + tile.to_string() + " block " + std::to_string(block) + " threads " +
-                         std::to_string(threads));
+            SCOPED_TRACE(s.to_string() + " " + tile.to_string() + " block " + std::to_string(block) +
+                         " threads " + std::to_string(threads));
             PlanOptions o;
             o.tile = tile;
             o.tile_block = block;

@@ -193,11 +193,13 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   p.wino = std::move(w);
 
   // Scratch.
-  // The blocked copy exists to pad the input, widen typed tensors and give NCHW/NHWC and padding lanes the
-  // transform's layout; an FP32 NCHW16c tensor of whole channel blocks has that layout already, and only
-  // the tiles at the image's edges need padding (staged per tile, thread_stage). Saves the copy: 6-10 %
-  // of an FP32 NCHW16c execute (docs/engine.md, "Session 12").
-  p.wino->reads_input_directly = p.precision == Precision::kFp32 && p.layout == Layout::kNCHW16c &&
+  // The blocked copy exists to pad the input, widen typed tensors, zero padding lanes and give NCHW the
+  // transform's layout (16 channels a vector); FP32 NCHW16c and NHWC tensors of whole channel blocks can
+  // be read in place with their own strides, and only the tiles at the image's edges need padding (staged
+  // per tile, thread_stage). Saves the copy: 3-10 % of an FP32 NCHW16c execute (docs/engine.md,
+  // "Session 12").
+  p.wino->reads_input_directly = p.precision == Precision::kFp32 &&
+                                 (p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) &&
                                  p.input_format.type == DataType::kFp32 && s.C % kLanes == 0;
   const WinogradPlan& wp = *p.wino;
   if (wp.reads_input_directly) {

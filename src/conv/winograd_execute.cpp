@@ -48,24 +48,27 @@ void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t
   });
 }
 
-// FP32 input transform of tiles [t0, t1) read from the NCHW16c input tensor itself (reads_input_directly):
-// a tile whose n x n window lies inside the image is transformed where it is; one that reaches into the
-// zero padding (or past the image, for partial tiles) is first copied with its zeros into `stage` (n x n
-// pixels of each channel block). The values are those of the blocked copy, so the bits are the same.
+// FP32 input transform of tiles [t0, t1) read from the input tensor itself (reads_input_directly: NCHW16c
+// or NHWC, whole channel blocks): a tile whose n x n window lies inside the image is transformed where it
+// is, with the layout's strides; one that reaches into the zero padding (or past the image, for partial
+// tiles) is first copied with its zeros into `stage` (n x n pixels of 16 channels per channel block). The
+// values are those of the blocked copy, so the bits are the same.
 void input_stage_from_tensor(const Plan::Impl& p, const WinogradPlan& w, const float* input, int64_t t0,
                              int64_t t1, float* v, std::size_t pos_v, float* stage) {
   const ConvShape& s = p.shape;
   const int64_t H = s.H, W = s.W, n = w.n;
-  const auto sy = static_cast<std::ptrdiff_t>(W * kLanes), scb = static_cast<std::ptrdiff_t>(H * W * kLanes);
-  const auto stage_sy = static_cast<std::ptrdiff_t>(n * kLanes),
-             stage_scb = static_cast<std::ptrdiff_t>(n * n * kLanes);
+  const bool nhwc = p.layout == Layout::kNHWC;
+  // Element (y, x) of channel block cb of an image: cb * scb + y * sy + x * sx.
+  const std::ptrdiff_t sx = nhwc ? s.C : kLanes, sy = W * sx, scb = nhwc ? kLanes : H * W * kLanes;
+  const std::ptrdiff_t image_stride = H * W * w.Cb * kLanes;
+  const std::ptrdiff_t stage_sy = n * kLanes, stage_scb = n * n * kLanes;
   for (int64_t t = t0; t < t1; ++t) {
     const TileCoord c = coord(w, t);
     const int64_t y = c.ty * w.m - s.pad_h, x = c.tx * w.m - s.pad_w;
-    const float* image = input + c.img * w.Cb * scb;
+    const float* image = input + c.img * image_stride;
     float* vt = v + (t - t0) * w.Cpad;
     if (y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
-      w.fns.input(&w.coeffs, image + y * sy + x * kLanes, sy, kLanes, scb, static_cast<int>(w.Cb), vt, pos_v);
+      w.fns.input(&w.coeffs, image + y * sy + x * sx, sy, sx, scb, static_cast<int>(w.Cb), vt, pos_v);
       continue;
     }
     const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(n, W - x);  // columns inside
@@ -78,8 +81,11 @@ void input_stage_from_tensor(const Plan::Impl& p, const WinogradPlan& w, const f
           continue;
         }
         std::memset(row, 0, static_cast<std::size_t>(x_lo * kLanes) * sizeof(float));
-        std::memcpy(row + x_lo * kLanes, image + cb * scb + yy * sy + (x + x_lo) * kLanes,
-                    static_cast<std::size_t>((x_hi - x_lo) * kLanes) * sizeof(float));
+        const float* from = image + cb * scb + yy * sy + (x + x_lo) * sx;
+        if (nhwc)
+          for (int64_t j = 0; j < x_hi - x_lo; ++j) copy_pixel_lanes(row + (x_lo + j) * kLanes, from + j * sx, kLanes);
+        else
+          std::memcpy(row + x_lo * kLanes, from, static_cast<std::size_t>((x_hi - x_lo) * kLanes) * sizeof(float));
         std::memset(row + x_hi * kLanes, 0, static_cast<std::size_t>((n - x_hi) * kLanes) * sizeof(float));
       }
     w.fns.input(&w.coeffs, stage, stage_sy, kLanes, stage_scb, static_cast<int>(w.Cb), vt, pos_v);

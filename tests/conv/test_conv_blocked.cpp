@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -99,10 +101,10 @@ TEST(BlockedLayout, SameBitsAsNchwAtEveryPrecision) {
   }
 }
 
-// FP32 plans on NCHW16c tensors of whole channel blocks read the input in place (no blocked copy; tiles
-// that reach into the padding staged): the same bits as the NCHW plan, which copies, for every tile,
-// padding 0..4 (tiles wholly in the padding), partial tiles, images smaller than a tile, fused and
-// phased orders, 1 and 2 threads. A channel count with padding lanes keeps the copy.
+// FP32 plans on NCHW16c and NHWC tensors of whole channel blocks read the input in place (no blocked
+// copy; tiles that reach into the padding staged): the same bits as the NCHW plan, which copies, for
+// every tile, padding 0..4 (tiles wholly in the padding), partial tiles, images smaller than a tile,
+// fused and phased orders, 1 and 2 threads. A channel count with padding lanes keeps the copy.
 TEST(BlockedLayout, Fp32InputReadInPlaceGivesTheCopysBits) {
   int in_place = 0;
   for (const TileSize& tile :
@@ -131,6 +133,12 @@ TEST(BlockedLayout, Fp32InputReadInPlaceGivesTheCopysBits) {
             std::vector<float> out16(static_cast<std::size_t>(output_elements(s, Layout::kNCHW16c)), -7.0f);
             plan.execute(x16.data(), out16.data());
             EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw));
+            o.layout = Layout::kNHWC;
+            std::optional<Plan> nhwc_plan;
+            const std::vector<float> nhwc = testing::run(p, o, &nhwc_plan);
+            ASSERT_NE(nhwc_plan->describe().find("input read in place"), std::string::npos);
+            EXPECT_TRUE(same_bits(
+                nhwc_to_nchw(std::span<const float>(nhwc), s.N, s.K, s.out_h(), s.out_w()), nchw));
           }
       }
   EXPECT_GT(in_place, 0);
@@ -142,6 +150,11 @@ TEST(BlockedLayout, Fp32InputReadInPlaceGivesTheCopysBits) {
   o.layout = Layout::kNCHW16c;
   o.tile = TileSize{4, 3};
   EXPECT_EQ(Plan::create(s, w.data(), nullptr, o).describe().find("in place"), std::string::npos);
+  o.layout = Layout::kNHWC;
+  EXPECT_EQ(Plan::create(s, w.data(), nullptr, o).describe().find("in place"), std::string::npos);
+  o.layout = Layout::kNCHW;  // NCHW is always copied (transposed into channel blocks)
+  EXPECT_EQ(Plan::create(s, w.data(), nullptr, o).describe().find("in place"), std::string::npos);
+  o.layout = Layout::kNCHW16c;
   const ConvShape s32{1, 32, 9, 9, 8, 3, 3, 1, 1};
   const std::vector<float> w32(static_cast<std::size_t>(s32.weight_size()), 0.1f);
   o.precision = Precision::kBf16;

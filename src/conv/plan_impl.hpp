@@ -92,9 +92,9 @@ struct WinogradPlan {
   // Images per pass: the blocked copy is made for this many images at a time and their tiles are
   // computed right after, while the copy is still in cache (all of them in the phased order).
   int64_t image_group = 1;
-  // FP32 plans on FP32 NCHW16c or NHWC tensors whose channels are whole blocks of 16: the input transform
-  // reads the tensor itself (tiles that reach into the padding are staged first, per thread), with no
-  // blocked copy of the input. Set by the build; the blocked copy is not allocated then.
+  // NCHW16c or NHWC plans whose channels are whole blocks of 16 (not int8-spatial): the input transforms
+  // read FP32 tensors (the input, calibration samples) themselves, tiles that reach into the padding
+  // staged first per thread, with no blocked copy (winograd_execute.cpp, TileSource). Set by the build.
   bool reads_input_directly = false;
 
   // Low-precision GEMMs (lowp.cpp; kFp32: U above and the FP32 kernels). U is packed in the same panels

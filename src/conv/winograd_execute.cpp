@@ -26,85 +26,105 @@ TileCoord coord(const WinogradPlan& w, int64_t t) {
   return {img, rem / w.tiles_x, rem % w.tiles_x};
 }
 
-// Calls tile(i, src, sy, sx, scb) for tiles t0 + i in [t0, t1): src points at the tile's patch in xb, the
-// blocked copy of images from img0 on (element (y, x) of channel block cb at src + cb*scb + y*sy + x*sx).
+// Where the input transforms read their tiles: the blocked, zero-padded copy of images from img0 on (xb),
+// or, where the plan reads FP32 tensors in place (WinogradPlan::reads_input_directly), the tensor itself,
+// with `stage` (the worker's) for the tiles that reach into the padding.
+struct TileSource {
+  const float* xb = nullptr;
+  int64_t img0 = 0;
+  const float* tensor = nullptr;  // set: read in place
+  float* stage = nullptr;
+};
+
+// Whether tensors of this format are read in place: the plan's layout allows it and they hold FP32 (the
+// input of an execute, or calibration samples, which are FP32 whatever the plan's input type).
+bool reads_in_place(const WinogradPlan& w, TensorFormat format) {
+  return w.reads_input_directly && format.type == DataType::kFp32;
+}
+
+TileSource tile_source(Plan::Impl& p, const float* xb, int64_t img0, const void* tensor, int worker) {
+  if (tensor == nullptr) return {xb, img0, nullptr, nullptr};
+  return {nullptr, 0, static_cast<const float*>(tensor), p.thread_stage[static_cast<std::size_t>(worker)].data()};
+}
+
+// Calls tile(i, src, sy, sx, scb) for tiles t0 + i in [t0, t1), with element (y, x) of channel block cb
+// of the tile's n x n window at src + cb*scb + y*sy + x*sx.
+// - Blocked copy: src points into xb.
+// - In place (NCHW16c or NHWC, whole channel blocks): a window inside the image is read where it is,
+//   with the layout's strides; one that reaches into the zero padding (or past the image, for partial
+//   tiles) is first copied with its zeros into the stage (n x n pixels of 16 channels per channel
+//   block). The values are those of the blocked copy, so the bits are the same.
 template <class Tile>
-void for_each_input_tile(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
-                         Tile&& tile) {
-  const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
-  const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
-  for (int64_t t = t0; t < t1; ++t) {
-    const TileCoord c = coord(w, t);
-    tile(t - t0, xb + (c.img - img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx, sy, sx, scb);
+void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
+                         int64_t t1, Tile&& tile) {
+  if (from.tensor == nullptr) {
+    const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
+    const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
+    for (int64_t t = t0; t < t1; ++t) {
+      const TileCoord c = coord(w, t);
+      tile(t - t0, from.xb + (c.img - from.img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx, sy, sx,
+           scb);
+    }
+    return;
   }
-}
-
-// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad), by `fn`: the plain
-// transform, or the one that rounds V to bf16 values as it stores it (w.fns.input_bf16_round).
-void input_stage(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1, float* v,
-                 std::size_t pos_v, InputTileFn fn) {
-  for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
-    fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
-  });
-}
-
-// FP32 input transform of tiles [t0, t1) read from the input tensor itself (reads_input_directly: NCHW16c
-// or NHWC, whole channel blocks): a tile whose n x n window lies inside the image is transformed where it
-// is, with the layout's strides; one that reaches into the zero padding (or past the image, for partial
-// tiles) is first copied with its zeros into `stage` (n x n pixels of 16 channels per channel block). The
-// values are those of the blocked copy, so the bits are the same.
-void input_stage_from_tensor(const Plan::Impl& p, const WinogradPlan& w, const float* input, int64_t t0,
-                             int64_t t1, float* v, std::size_t pos_v, float* stage) {
   const ConvShape& s = p.shape;
   const int64_t H = s.H, W = s.W, n = w.n;
   const bool nhwc = p.layout == Layout::kNHWC;
-  // Element (y, x) of channel block cb of an image: cb * scb + y * sy + x * sx.
   const std::ptrdiff_t sx = nhwc ? s.C : kLanes, sy = W * sx, scb = nhwc ? kLanes : H * W * kLanes;
   const std::ptrdiff_t image_stride = H * W * w.Cb * kLanes;
   const std::ptrdiff_t stage_sy = n * kLanes, stage_scb = n * n * kLanes;
   for (int64_t t = t0; t < t1; ++t) {
     const TileCoord c = coord(w, t);
     const int64_t y = c.ty * w.m - s.pad_h, x = c.tx * w.m - s.pad_w;
-    const float* image = input + c.img * image_stride;
-    float* vt = v + (t - t0) * w.Cpad;
+    const float* image = from.tensor + c.img * image_stride;
     if (y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
-      w.fns.input(&w.coeffs, image + y * sy + x * sx, sy, sx, scb, static_cast<int>(w.Cb), vt, pos_v);
+      tile(t - t0, image + y * sy + x * sx, sy, sx, scb);
       continue;
     }
     const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(n, W - x);  // columns inside
     for (int64_t cb = 0; cb < w.Cb; ++cb)
       for (int64_t i = 0; i < n; ++i) {
-        float* row = stage + cb * stage_scb + i * stage_sy;
+        float* row = from.stage + cb * stage_scb + i * stage_sy;
         const int64_t yy = y + i;
         if (yy < 0 || yy >= H || x_lo >= x_hi) {
           std::memset(row, 0, static_cast<std::size_t>(n * kLanes) * sizeof(float));
           continue;
         }
         std::memset(row, 0, static_cast<std::size_t>(x_lo * kLanes) * sizeof(float));
-        const float* from = image + cb * scb + yy * sy + (x + x_lo) * sx;
+        const float* src = image + cb * scb + yy * sy + (x + x_lo) * sx;
         if (nhwc)
-          for (int64_t j = 0; j < x_hi - x_lo; ++j) copy_pixel_lanes(row + (x_lo + j) * kLanes, from + j * sx, kLanes);
+          for (int64_t j = 0; j < x_hi - x_lo; ++j)
+            copy_pixel_lanes(row + (x_lo + j) * kLanes, src + j * sx, kLanes);
         else
-          std::memcpy(row + x_lo * kLanes, from, static_cast<std::size_t>((x_hi - x_lo) * kLanes) * sizeof(float));
+          std::memcpy(row + x_lo * kLanes, src, static_cast<std::size_t>((x_hi - x_lo) * kLanes) * sizeof(float));
         std::memset(row + x_hi * kLanes, 0, static_cast<std::size_t>((n - x_hi) * kLanes) * sizeof(float));
       }
-    w.fns.input(&w.coeffs, stage, stage_sy, kLanes, stage_scb, static_cast<int>(w.Cb), vt, pos_v);
+    tile(t - t0, from.stage, stage_sy, std::ptrdiff_t{kLanes}, stage_scb);
   }
 }
 
+// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad), by `fn`: the plain
+// transform, or the one that rounds V to bf16 values as it stores it (w.fns.input_bf16_round).
+void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0, int64_t t1,
+                 float* v, std::size_t pos_v, InputTileFn fn) {
+  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+    fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
+  });
+}
+
 // V written as 16-bit words by `fn`: fp16 bits (w.fns.input_fp16) or bf16 bits (w.fns.input_bf16).
-void input_stage_words(const WinogradPlan& w, InputTileFp16Fn fn, const float* xb, int64_t img0, int64_t t0,
-                       int64_t t1, uint16_t* v, std::size_t pos_v) {
-  for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+void input_stage_words(const Plan::Impl& p, const WinogradPlan& w, InputTileFp16Fn fn, const TileSource& from,
+                       int64_t t0, int64_t t1, uint16_t* v, std::size_t pos_v) {
+  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
     fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
   });
 }
 
 // int8-spatial: V' written as int16 by the transform (w.fns.input_int16 set); flags[i] marks the tiles
 // holding NaN/Inf (or a |V'| beyond int16, which only they can give), as the conversion pass does.
-void input_stage_int16(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
-                       int16_t* v, std::size_t pos_v, uint8_t* flags) {
-  for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+void input_stage_int16(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
+                       int64_t t1, int16_t* v, std::size_t pos_v, uint8_t* flags) {
+  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
     int bad = 0;
     w.fns.input_int16(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v, &bad);
     flags[i] = static_cast<uint8_t>(bad);
@@ -113,10 +133,10 @@ void input_stage_int16(const WinogradPlan& w, const float* xb, int64_t img0, int
 
 // V quantized to the int8 operand by the transform (inv: 1 / scale per position); flags[i] marks the
 // tiles holding NaN/Inf. Returns the saturated count.
-int64_t input_stage_int8(const WinogradPlan& w, const float* xb, int64_t img0, int64_t t0, int64_t t1,
-                         uint8_t* v, std::size_t pos_v, const float* inv, uint8_t* flags) {
+int64_t input_stage_int8(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
+                         int64_t t1, uint8_t* v, std::size_t pos_v, const float* inv, uint8_t* flags) {
   int64_t saturated = 0;
-  for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
     int bad = 0;
     saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v,
                                   inv, &bad);
@@ -251,20 +271,23 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
   const ConvShape& s = p.shape;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
   float* xb = p.packed_input.data();
+  const bool in_place = reads_in_place(w, format);
   const int64_t per_task = w.phased ? 4 : w.block;
   for (auto& m : p.thread_amax) std::fill(m.begin(), m.end(), 0.0f);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format, images,
-                       xb, w.Cb, w.Hp, w.Wp);
+    if (!in_place)
+      pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format,
+                         images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)), [&](std::size_t task,
                                                                                 int worker) {
       float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
       const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
       const int64_t t1 = std::min(last, t0 + per_task);
-      for_each_input_tile(w, xb, img0, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
+      const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, worker);
+      for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
         w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
       });
     });
@@ -345,10 +368,10 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       spatial && p.input_format.type == DataType::kInt8 && p.d_scale == p.input_format.scale;
   const TensorFormat pack_format = codes_given ? TensorFormat{DataType::kInt8, 1.0f} : p.input_format;
   const bool quantize_packed = spatial && !codes_given;
-  const bool direct = w.reads_input_directly;  // FP32 only: lowp is false
-  const auto* tensor = static_cast<const float*>(input);
+  const bool in_place = reads_in_place(w, p.input_format);
+  const void* tensor = in_place ? input : nullptr;
   if (w.run_phased()) {
-    if (!direct) pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
+    if (!in_place) pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
     const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
     const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
     float* v = p.shared_v.data();
@@ -358,20 +381,18 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
+      const TileSource from = tile_source(p, xb, 0, tensor, worker);
       if (words_fn)
-        input_stage_words(w, words_fn, xb, 0, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
+        input_stage_words(p, w, words_fn, from, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
       else if (int16_direct)
-        input_stage_int16(w, xb, 0, t0, t1, reinterpret_cast<int16_t*>(vl) + t0 * w.Cpad, pos_v,
+        input_stage_int16(p, w, from, t0, t1, reinterpret_cast<int16_t*>(vl) + t0 * w.Cpad, pos_v,
                           p.shared_flags.data() + t0);
       else if (int8_direct)
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
-            input_stage_int8(w, xb, 0, t0, t1, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v,
+            input_stage_int8(p, w, from, t0, t1, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v,
                              v_inv.data(), p.shared_flags.data() + t0);
-      else if (direct)
-        input_stage_from_tensor(p, w, tensor, t0, t1, v + t0 * w.Cpad, pos_v,
-                                p.thread_stage[static_cast<std::size_t>(worker)].data());
       else
-        input_stage(w, xb, 0, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
+        input_stage(p, w, from, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
     });
     if (lowp && !v_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
@@ -420,7 +441,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const std::size_t pos_m = position_stride(w.block, w.Kpad);
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
-    if (!input_still_packed && !direct)
+    if (!input_still_packed && !in_place)
       pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements_per_image(p)),
                          pack_format, images, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
@@ -432,11 +453,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
+      const TileSource from = tile_source(p, xb, img0, tensor, worker);
       if (!lowp) {
-        if (direct)
-          input_stage_from_tensor(p, w, tensor, t0, t1, v, pos_v, p.thread_stage[wk].data());
-        else
-          input_stage(w, xb, img0, t0, t1, v, pos_v, w.fns.input);
+        input_stage(p, w, from, t0, t1, v, pos_v, w.fns.input);
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
         output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
         return;
@@ -446,14 +465,14 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
       uint8_t* flags = p.thread_flags[wk].data();
       if (words_fn) {
-        input_stage_words(w, words_fn, xb, img0, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
+        input_stage_words(p, w, words_fn, from, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
       } else if (int16_direct) {
-        input_stage_int16(w, xb, img0, t0, t1, reinterpret_cast<int16_t*>(vl), pos_v, flags);
+        input_stage_int16(p, w, from, t0, t1, reinterpret_cast<int16_t*>(vl), pos_v, flags);
       } else if (int8_direct) {
         p.thread_saturated[wk] +=
-            input_stage_int8(w, xb, img0, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);
+            input_stage_int8(p, w, from, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);
       } else {  // FP32 V, or bf16-rounded in place (vl is v)
-        input_stage(w, xb, img0, t0, t1, v, pos_v, plain_fn);
+        input_stage(p, w, from, t0, t1, v, pos_v, plain_fn);
         if (!v_direct) p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
       }
       lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);

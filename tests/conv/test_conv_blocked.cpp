@@ -101,11 +101,11 @@ TEST(BlockedLayout, SameBitsAsNchwAtEveryPrecision) {
   }
 }
 
-// FP32 plans on NCHW16c and NHWC tensors of whole channel blocks read the input in place (no blocked
+// Plans on FP32 NCHW16c and NHWC tensors of whole channel blocks read the input in place (no blocked
 // copy; tiles that reach into the padding staged): the same bits as the NCHW plan, which copies, for
 // every tile, padding 0..4 (tiles wholly in the padding), partial tiles, images smaller than a tile,
 // fused and phased orders, 1 and 2 threads. A channel count with padding lanes keeps the copy.
-TEST(BlockedLayout, Fp32InputReadInPlaceGivesTheCopysBits) {
+TEST(BlockedLayout, InputReadInPlaceGivesTheCopysBits) {
   int in_place = 0;
   for (const TileSize& tile :
        {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}, TileSize{7, 3}, TileSize{4, 5}})
@@ -142,8 +142,44 @@ TEST(BlockedLayout, Fp32InputReadInPlaceGivesTheCopysBits) {
           }
       }
   EXPECT_GT(in_place, 0);
-  // 20 channels: the last block has padding lanes, which the copy zeroes, so the plan keeps it; and
-  // the precisions below FP32 convert while they copy.
+  // The low-precision plans read FP32 tensors in place too (their transforms quantize or round V, not the
+  // input): the same bits as their NCHW plans, per-call and calibrated int8 scales included.
+  for (Precision prec : {Precision::kBf16, Precision::kInt8, Precision::kFp16})
+    for (int pad : {1, 4})
+      for (int block : {0, -1}) {
+        const ConvShape s{2, 32, 13, 11, 20, 3, 3, pad, pad};
+        const testing::Problem p = testing::random_problem(s, static_cast<uint32_t>(7 + pad));
+        SCOPED_TRACE(s.to_string() + " " + to_string(prec) + " block " + std::to_string(block));
+        PlanOptions o;
+        o.precision = prec;
+        o.tile = TileSize{4, 3};
+        o.tile_block = block;
+        o.threads = 2;
+        const std::vector<float> nchw = testing::run(p, o);
+        const std::vector<float> x16 = to_blocked(p.input, s);
+        o.layout = Layout::kNCHW16c;
+        const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+        ASSERT_NE(plan.describe().find("input read in place"), std::string::npos) << plan.describe();
+        std::vector<float> out16(static_cast<std::size_t>(output_elements(s, Layout::kNCHW16c)), -7.0f);
+        plan.execute(x16.data(), out16.data());
+        EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw));
+        o.layout = Layout::kNHWC;
+        const std::vector<float> nhwc = testing::run(p, o);
+        EXPECT_TRUE(same_bits(nhwc_to_nchw(std::span<const float>(nhwc), s.N, s.K, s.out_h(), s.out_w()), nchw));
+        if (prec == Precision::kInt8) {  // calibrated on the sample, read in place in both plans' layouts
+          o.layout = Layout::kNCHW;
+          Plan nchw_plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+          const float* samples[] = {p.input.data()};
+          nchw_plan.calibrate(samples);
+          std::vector<float> cal(static_cast<std::size_t>(s.output_size()));
+          nchw_plan.execute(p.input.data(), cal.data());
+          o.layout = Layout::kNCHW16c;
+          EXPECT_TRUE(same_bits(back_to_nchw(run_blocked(p, o, x16, x16.data()), s), cal));
+        }
+      }
+  // 20 channels: the last block has padding lanes, which the copy zeroes, so the plan keeps it; NCHW is
+  // always copied (transposed into channel blocks); typed tensors are widened by the copy; int8-spatial
+  // quantizes in it.
   const ConvShape s{1, 20, 9, 9, 8, 3, 3, 1, 1};
   const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.1f);
   PlanOptions o;
@@ -152,12 +188,16 @@ TEST(BlockedLayout, Fp32InputReadInPlaceGivesTheCopysBits) {
   EXPECT_EQ(Plan::create(s, w.data(), nullptr, o).describe().find("in place"), std::string::npos);
   o.layout = Layout::kNHWC;
   EXPECT_EQ(Plan::create(s, w.data(), nullptr, o).describe().find("in place"), std::string::npos);
-  o.layout = Layout::kNCHW;  // NCHW is always copied (transposed into channel blocks)
-  EXPECT_EQ(Plan::create(s, w.data(), nullptr, o).describe().find("in place"), std::string::npos);
-  o.layout = Layout::kNCHW16c;
   const ConvShape s32{1, 32, 9, 9, 8, 3, 3, 1, 1};
   const std::vector<float> w32(static_cast<std::size_t>(s32.weight_size()), 0.1f);
+  o.layout = Layout::kNCHW;
+  EXPECT_EQ(Plan::create(s32, w32.data(), nullptr, o).describe().find("in place"), std::string::npos);
+  o.layout = Layout::kNCHW16c;
   o.precision = Precision::kBf16;
+  o.input = {DataType::kBf16, 1.0f};
+  EXPECT_EQ(Plan::create(s32, w32.data(), nullptr, o).describe().find("in place"), std::string::npos);
+  o.input = {};
+  o.precision = Precision::kInt8Spatial;
   EXPECT_EQ(Plan::create(s32, w32.data(), nullptr, o).describe().find("in place"), std::string::npos);
 }
 

@@ -42,7 +42,7 @@ import models  # noqa: E402
 import winograd_ref as wr  # noqa: E402
 
 WEIGHTS = HERE / "weights"
-TILES = {4: (4, 3), 6: (6, 3), 8: (8, 3)}
+TILES = {4: (4, 3), 6: (6, 3), 7: (7, 3), 8: (8, 3)}  # default grid: 4, 6, 8 (--tiles 7 on request)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -325,7 +325,8 @@ def main(argv=None):
             else:
                 sel = []
                 for p in (p.strip() for p in args.points.split(",")):
-                    p = wr.PRACTITIONERS[(mm, rr)] if p == "practitioners" and (mm, rr) != (6, 3) else p
+                    if p == "practitioners" and (mm, rr) != (6, 3):
+                        p = wr.PRACTITIONERS.get((mm, rr), "")  # F(7,3): none shipped
                     if p and (p.removesuffix("+bal") in names or p == "catalogue" or p.startswith("catalogue:")):
                         sel.append(p)
             for pname in sel:

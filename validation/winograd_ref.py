@@ -194,6 +194,10 @@ POINT_SETS = {
         "nova": ("0,3/5,-3/5,1,-1,7/6,-7/6,inf", "seed paper Table 2 discovered points"),
         "practitioners": ("0,1,-1,2,-2,1/2,-1/2,inf", "NNPACK / ncnn / TVM F(6,3)"),
     },
+    (7, 3): {
+        # No published F(7,3) set: the standard points only (nova's own is the catalogue entry).
+        "standard": ("0,1,-1,2,-2,3,-3,4,inf", "the seed paper's standard points, extended to nine"),
+    },
     (8, 3): {
         "standard": ("0,1,-1,2,-2,3,-3,4,-4,inf", "seed paper Table 1 standard points"),
         "nova": ("0,2/5,-2/5,5/6,-5/6,1,-1,7/6,-7/6,inf", "seed paper Table 2 discovered points"),
@@ -207,6 +211,7 @@ POINT_SETS = {
 PRACTITIONERS = {(4, 3): "onednn-old", (6, 3): "practitioners", (8, 3): "tvm"}
 # The evaluation grid of the issue: standard, the practitioners' set, the seed's NOVA points, nova's catalogue.
 GRID_POINTS = {k: ["standard", PRACTITIONERS[k], "nova", "catalogue"] for k in PRACTITIONERS}
+GRID_POINTS[(7, 3)] = ["standard", "catalogue"]  # F(7,3): nothing published, no seed NOVA set
 
 
 def point_set(m: int, r: int, name: str, preset: str | None = None) -> Transform:

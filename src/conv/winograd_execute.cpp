@@ -44,7 +44,8 @@ bool reads_in_place(const WinogradPlan& w, TensorFormat format) {
 
 TileSource tile_source(Plan::Impl& p, const float* xb, int64_t img0, const void* tensor, int worker) {
   if (tensor == nullptr) return {xb, img0, nullptr, nullptr};
-  return {nullptr, 0, static_cast<const float*>(tensor), p.thread_stage[static_cast<std::size_t>(worker)].data()};
+  return {nullptr, 0, static_cast<const float*>(tensor),
+          p.thread_stage[static_cast<std::size_t>(worker)].data()};
 }
 
 // Calls tile(i, src, sy, sx, scb) for tiles t0 + i in [t0, t1), with element (y, x) of channel block cb
@@ -96,7 +97,8 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
           for (int64_t j = 0; j < x_hi - x_lo; ++j)
             copy_pixel_lanes(row + (x_lo + j) * kLanes, src + j * sx, kLanes);
         else
-          std::memcpy(row + x_lo * kLanes, src, static_cast<std::size_t>((x_hi - x_lo) * kLanes) * sizeof(float));
+          std::memcpy(row + x_lo * kLanes, src,
+                      static_cast<std::size_t>((x_hi - x_lo) * kLanes) * sizeof(float));
         std::memset(row + x_hi * kLanes, 0, static_cast<std::size_t>((n - x_hi) * kLanes) * sizeof(float));
       }
     tile(t - t0, from.stage, stage_sy, std::ptrdiff_t{kLanes}, stage_scb);
@@ -281,16 +283,16 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
       pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format,
                          images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
-    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)), [&](std::size_t task,
-                                                                                int worker) {
-      float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
-      const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
-      const int64_t t1 = std::min(last, t0 + per_task);
-      const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, worker);
-      for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
-        w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
-      });
-    });
+    p.pool->run(
+        static_cast<std::size_t>(ceil_div(last - first, per_task)), [&](std::size_t task, int worker) {
+          float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
+          const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
+          const int64_t t1 = std::min(last, t0 + per_task);
+          const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, worker);
+          for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
+            w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
+          });
+        });
   }
   for (const auto& m : p.thread_amax)
     for (int64_t a = 0; a < nn; ++a)

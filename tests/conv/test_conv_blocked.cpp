@@ -137,8 +137,8 @@ TEST(BlockedLayout, InputReadInPlaceGivesTheCopysBits) {
             std::optional<Plan> nhwc_plan;
             const std::vector<float> nhwc = testing::run(p, o, &nhwc_plan);
             ASSERT_NE(nhwc_plan->describe().find("input read in place"), std::string::npos);
-            EXPECT_TRUE(same_bits(
-                nhwc_to_nchw(std::span<const float>(nhwc), s.N, s.K, s.out_h(), s.out_w()), nchw));
+            EXPECT_TRUE(
+                same_bits(nhwc_to_nchw(std::span<const float>(nhwc), s.N, s.K, s.out_h(), s.out_w()), nchw));
           }
       }
   EXPECT_GT(in_place, 0);
@@ -165,7 +165,8 @@ TEST(BlockedLayout, InputReadInPlaceGivesTheCopysBits) {
         EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw));
         o.layout = Layout::kNHWC;
         const std::vector<float> nhwc = testing::run(p, o);
-        EXPECT_TRUE(same_bits(nhwc_to_nchw(std::span<const float>(nhwc), s.N, s.K, s.out_h(), s.out_w()), nchw));
+        EXPECT_TRUE(
+            same_bits(nhwc_to_nchw(std::span<const float>(nhwc), s.N, s.K, s.out_h(), s.out_w()), nchw));
         if (prec == Precision::kInt8) {  // calibrated on the sample, read in place in both plans' layouts
           o.layout = Layout::kNCHW;
           Plan nchw_plan = Plan::create(s, p.weights.data(), p.bias.data(), o);

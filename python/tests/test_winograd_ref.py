@@ -91,6 +91,7 @@ def test_fp64_winograd_5x5_kernel():
 # FP32 convolution with good transforms, much more with the standard F(8,3) points).
 FP32_TOL = {(4, "standard"): 1e-5, (4, "nova"): 1e-5, (4, "nova-dyadic"): 1e-5, (4, "onednn-old"): 1e-5,
             (6, "practitioners"): 2e-5, (6, "nova"): 1e-4, (6, "standard"): 5e-4,
+            (7, "standard"): 3e-2,  # F(7,3): no published set; the standard points measure 7.6e-3
             (8, "tvm"): 2e-4, (8, "nova"): 1e-3, (8, "standard"): 1e-1}
 
 

@@ -294,9 +294,7 @@ std::string Plan::describe() const {
          (impl_->wino->generated ? "generated" : "generic") +
          (impl_->wino->run_phased() ? std::string(" phased")
                                     : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles)") +
-         (impl_->wino->reads_input_directly && impl_->input_format.type == DataType::kFp32
-              ? ", input read in place"
-              : "");
+         (impl_->wino->reads_in_place(impl_->input_format) ? ", input read in place" : "");
   }
   d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) +
        " thread(s), " + to_string(impl_->layout) + io + "; " + reason();

@@ -96,6 +96,11 @@ struct WinogradPlan {
   // read FP32 tensors (the input, calibration samples) themselves, tiles that reach into the padding
   // staged first per thread, with no blocked copy (winograd_execute.cpp, TileSource). Set by the build.
   bool reads_input_directly = false;
+  // Whether tensors of this format are read in place: the layout allows it and they hold FP32 (the input
+  // of an execute, or calibration samples, which are FP32 whatever the plan's input type).
+  bool reads_in_place(TensorFormat format) const {
+    return reads_input_directly && format.type == DataType::kFp32;
+  }
 
   // Low-precision GEMMs (lowp.cpp; kFp32: U above and the FP32 kernels). U is packed in the same panels
   // as the FP32 U, in the element layout of the type (kernels/lowp_kernels.hpp); the FP32 U is freed.

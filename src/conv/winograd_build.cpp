@@ -206,7 +206,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     p.thread_stage.resize(static_cast<std::size_t>(p.threads));
     for (auto& b : p.thread_stage) b.resize(static_cast<std::size_t>(nn * wp.Cb * kLanes));
   }
-  if (!wp.reads_input_directly || p.input_format.type != DataType::kFp32)  // typed tensors are copied
+  if (!wp.reads_in_place(p.input_format))  // the execute's input is copied (typed tensors: widened)
     p.packed_input.resize(static_cast<std::size_t>(wp.image_group * wp.Cb * wp.Hp * wp.Wp * kLanes));
   const std::size_t tile_tmp = static_cast<std::size_t>(wp.m * kBandTiles * wp.m * kLanes);  // output band
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));

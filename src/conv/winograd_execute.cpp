@@ -36,12 +36,6 @@ struct TileSource {
   float* stage = nullptr;
 };
 
-// Whether tensors of this format are read in place: the plan's layout allows it and they hold FP32 (the
-// input of an execute, or calibration samples, which are FP32 whatever the plan's input type).
-bool reads_in_place(const WinogradPlan& w, TensorFormat format) {
-  return w.reads_input_directly && format.type == DataType::kFp32;
-}
-
 TileSource tile_source(Plan::Impl& p, const float* xb, int64_t img0, const void* tensor, int worker) {
   if (tensor == nullptr) return {xb, img0, nullptr, nullptr};
   return {nullptr, 0, static_cast<const float*>(tensor),
@@ -273,7 +267,7 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
   const ConvShape& s = p.shape;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
   float* xb = p.packed_input.data();
-  const bool in_place = reads_in_place(w, format);
+  const bool in_place = w.reads_in_place(format);
   const int64_t per_task = w.phased ? 4 : w.block;
   for (auto& m : p.thread_amax) std::fill(m.begin(), m.end(), 0.0f);
   const int64_t per_image = w.tiles_y * w.tiles_x;
@@ -370,7 +364,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       spatial && p.input_format.type == DataType::kInt8 && p.d_scale == p.input_format.scale;
   const TensorFormat pack_format = codes_given ? TensorFormat{DataType::kInt8, 1.0f} : p.input_format;
   const bool quantize_packed = spatial && !codes_given;
-  const bool in_place = reads_in_place(w, p.input_format);
+  const bool in_place = w.reads_in_place(p.input_format);
   const void* tensor = in_place ? input : nullptr;
   if (w.run_phased()) {
     if (!in_place) pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp, quantize_packed);

@@ -6,6 +6,7 @@ packages=(
   libgmp-dev libeigen3-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libdnnl-dev            # oneDNN: a peer in the convolution benchmark
+  ocl-icd-opencl-dev     # oneDNN's CMake config looks for OpenCL (only recommended by libdnnl-dev)
   python3-dev python3-venv
 )
 missing=()

@@ -5,7 +5,9 @@ On small layers with odd sizes and channel counts that are not multiples of 16 (
 pad them), the error of oneDNN's output against the peer's float64 reference must be at FP32's level for
 FP32 (a misread layout or a wrong reference gives O(1)), above FP32's and below 1e-2 for bf16 (bf16 really
 used: its input rounding alone costs ~1e-3), and below 2e-2 for int8 on both of its inputs (the bias in
-the sum's units: oneDNN 2.x scales after adding it; getting that wrong costs O(1)).
+the sum's units: oneDNN 2.x scales after adding it; getting that wrong costs O(1)). On kernels without VNNI
+or AMX, the u8 check quantizes the weights to 7 bits, as oneDNN's int8 guide asks: with 8-bit weights their
+int16 pair sums saturate (measured on jit_uni_int8:avx2: 5.9e-2 with 8-bit weights, 4.6e-3 with 7).
 
   python3 check_peer_onednn.py path/to/nova_peer_onednn
 """

@@ -120,7 +120,10 @@ def test_exported_npy_are_the_networks_real_layers(arch):
         with torch.no_grad():
             model(x)
         h.remove()
-        np.testing.assert_allclose(inp, got["x"].numpy(), rtol=1e-5, atol=1e-6)
+        # FP32 through the earlier layers sums in another order on another CPU (PyTorch's AVX2 and
+        # AVX-512 kernels): 1.3e-6 apart on an AVX2 machine for files written on an AVX-512 one. Another
+        # layer's activations would differ by O(1).
+        np.testing.assert_allclose(inp, got["x"].numpy(), rtol=1e-5, atol=1e-5)
     total = sum(f.stat().st_size for f in (VAL / "data").rglob("*") if f.is_file())
     assert total < 8e6
 

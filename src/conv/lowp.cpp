@@ -86,11 +86,58 @@ double lowp_gemm_speedup(const Plan::Impl& p, int64_t channels) {
 
 namespace {
 
+// The AVX2 kernels of a plan on the avx2 path (kernels/avx2/gemm_lowp_avx2.cpp: the portable kernels'
+// bits), or "" where that path has none for this arithmetic: bf16 on FMAs, fp16 with FP32 arithmetic
+// (F16C), int8. The dot-product bf16 and the fp16-arithmetic GEMMs emulate AVX-512 instructions and stay
+// portable.
+std::string avx2_kernel_name(const Plan::Impl& p, const WinogradPlan& w, bool bf16_fma) {
+#if defined(__x86_64__) || defined(__i386__)
+  if (p.isa != Isa::kAvx2 || !isa_supported(Isa::kAvx2)) return "";
+  switch (w.precision) {
+    case Precision::kBf16:
+      return bf16_fma ? "avx2-fma" : "";
+    case Precision::kFp16:
+      return !w.fp16_fma && __builtin_cpu_supports("f16c") ? "avx2-f16c" : "";
+    case Precision::kInt8:
+      return "avx2";
+    default:
+      return "";
+  }
+#else
+  (void)p, (void)w, (void)bf16_fma;
+  return "";
+#endif
+}
+
 void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;
   w.fp16_fma = prec == Precision::kFp16 && use_fp16_fma(p, w);
   // bf16 on FP32 FMAs unless dot products are asked for (kDot), or AMX runs them (kAuto, below).
   const bool bf16_fma = prec == Precision::kBf16 && p.bf16_arithmetic != Bf16Arithmetic::kDot;
+  const std::string avx2 = avx2_kernel_name(p, w, bf16_fma);
+  if (!avx2.empty() && (p.lowp_kernel == LowpKernel::kAuto || p.lowp_kernel == LowpKernel::kSimd)) {
+    w.convert = lowp_convert_portable();
+    p.gemm_path = avx2;
+    switch (prec) {
+      case Precision::kBf16:
+        w.widened_gemm = bf16_fma_gemm_avx2();
+        w.round_v = bf16_round_avx2();
+        p.gemm_path_detail = "bf16 GEMM: avx2-fma (bf16 U widened, vfmadd231ps per channel)";
+        break;
+      case Precision::kFp16:
+        w.widened_gemm = fp16_gemm_avx2();
+        w.round_v = fp16_round_avx2();
+        p.gemm_path_detail = "fp16 GEMM: avx2-f16c (vcvtph2ps + fp32 fma)";
+        if (p.fp16_arithmetic == Fp16Arithmetic::kAuto)
+          p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on the avx2 path)";
+        break;
+      default:
+        w.int8_gemm = int8_gemm_avx2();
+        p.gemm_path_detail = "int8 GEMM: avx2 (vpmaddwd on int16-widened operands, exact int32 sums)";
+        break;
+    }
+    return;
+  }
   const std::string simd = w.fp16_fma ? "avx512-fp16" : bf16_fma ? "avx512-fma" : lowp_simd_name(prec);
   const bool cpu_has = w.fp16_fma ? fp16_arithmetic_supported()
                        : bf16_fma ? isa_supported(Isa::kAvx512)

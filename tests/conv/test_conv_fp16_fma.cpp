@@ -150,6 +150,7 @@ TEST(Fp16Fma, PlansChooseAndNameTheArithmetic) {
   const Plan automatic = plan(Fp16Arithmetic::kAuto, LowpKernel::kAuto);
   EXPECT_EQ(automatic.gemm_path(), fp16_arithmetic_supported() && avx512             ? "avx512-fp16"
                                    : lowp_simd_supported(Precision::kFp16) && avx512 ? "avx512-f16c"
+                                   : best_isa() == Isa::kAvx2                        ? "avx2-f16c"
                                                                                      : "portable");
   const Plan forced32 = plan(Fp16Arithmetic::kFp32, LowpKernel::kAuto);
   EXPECT_NE(forced32.gemm_path(), "avx512-fp16");

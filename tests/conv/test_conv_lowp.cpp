@@ -113,19 +113,33 @@ LowpRun run_lowp(const LayerDataset& d, Variant var, TileSize tile, LowpKernel k
   return r;
 }
 
+// Where the plans run the avx2 path (no AVX-512): its kernels for bf16 on FMAs, fp16 with FP32
+// arithmetic (F16C) and int8 (kernels/avx2/gemm_lowp_avx2.cpp); the others stay portable there.
+std::string avx2_kernel(Variant v) {
+  if (best_isa() != Isa::kAvx2) return "";
+  if (v.prec == Precision::kBf16 && !bf16_dot(v)) return "avx2-fma";
+#if defined(__x86_64__) || defined(__i386__)
+  if (v.prec == Precision::kFp16 && !fp16_fma(v) && __builtin_cpu_supports("f16c")) return "avx2-f16c";
+#endif
+  return v.prec == Precision::kInt8 ? "avx2" : "";
+}
 bool simd_supported(Variant v) {
+  if (!avx2_kernel(v).empty()) return true;
   const bool bf16_fma = v.prec == Precision::kBf16 && !bf16_dot(v);
   return (fp16_fma(v) ? fp16_arithmetic_supported() : bf16_fma || lowp_simd_supported(v.prec)) &&
          best_isa() == Isa::kAvx512;
 }
 std::string simd_name(Variant v) {
+  if (!avx2_kernel(v).empty()) return avx2_kernel(v);
   if (v.prec == Precision::kBf16 && !bf16_dot(v)) return "avx512-fma";
   return fp16_fma(v) ? "avx512-fp16" : lowp_simd_name(v.prec);
 }
 
 // The kernel a plan asked for SIMD kernels runs: the AMX one where this process admitted it (int8; bf16
-// dot products when the padded channel count is whole tiles of 32), otherwise the AVX-512 one.
+// dot products when the padded channel count is whole tiles of 32), otherwise the AVX-512 one, or the
+// AVX2 one on the avx2 path.
 std::string simd_path(Variant v, int64_t channels) {
+  if (!avx2_kernel(v).empty()) return avx2_kernel(v);
   if (v.prec == Precision::kInt8 && amx_int8_supported()) return "amx-int8";
   if (bf16_dot(v) && amx_bf16_supported() && (channels + 15) / 16 % 2 == 0) return "amx-bf16";
   return simd_name(v);

@@ -79,6 +79,13 @@ WidenedGemmFn bf16_fma_gemm_avx512();
 WidenedGemmFn fp16_gemm_avx512();
 Fp16FmaGemmFn fp16_fma_gemm_portable();
 Fp16FmaGemmFn fp16_fma_gemm_avx512fp16();
+// AVX2 + FMA (+ F16C for fp16): the portable kernels' bits, for CPUs without AVX-512 (call only where
+// the avx2 path runs, and F16C for the fp16 kernel; kernels/avx2/gemm_lowp_avx2.cpp).
+WidenedGemmFn bf16_fma_gemm_avx2();
+WidenedGemmFn fp16_gemm_avx2();
+Int8GemmFn int8_gemm_avx2();
+RoundFn bf16_round_avx2();
+RoundFn fp16_round_avx2();
 
 // Channels per fp16 chunk sum of the fp16 FMA GEMM (the fp16-fma preset's accumulate_chunk; a test
 // checks that they agree). Each chunk sum costs a widening and an FP32 add per 16 columns beside its

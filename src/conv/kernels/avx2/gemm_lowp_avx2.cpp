@@ -1,0 +1,188 @@
+// Low-precision GEMMs for CPUs with AVX2, FMA and F16C but no AVX-512 (AMD Zen 1-3, Intel client cores
+// before Ice Lake): the portable kernels' bits (lowp_kernels.hpp), 8 floats or int32 per register.
+// Without these the bf16, fp16 and int8 plans of such a CPU ran the portable kernels: 17x (int8) to
+// 200x (bf16) the time of its FP32 plan (docs/engine.md, "AVX2").
+//
+//   bf16 (FMA) and fp16 (F16C): U widened to FP32 as it is loaded, every channel added in order with one
+//     vfmadd231ps from +0, then multiplied by col_scale: portable's std::fma order, hence its bits.
+//     Rows of 6 x 16 columns (12 ymm accumulators), a panel one 16-column strip at a time.
+//   int8: vpmaddubsw would add u8 x s8 pairs into saturating int16 (255 x 127 x 2 > 32767), so both
+//     operands are widened to int16 and vpmaddwd adds pairs into int32, exactly. A quad of channels of a
+//     V row (u8) is widened and broadcast as four int16; eight columns' quads of the U panel (s8) are
+//     sign-extended into two registers of four columns each. The int32 sums are exact, so their order
+//     does not matter: the bits are the portable kernel's. Rows of 6 x 8 columns.
+#include <immintrin.h>
+
+#include <utility>
+
+#include "../assume_kc.hpp"
+#include "../lowp_blocks.hpp"
+#include "../lowp_kernels.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+// A widening: kGroup channels per group row of B, and channel C of a group as 8 floats for the columns
+// 8h..8h+7 of the strip starting at `group` (h = 0, 1).
+struct Fp16Widen {
+  static constexpr int kGroup = 1;
+  // B[c*w + j]: the strip's 16 columns of one channel are 16 consecutive fp16 values.
+  template <int C>
+  static __m256 load(const uint16_t* group, int h) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(group + 8 * h)));
+  }
+  static std::size_t group_stride(int w) { return static_cast<std::size_t>(w); }
+  static std::size_t strip_offset(int s) { return static_cast<std::size_t>(16 * s); }
+};
+struct Bf16Widen {
+  static constexpr int kGroup = 2;
+  // B[(c/2)*(2w) + 2j + (c&1)]: the pair's two bf16 values per column in one dword; the even channel is
+  // the dword shifted left by 16, the odd one the dword with its low half cleared.
+  template <int C>
+  static __m256 load(const uint16_t* group, int h) {
+    const __m256i pairs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 16 * h));
+    if constexpr (C == 0) return _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16));
+    return _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+  }
+  static std::size_t group_stride(int w) { return static_cast<std::size_t>(2 * w); }
+  static std::size_t strip_offset(int s) { return static_cast<std::size_t>(32 * s); }
+};
+
+// MR rows x 16 columns (one strip of the panel).
+template <class Widen, int MR>
+void widened_strip(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, std::size_t b_stride,
+                   const float* scale16, float* c, std::size_t ldc) {
+  constexpr int G = Widen::kGroup;
+  kernels_impl::assume_reduction_at_least<16>(kc);
+  __m256 acc[MR][2];
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (std::size_t g = 0; g < kc / G; ++g) {
+    const uint16_t* group = b + g * b_stride;
+    [&]<int... Cs>(std::integer_sequence<int, Cs...>) {
+      (
+          [&] {  // channel g*G + Cs, all rows
+            const __m256 b0 = Widen::template load<Cs>(group, 0), b1 = Widen::template load<Cs>(group, 1);
+            for (int i = 0; i < MR; ++i) {
+              const __m256 ai = _mm256_broadcast_ss(a + static_cast<std::size_t>(i) * lda + g * G + Cs);
+              acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+              acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+            }
+          }(),
+          ...);
+    }
+    (std::make_integer_sequence<int, G>{});
+  }
+  for (int i = 0; i < MR; ++i) {
+    float* ci = c + static_cast<std::size_t>(i) * ldc;
+    if (scale16 != nullptr) {
+      _mm256_storeu_ps(ci, _mm256_mul_ps(acc[i][0], _mm256_loadu_ps(scale16)));
+      _mm256_storeu_ps(ci + 8, _mm256_mul_ps(acc[i][1], _mm256_loadu_ps(scale16 + 8)));
+    } else {
+      _mm256_storeu_ps(ci, acc[i][0]);
+      _mm256_storeu_ps(ci + 8, acc[i][1]);
+    }
+  }
+}
+
+template <class Widen>
+void widened_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
+                  const float* col_scale, float* c, std::size_t ldc) {
+  const std::size_t stride = Widen::group_stride(16 * nv);
+  lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
+    for (int s = 0; s < NV; ++s)
+      widened_strip<Widen, MR>(kc, a + i * lda, lda, b + Widen::strip_offset(s), stride,
+                               col_scale != nullptr ? col_scale + 16 * s : nullptr, c + i * ldc + 16 * s,
+                               ldc);
+  });
+}
+
+// MR rows x 8 columns (group h8 of 8 columns) of the int8 GEMM.
+template <int MR>
+void int8_group(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b, std::size_t quad_stride,
+                const int32_t* comp8, const float* scale8, float* c, std::size_t ldc) {
+  kernels_impl::assume_reduction_at_least<16>(kc);
+  // acc[i][0]: columns 0-3, acc[i][1]: columns 4-7, each as (channels 0+1, channels 2+3) per column.
+  __m256i acc[MR][2];
+  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  for (std::size_t q = 0; q < kc / 4; ++q) {
+    const __m256i quads = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * quad_stride));
+    const __m256i b0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(quads));
+    const __m256i b1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(quads, 1));
+    for (int i = 0; i < MR; ++i) {
+      int32_t quad;
+      __builtin_memcpy(&quad, a + static_cast<std::size_t>(i) * lda + 4 * q, 4);
+      const __m256i ai = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(quad)));
+      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
+      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
+    }
+  }
+  const __m256i cj = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(comp8));
+  const __m256 sj = _mm256_loadu_ps(scale8);
+  for (int i = 0; i < MR; ++i) {
+    // hadd: per 128-bit lane (columns 0,1 | 4,5) then (2,3 | 6,7); the permute puts them in order.
+    const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[i][0], acc[i][1]), 0xD8);
+    _mm256_storeu_ps(c + static_cast<std::size_t>(i) * ldc,
+                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums, cj)), sj));
+  }
+}
+
+void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
+               const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
+  const auto quad_stride = static_cast<std::size_t>(64 * nv);  // 4 channels x 16*nv columns
+  lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
+    for (int h = 0; h < 2 * NV; ++h)
+      int8_group<MR>(kc, a + i * lda, lda, b + 32 * h, quad_stride, comp + 8 * h, scale + 8 * h,
+                     c + i * ldc + 8 * h, ldc);
+  });
+}
+
+// round_fp16 on 8 floats at a time: vcvtps2ph (round to nearest even, subnormals, overflow to inf, NaN
+// quieted with the low 13 fraction bits dropped) and back; the tail through the scalar definition.
+void round_fp16_8(float* v, int64_t count) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(v + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm256_storeu_ps(v + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < count; ++i) v[i] = round_fp16(v[i]);
+}
+
+// round_bf16 on 8 floats at a time: the integer round to nearest even of bf16_bits_rne (subnormals
+// kept, NaN made quiet), then the low half cleared; the tail through the scalar definition.
+void round_bf16_8(float* v, int64_t count) {
+  const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000),
+                bias = _mm256_set1_epi32(0x7FFF), one = _mm256_set1_epi32(1),
+                quiet = _mm256_set1_epi32(0x00400000),
+                high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i));
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);  // both non-negative
+    const __m256i r =
+        _mm256_add_epi32(_mm256_add_epi32(x, bias), _mm256_and_si256(_mm256_srli_epi32(x, 16), one));
+    const __m256i out = _mm256_blendv_epi8(r, _mm256_or_si256(x, quiet), nan);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + i), _mm256_and_si256(out, high));
+  }
+  for (; i < count; ++i) v[i] = round_bf16(v[i]);
+}
+
+}  // namespace
+
+WidenedGemmFn bf16_fma_gemm_avx2() {
+  return &widened_gemm<Bf16Widen>;
+}
+WidenedGemmFn fp16_gemm_avx2() {
+  return &widened_gemm<Fp16Widen>;
+}
+Int8GemmFn int8_gemm_avx2() {
+  return &int8_gemm;
+}
+RoundFn bf16_round_avx2() {
+  return &round_bf16_8;
+}
+RoundFn fp16_round_avx2() {
+  return &round_fp16_8;
+}
+
+}  // namespace nova::conv

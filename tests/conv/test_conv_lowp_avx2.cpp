@@ -1,0 +1,207 @@
+// The AVX2 low-precision kernels (kernels/avx2/gemm_lowp_avx2.cpp) against the portable ones, bit for
+// bit: the GEMMs on their blocking's edges and on operands that would saturate a narrower sum, the
+// roundings on ties, subnormals, overflow, NaN and Inf, and whole plans of the avx2 path. They run
+// wherever the avx2 path does, AVX-512 machines included (as a forced path there).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "conv/kernels/kernel_table.hpp"
+#include "conv/kernels/lowp_kernels.hpp"
+#include "conv_test_util.hpp"
+#include "nova/conv/conv.hpp"
+
+namespace nova::conv {
+namespace {
+
+using testing::same_bits;
+
+bool avx2() {
+  return isa_supported(Isa::kAvx2);
+}
+bool f16c() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
+
+// 16-bit patterns of fp16 or bf16 values over much of the format's range, with a few specials.
+std::vector<uint16_t> bits16(std::size_t count, bool bf16, std::mt19937& rng) {
+  std::vector<uint16_t> v(count);
+  for (auto& x : v)
+    x = bf16 ? static_cast<uint16_t>((rng() & 0x8000u) | ((60u + rng() % 140u) << 7) | (rng() & 0x7Fu))
+             : static_cast<uint16_t>((rng() & 0x8000u) | ((1u + rng() % 29u) << 10) | (rng() & 0x3FFu));
+  return v;
+}
+
+TEST(LowpAvx2, WidenedGemmsEqualThePortableOnes) {
+  if (!avx2() || !f16c()) GTEST_SKIP() << "no avx2 path with F16C on this CPU";
+  std::mt19937 rng(31);
+  for (const bool bf16 : {false, true}) {
+    const WidenedGemmFn simd = bf16 ? bf16_fma_gemm_avx2() : fp16_gemm_avx2();
+    const WidenedGemmFn portable = bf16 ? bf16_fma_gemm_portable() : fp16_gemm_portable();
+    for (int nv = 1; nv <= kMaxNV; ++nv)
+      for (const int64_t rows : {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{13}})
+        for (const std::size_t kc : {std::size_t{16}, std::size_t{80}})
+          for (const bool scaled : {false, true}) {
+            const std::size_t w = static_cast<std::size_t>(16 * nv), lda = kc + 3, ldc = w + 5;
+            std::vector<float> a(static_cast<std::size_t>(rows) * lda);
+            for (auto& v : a) {
+              const float x = std::uniform_real_distribution<float>(-3.0f, 3.0f)(rng);
+              v = bf16 ? round_bf16(x) : round_fp16(x);
+            }
+            const std::vector<uint16_t> b = bits16(kc * w, bf16, rng);
+            if (rows == 13) {  // NaN and Inf propagate alike
+              a[2 * lda + 1] = std::numeric_limits<float>::quiet_NaN();
+              a[7 * lda] = std::numeric_limits<float>::infinity();
+            }
+            std::vector<float> scale(w);
+            for (std::size_t j = 0; j < w; ++j) scale[j] = std::ldexp(1.0f, static_cast<int>(j % 9) - 4);
+            const float* s = scaled ? scale.data() : nullptr;
+            std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f), want(got);
+            simd(rows, nv, kc, a.data(), lda, b.data(), s, got.data(), ldc);
+            portable(rows, nv, kc, a.data(), lda, b.data(), s, want.data(), ldc);
+            EXPECT_TRUE(same_bits(got, want)) << (bf16 ? "bf16" : "fp16") << " rows " << rows << " nv " << nv
+                                              << " kc " << kc << " scaled " << scaled;
+          }
+  }
+}
+
+// Exact int32 sums whatever the operands: all-extreme codes and weights, where vpmaddubsw's int16 pair
+// sums (255 * 127 * 2) would saturate, and random ones, on every row and column tail.
+TEST(LowpAvx2, Int8GemmEqualsThePortableOneAndDoesNotSaturate) {
+  if (!avx2()) GTEST_SKIP() << "no avx2 path on this CPU";
+  std::mt19937 rng(32);
+  for (int nv = 1; nv <= kMaxNV; ++nv)
+    for (const int64_t rows : {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{11}})
+      for (const bool extreme : {true, false}) {
+        const std::size_t kc = 64, w = static_cast<std::size_t>(16 * nv), lda = kc + 4, ldc = w + 3;
+        std::vector<uint8_t> a(static_cast<std::size_t>(rows) * lda);
+        std::vector<int8_t> b(kc * w);
+        for (auto& v : a) v = extreme ? uint8_t{255} : static_cast<uint8_t>(rng() & 0xFFu);
+        for (std::size_t i = 0; i < b.size(); ++i)
+          b[i] = extreme ? static_cast<int8_t>(i % 3 == 0 ? -127 : 127)
+                         : static_cast<int8_t>(rng() % 255u) - 127;
+        std::vector<int32_t> comp(w);
+        std::vector<float> scale(w);
+        for (std::size_t j = 0; j < w; ++j) {
+          int32_t sum = 0;
+          for (std::size_t c = 0; c < kc; ++c) sum += b[(c / 4) * (4 * w) + 4 * j + (c & 3)];
+          comp[j] = 128 * sum;
+          scale[j] = 1.0f / static_cast<float>(j + 3);
+        }
+        std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f), want(got);
+        int8_gemm_avx2()(rows, nv, kc, a.data(), lda, b.data(), comp.data(), scale.data(), got.data(), ldc);
+        int8_gemm_portable()(rows, nv, kc, a.data(), lda, b.data(), comp.data(), scale.data(), want.data(),
+                             ldc);
+        EXPECT_TRUE(same_bits(got, want)) << "rows " << rows << " nv " << nv << " extreme " << extreme;
+        // One element against its definition, in int64.
+        int64_t sum = 0;
+        for (std::size_t c = 0; c < kc; ++c) sum += int64_t{a[c]} * b[(c / 4) * (4 * w) + (c & 3)];
+        EXPECT_EQ(f32_bits(got[0]), f32_bits(static_cast<float>(sum - comp[0]) * scale[0]));
+      }
+}
+
+TEST(LowpAvx2, RoundingsEqualTheScalarDefinitions) {
+  if (!avx2() || !f16c()) GTEST_SKIP() << "no avx2 path with F16C on this CPU";
+  std::mt19937 rng(33);
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          1.0f + 0x1p-11f,
+                          1.0f + 0x3p-11f,  // fp16 ties, to even
+                          1.0f + 0x1p-8f,
+                          1.0f + 0x3p-8f,  // bf16 ties
+                          65504.0f,
+                          65520.0f,
+                          1e6f,
+                          0x1p-25f,
+                          0x1p-20f,
+                          1e-40f,
+                          -1e-40f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(),
+                          std::numeric_limits<float>::max()};
+  for (int i = 0; i < 200; ++i)
+    v.push_back(std::ldexp(std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng),
+                           static_cast<int>(rng() % 80u) - 40));
+  {
+    uint32_t snan_bits = 0x7F800123u;  // a signalling NaN with payload: made quiet, payload dropped alike
+    float snan;
+    __builtin_memcpy(&snan, &snan_bits, 4);
+    v.push_back(snan);
+  }
+  for (const bool bf16 : {false, true})
+    for (const std::size_t count : {v.size(), v.size() - 3, std::size_t{5}}) {  // tails through the scalar
+      std::vector<float> got(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(count)), want(got);
+      (bf16 ? bf16_round_avx2() : fp16_round_avx2())(got.data(), static_cast<int64_t>(count));
+      for (auto& x : want) x = bf16 ? round_bf16(x) : round_fp16(x);
+      EXPECT_TRUE(same_bits(got, want)) << (bf16 ? "bf16" : "fp16") << " count " << count;
+    }
+}
+
+// Whole plans of the avx2 path: the AVX2 kernels (automatic and asked for as "simd") give the portable
+// kernels' bits, per-call and calibrated int8 scales included, and the plan names its kernel.
+TEST(LowpAvx2, PlansOfTheAvx2PathGiveThePortableBits) {
+  if (!avx2() || !f16c()) GTEST_SKIP() << "no avx2 path with F16C on this CPU";
+  const ConvShape s{2, 21, 17, 19, 35, 3, 3, 1, 1};
+  std::mt19937 rng(34);
+  std::vector<float> x(static_cast<std::size_t>(s.input_size())),
+      w(static_cast<std::size_t>(s.weight_size()));
+  for (auto& v : x) v = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
+  for (auto& v : w) v = std::uniform_real_distribution<float>(-0.3f, 0.3f)(rng);
+  const std::vector<float> clean = x;  // calibration samples must be finite
+  x[100] = std::numeric_limits<float>::quiet_NaN();
+  struct Case {
+    Precision prec;
+    const char* path;
+    bool calibrate;
+  };
+  for (const Case c : {Case{Precision::kBf16, "avx2-fma", false}, Case{Precision::kFp16, "avx2-f16c", false},
+                       Case{Precision::kInt8, "avx2", false}, Case{Precision::kInt8, "avx2", true}})
+    for (const TileSize tile : {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}})
+      for (const int block : {0, -1}) {
+        auto run = [&](LowpKernel k, std::string* path) {
+          PlanOptions o;
+          o.precision = c.prec;
+          o.isa = Isa::kAvx2;
+          o.lowp_kernel = k;
+          o.tile = tile;
+          o.threads = 2;
+          o.tile_block = block;
+          Plan plan = Plan::create(s, w.data(), nullptr, o);
+          if (c.calibrate) {
+            const float* samples[] = {clean.data()};
+            plan.calibrate(samples);
+          }
+          std::vector<float> y(static_cast<std::size_t>(s.output_size()), -1.0f);
+          plan.execute(x.data(), y.data());
+          *path = plan.gemm_path();
+          return y;
+        };
+        std::string pa, ps, pp;
+        const std::vector<float> automatic = run(LowpKernel::kAuto, &pa), simd = run(LowpKernel::kSimd, &ps),
+                                 portable = run(LowpKernel::kPortable, &pp);
+        SCOPED_TRACE(to_string(c.prec) + " " + tile.to_string() + " block " + std::to_string(block) +
+                     (c.calibrate ? " calibrated" : ""));
+        EXPECT_EQ(pa, c.path);
+        EXPECT_EQ(ps, c.path);
+        EXPECT_EQ(pp, "portable");
+        EXPECT_TRUE(same_bits(automatic, portable));
+        EXPECT_TRUE(same_bits(simd, portable));
+        std::size_t nans = 0;
+        for (float v : automatic) nans += std::isnan(v) ? 1 : 0;
+        EXPECT_GT(nans, 0u) << "the NaN input reaches the outputs of its tiles";
+      }
+}
+
+}  // namespace
+}  // namespace nova::conv

@@ -1,7 +1,6 @@
 // One value of the int8 GEMM's V operand (lowp_kernels.hpp, "int8"), and the running max |V| of the
-// per-call scales, in scalar code: the portable conversion pass and the portable and AVX2 in-register
-// forms of the input transform. In an
-// anonymous namespace, as the vector types are, so that a copy compiled with one ISA's flags is never
+// per-call scales, in scalar code: the portable conversion pass and the portable in-register form of the
+// input transform (the AVX2 and AVX-512 forms are their vector types' own). In an anonymous namespace, as the vector types are, so that a copy compiled with one ISA's flags is never
 // picked by the linker for another path.
 #pragma once
 

@@ -3,25 +3,57 @@
 
 #include <immintrin.h>
 
-#include "../int8_code_scalar.hpp"
+#include <cstdint>
 
 namespace {
 
 struct VecAvx2 {
   __m256 lo, hi;
-  // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn), in
-  // scalar code: the int8 GEMM of this path is the portable one.
-  using Int8Tally = Int8TallyScalar;
-  static void store_int8(uint8_t* p, VecAvx2 x, float inv, Int8Tally& t) {
-    alignas(32) float lanes[16];
-    store(lanes, x);
-    int8_codes16(lanes, p, inv, t);
+  // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn): the
+  // operations of the portable int8_code, 8 lanes per instruction (RNE by vcvtps2dq under the default
+  // rounding mode, as the portable magic-number addition rounds for |y| <= 127). Saturated values are
+  // counted per lane (a compare's all-ones lanes subtracted) and the finite lanes kept as a mask.
+  struct Int8Tally {
+    __m256i saturated = _mm256_setzero_si256();
+    __m256 finite = _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+  };
+  static __m256i int8_codes8(__m256 x, __m256 inv, Int8Tally& t) {
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    const __m256 finite = _mm256_cmp_ps(_mm256_and_ps(x, abs_mask), _mm256_set1_ps(__builtin_inff()), _CMP_LT_OQ);
+    t.finite = _mm256_and_ps(t.finite, finite);
+    __m256 y = _mm256_and_ps(_mm256_mul_ps(x, inv), finite);  // NaN/Inf: 0, code 128
+    const __m256 over = _mm256_cmp_ps(_mm256_and_ps(y, abs_mask), _mm256_set1_ps(127.5f), _CMP_GT_OQ);
+    t.saturated = _mm256_sub_epi32(t.saturated, _mm256_castps_si256(over));
+    y = _mm256_min_ps(_mm256_max_ps(y, _mm256_set1_ps(-127.0f)), _mm256_set1_ps(127.0f));
+    return _mm256_add_epi32(_mm256_cvtps_epi32(y), _mm256_set1_epi32(128));
   }
-  static int64_t int8_result(const Int8Tally& t, int* bad) { return int8_tally_result(t, bad); }
+  static void store_int8(uint8_t* p, VecAvx2 x, float inv, Int8Tally& t) {
+    const __m256 k = _mm256_set1_ps(inv);
+    const __m256i lo = int8_codes8(x.lo, k, t), hi = int8_codes8(x.hi, k, t);
+    // codes 1..255: int32 -> int16 (lanes lo0-3 hi0-3 | lo4-7 hi4-7, put in order) -> u8
+    const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xD8);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
+                     _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1)));
+  }
+  static int64_t int8_result(const Int8Tally& t, int* bad) {
+    *bad |= _mm256_movemask_ps(t.finite) != 0xFF ? 1 : 0;
+    alignas(32) int32_t lanes[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), t.saturated);
+    int64_t sum = 0;
+    for (int32_t c : lanes) sum += c;
+    return sum;
+  }
+  // m = max(m, |x|) per lane over the finite x, magnitudes compared as bit patterns (as the amax pass;
+  // both are non-negative as int32, so the signed max is the unsigned one).
+  static void amax_half(float* m, __m256 x) {
+    const __m256i a = _mm256_and_si256(_mm256_castps_si256(x), _mm256_set1_epi32(0x7FFFFFFF));
+    const __m256i finite = _mm256_cmpgt_epi32(_mm256_set1_epi32(0x7F800000), a);
+    const __m256i cur = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(m));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(m), _mm256_max_epi32(cur, _mm256_and_si256(a, finite)));
+  }
   static void amax_into(float* m, VecAvx2 x) {
-    alignas(32) float lanes[16];
-    store(lanes, x);
-    lane_amax16(m, lanes);
+    amax_half(m, x.lo);
+    amax_half(m + 8, x.hi);
   }
   static VecAvx2 zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
   static VecAvx2 load(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }

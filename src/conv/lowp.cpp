@@ -88,8 +88,8 @@ namespace {
 
 // The AVX2 kernels of a plan on the avx2 path (kernels/avx2/gemm_lowp_avx2.cpp: the portable kernels'
 // bits), or "" where that path has none for this arithmetic: bf16 on FMAs, fp16 with FP32 arithmetic
-// (F16C), int8. The dot-product bf16 and the fp16-arithmetic GEMMs emulate AVX-512 instructions and stay
-// portable.
+// (F16C), int8 and int8-spatial. The dot-product bf16 and the fp16-arithmetic GEMMs emulate AVX-512
+// instructions and stay portable.
 std::string avx2_kernel_name(const Plan::Impl& p, const WinogradPlan& w, bool bf16_fma) {
 #if defined(__x86_64__) || defined(__i386__)
   if (p.isa != Isa::kAvx2 || !isa_supported(Isa::kAvx2)) return "";
@@ -99,6 +99,7 @@ std::string avx2_kernel_name(const Plan::Impl& p, const WinogradPlan& w, bool bf
     case Precision::kFp16:
       return !w.fp16_fma && __builtin_cpu_supports("f16c") ? "avx2-f16c" : "";
     case Precision::kInt8:
+    case Precision::kInt8Spatial:
       return "avx2";
     default:
       return "";
@@ -130,6 +131,10 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         p.gemm_path_detail = "fp16 GEMM: avx2-f16c (vcvtph2ps + fp32 fma)";
         if (p.fp16_arithmetic == Fp16Arithmetic::kAuto)
           p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on the avx2 path)";
+        break;
+      case Precision::kInt8Spatial:
+        w.int16 = int16_fns_avx2();
+        p.gemm_path_detail = "int8-spatial GEMM: avx2 (vpmaddwd, exact int32 sums)";
         break;
       default:
         w.int8_gemm = int8_gemm_avx2();

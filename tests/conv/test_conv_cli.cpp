@@ -81,11 +81,10 @@ TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
       const Plan plan = Plan::create(s, w.data(), nullptr, o);
       EXPECT_EQ(p["gemm_path"], plan.gemm_path()) << p;
       EXPECT_EQ(p["detail"], plan.gemm_detail()) << p;
-      if (precision != Precision::kFp32 && o.isa == Isa::kAvx2) {  // its own kernels but int8-spatial's
+      if (precision != Precision::kFp32 && o.isa == Isa::kAvx2) {  // its own kernels
         EXPECT_EQ(plan.gemm_path(), precision == Precision::kBf16   ? "avx2-fma"
                                     : precision == Precision::kFp16 ? "avx2-f16c"
-                                    : precision == Precision::kInt8 ? "avx2"
-                                                                    : "portable");
+                                                                    : "avx2");
       } else if (precision != Precision::kFp32 &&
                  (o.isa != Isa::kAvx512 || !lowp_simd_supported(precision))) {
         EXPECT_EQ(plan.gemm_path(), "portable");

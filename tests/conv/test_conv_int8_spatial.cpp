@@ -25,7 +25,9 @@ using testing::same_bits;
 
 std::vector<LowpKernel> spatial_kernels() {
   std::vector<LowpKernel> k = {LowpKernel::kPortable};
-  if (lowp_simd_supported(Precision::kInt8Spatial) && best_isa() == Isa::kAvx512)
+  // The SIMD kernels of the default path: AVX512-VNNI, or AVX2 where the CPU has no AVX-512.
+  if ((lowp_simd_supported(Precision::kInt8Spatial) && best_isa() == Isa::kAvx512) ||
+      best_isa() == Isa::kAvx2)
     k.push_back(LowpKernel::kSimd);
   return k;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "conv/kernels/int16_kernels.hpp"
 #include "conv/kernels/kernel_table.hpp"
 #include "conv/kernels/lowp_kernels.hpp"
 #include "conv_test_util.hpp"
@@ -107,6 +108,34 @@ TEST(LowpAvx2, Int8GemmEqualsThePortableOneAndDoesNotSaturate) {
         for (std::size_t c = 0; c < kc; ++c) sum += int64_t{a[c]} * b[(c / 4) * (4 * w) + (c & 3)];
         EXPECT_EQ(f32_bits(got[0]), f32_bits(static_cast<float>(sum - comp[0]) * scale[0]));
       }
+}
+
+// The int8-spatial GEMM: exact int32 sums per run of `chunk` channels, converted and added in the
+// portable kernel's order; runs that end mid-panel, one run, and operands at int16's extremes.
+TEST(LowpAvx2, Int16GemmEqualsThePortableOne) {
+  if (!avx2()) GTEST_SKIP() << "no avx2 path on this CPU";
+  std::mt19937 rng(35);
+  const Int16Fns simd = int16_fns_avx2(), portable = int16_fns_portable();
+  for (int nv = 1; nv <= kMaxNV; ++nv)
+    for (const int64_t rows : {int64_t{1}, int64_t{6}, int64_t{9}})
+      for (const std::size_t chunk : {std::size_t{2}, std::size_t{10}, std::size_t{64}})
+        for (const bool extreme : {true, false}) {
+          const std::size_t kc = 48, w = static_cast<std::size_t>(16 * nv), lda = kc + 2, ldc = w + 1;
+          std::vector<int16_t> a(static_cast<std::size_t>(rows) * lda), b(kc * w);
+          for (auto& v : a)
+            v = extreme ? int16_t{-32767} : static_cast<int16_t>(static_cast<int>(rng() % 4001u) - 2000);
+          for (auto& v : b)
+            v = extreme ? int16_t{-32767} : static_cast<int16_t>(static_cast<int>(rng() % 801u) - 400);
+          std::vector<float> scale(w);
+          for (std::size_t j = 0; j < w; ++j) scale[j] = 1.0f / static_cast<float>(3 * j + 7);
+          // extreme: a pair's two products (32767^2 each) come within 2^17 of int32's limit: runs of one
+          // pair there, as the plan's bound on the run length would make them.
+          const std::size_t run = extreme ? 2 : chunk;
+          std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f), want(got);
+          simd.gemm(rows, nv, kc, run, a.data(), lda, b.data(), scale.data(), got.data(), ldc);
+          portable.gemm(rows, nv, kc, run, a.data(), lda, b.data(), scale.data(), want.data(), ldc);
+          EXPECT_TRUE(same_bits(got, want)) << "rows " << rows << " nv " << nv << " chunk " << run;
+        }
 }
 
 TEST(LowpAvx2, RoundingsEqualTheScalarDefinitions) {

@@ -33,5 +33,6 @@ struct Int16Fns {
 };
 Int16Fns int16_fns_portable();
 Int16Fns int16_fns_avx512vnni();  // call only when lowp_simd_supported(Precision::kInt8Spatial)
+Int16Fns int16_fns_avx2();        // call only where the avx2 path runs (kernels/avx2/gemm_lowp_avx2.cpp)
 
 }  // namespace nova::conv

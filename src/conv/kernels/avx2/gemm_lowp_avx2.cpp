@@ -11,13 +11,18 @@
 //     V row (u8) is widened and broadcast as four int16; eight columns' quads of the U panel (s8) are
 //     sign-extended into two registers of four columns each. The int32 sums are exact, so their order
 //     does not matter: the bits are the portable kernel's. Rows of 6 x 8 columns.
+//   int8-spatial (int16 x int16): vpmaddwd on channel pairs, exact int32 sums per run of `chunk` channels
+//     converted and added in the portable kernel's order (int16_kernels.hpp).
 #include <immintrin.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "../assume_kc.hpp"
+#include "../int16_kernels.hpp"
 #include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
+#include "bf16_round_avx2.hpp"
 
 namespace nova::conv {
 
@@ -151,20 +156,59 @@ void round_fp16_8(float* v, int64_t count) {
 // round_bf16 on 8 floats at a time: the integer round to nearest even of bf16_bits_rne (subnormals
 // kept, NaN made quiet), then the low half cleared; the tail through the scalar definition.
 void round_bf16_8(float* v, int64_t count) {
-  const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF), inf = _mm256_set1_epi32(0x7F800000),
-                bias = _mm256_set1_epi32(0x7FFF), one = _mm256_set1_epi32(1),
-                quiet = _mm256_set1_epi32(0x00400000),
-                high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+  const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
   int64_t i = 0;
   for (; i + 8 <= count; i += 8) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i));
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);  // both non-negative
-    const __m256i r =
-        _mm256_add_epi32(_mm256_add_epi32(x, bias), _mm256_and_si256(_mm256_srli_epi32(x, 16), one));
-    const __m256i out = _mm256_blendv_epi8(r, _mm256_or_si256(x, quiet), nan);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + i), _mm256_and_si256(out, high));
+    const __m256i r = bf16_round_rne8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(v + i)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(v + i), _mm256_and_si256(r, high));
   }
   for (; i < count; ++i) v[i] = round_bf16(v[i]);
+}
+
+// The int8-spatial GEMM (int16_kernels.hpp): vpmaddwd multiplies a broadcast pair of channels of a V' row
+// with 8 columns x 2 channels of the U' panel and adds the two products into int32, exactly; after every
+// run of `chunk` channels the sums are converted (round to nearest even) and added to the FP32 partial
+// results kept in C, in the portable kernel's order. Rows of 6 x 16 columns (one strip).
+template <int MR>
+void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda, const int16_t* b,
+                 std::size_t pair_stride, const float* scale16, float* c, std::size_t ldc) {
+  kernels_impl::assume_reduction_at_least<16>(kc);
+  for (std::size_t c0 = 0; c0 < kc; c0 += chunk) {
+    const std::size_t c1 = std::min(kc, c0 + chunk);
+    __m256i acc[MR][2];
+    for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+    for (std::size_t q = c0 / 2; q < c1 / 2; ++q) {
+      const int16_t* bq = b + q * pair_stride;
+      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
+      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
+      for (int i = 0; i < MR; ++i) {
+        int32_t pair;
+        __builtin_memcpy(&pair, a + static_cast<std::size_t>(i) * lda + 2 * q, 4);
+        const __m256i ai = _mm256_set1_epi32(pair);
+        acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
+        acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
+      }
+    }
+    const bool last = c1 == kc;
+    for (int i = 0; i < MR; ++i)
+      for (int h = 0; h < 2; ++h) {
+        float* out = c + static_cast<std::size_t>(i) * ldc + 8 * h;
+        __m256 v = _mm256_cvtepi32_ps(acc[i][h]);
+        if (c0 != 0) v = _mm256_add_ps(_mm256_loadu_ps(out), v);
+        if (last) v = _mm256_mul_ps(v, _mm256_loadu_ps(scale16 + 8 * h));
+        _mm256_storeu_ps(out, v);
+      }
+  }
+}
+
+void int16_gemm(int64_t rows, int nv, std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda,
+                const int16_t* b, const float* scale, float* c, std::size_t ldc) {
+  const auto pair_stride = static_cast<std::size_t>(32 * nv);  // 2 channels x 16*nv columns
+  lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
+    for (int s = 0; s < NV; ++s)
+      int16_strip<MR>(kc, chunk, a + i * lda, lda, b + 32 * s, pair_stride, scale + 16 * s,
+                      c + i * ldc + 16 * s, ldc);
+  });
 }
 
 }  // namespace
@@ -183,6 +227,10 @@ RoundFn bf16_round_avx2() {
 }
 RoundFn fp16_round_avx2() {
   return &round_fp16_8;
+}
+Int16Fns int16_fns_avx2() {
+  const Int16Fns portable = int16_fns_portable();  // the conversions: linear passes, scalar
+  return {&int16_gemm, portable.convert, portable.codes};
 }
 
 }  // namespace nova::conv

@@ -5,10 +5,43 @@
 
 #include <cstdint>
 
+#include "bf16_round_avx2.hpp"
+
 namespace {
 
 struct VecAvx2 {
   __m256 lo, hi;
+  // As bf16 bits (bf16_bits_rne: the bf16 conversion pass's bits), and as the bf16 values themselves kept
+  // in floats (round_bf16: the in-place rounding pass's bits), so that the transform writes the bf16
+  // GEMMs' operand without a pass over V.
+  static void store_bf16(uint16_t* p, VecAvx2 x) {
+    const __m256i lo = _mm256_srli_epi32(bf16_round_rne8(_mm256_castps_si256(x.lo)), 16),
+                  hi = _mm256_srli_epi32(bf16_round_rne8(_mm256_castps_si256(x.hi)), 16);
+    // 0..0xFFFF in int32 -> u16 (lanes lo0-3 hi0-3 | lo4-7 hi4-7, put in order)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xD8));
+  }
+  static void store_bf16_rounded(float* p, VecAvx2 x) {
+    const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm256_and_si256(bf16_round_rne8(_mm256_castps_si256(x.lo)), high));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + 8),
+                        _mm256_and_si256(bf16_round_rne8(_mm256_castps_si256(x.hi)), high));
+  }
+  // The int8-spatial GEMM's V' operand written by the input transform (InputTileInt16Fn): the exact
+  // integer-valued V' as int16, as Int16ConvertFn converts it (a NaN, an Inf or |v| > 32767 stores 0);
+  // returns the lanes that were not representable, one bit each.
+  static unsigned store_int16(int16_t* p, VecAvx2 x) {
+    const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)),
+                 limit = _mm256_set1_ps(32767.0f);
+    const __m256 ok_lo = _mm256_cmp_ps(_mm256_and_ps(x.lo, abs_mask), limit, _CMP_LE_OQ);  // false for NaN
+    const __m256 ok_hi = _mm256_cmp_ps(_mm256_and_ps(x.hi, abs_mask), limit, _CMP_LE_OQ);
+    const __m256i lo = _mm256_cvtps_epi32(_mm256_and_ps(x.lo, ok_lo)),
+                  hi = _mm256_cvtps_epi32(_mm256_and_ps(x.hi, ok_hi));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                        _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xD8));
+    return static_cast<unsigned>(~(_mm256_movemask_ps(ok_lo) | (_mm256_movemask_ps(ok_hi) << 8))) & 0xFFFFu;
+  }
   // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn): the
   // operations of the portable int8_code, 8 lanes per instruction (RNE by vcvtps2dq under the default
   // rounding mode, as the portable magic-number addition rounds for |y| <= 127). Saturated values are

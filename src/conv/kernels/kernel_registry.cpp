@@ -19,7 +19,8 @@ KernelTable make(Isa isa) {
     case Isa::kAvx2:
       t.gemm = gemm_table_avx2();
       t.transforms = transform_table_avx2();
-      t.layout = layout_table_portable();  // no AVX2-specific layout or conversion code yet
+      t.layout = layout_table_portable();  // FP32 transposes of its own; no AVX2 conversion code yet
+      add_layout_fp32_avx2(t.layout);
       t.convert = convert_table_portable();
       break;
     case Isa::kAvx512:

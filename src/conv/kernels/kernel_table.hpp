@@ -161,6 +161,8 @@ GemmTable gemm_table_avx512();
 TransformTable transform_table_avx512();
 LayoutTable layout_table_portable();
 LayoutTable layout_table_avx512();
+// FP32 pack and NCHW band store with 8x8 register transposes (AVX2), over the portable table's entries.
+void add_layout_fp32_avx2(LayoutTable& table);
 void add_layout_int8_avx512vbmi(
     LayoutTable& table);  // int8 pack and store with byte transposes (AVX512-VBMI)
 ConvertTable convert_table_portable();

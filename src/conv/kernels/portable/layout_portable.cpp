@@ -1,4 +1,4 @@
-// Layout changes of the portable path (also used by the AVX2 path): plain loops.
+// Layout changes of the portable path (and the AVX2 path's for typed tensors): plain loops.
 #include "../kernel_table.hpp"
 
 namespace nova::conv {

@@ -14,9 +14,9 @@ ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 scripts/build.sh sanitize
-# Two catalogue checks run in the release tree only: they replay the stored catalogue's error measurements
-# (62 CPU s of the sanitizer run, whose tests took 102 s on 2 cores) through harness code that the other sanitizer tests cover on
-# smaller data.
+# Two catalogue checks run in the release tree only: they replay the stored catalogue's error
+# measurements (62 CPU s of the sanitizer run, whose tests took 102 s on 2 cores) through harness code
+# that the other sanitizer tests cover on smaller data.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 \
   -E '^Catalogue\.(NoWorseThanThePublishedPointSetsOnTheSameModelAndData|StoredHeldOutErrorsAreReproduced)$'

@@ -13,9 +13,14 @@ namespace nova::conv {
 
 namespace {
 
-// Per-thread rates, measured roughly on the development machine (Xeon, AVX-512): GEMM flops per ns,
-// 16-lane vector operations per ns in the transforms, bytes per ns from L3/memory.
-double gemm_rate(Isa isa) { return isa == Isa::kAvx512 ? 110.0 : isa == Isa::kAvx2 ? 50.0 : 8.0; }
+// Per-thread rates, measured roughly on the development machines: GEMM flops per ns, 16-lane vector
+// operations per ns in the transforms, bytes per ns from L3/memory. The AVX-512 rate is a Xeon's; the AVX2
+// GEMM rate is an AMD EPYC's (Zen 3, the first machine without AVX-512: nova_bench_gemm's 6x16 kernel at
+// 92-96 GFLOP/s, 29-30 of 32 flop/cycle). At the earlier 50 the choice took F(4,3) for 1x512x7x7 there,
+// where F(2,3) ran 1.4x faster (its transformed filters are 16.8 MB against 37.7, beside a 32 MB L3); at
+// 90 it takes F(2,3). On the other layers F(4,3), F(6,3) and F(7,3) swapped places between two runs
+// (docs/engine.md, "Session 13").
+double gemm_rate(Isa isa) { return isa == Isa::kAvx512 ? 110.0 : isa == Isa::kAvx2 ? 90.0 : 8.0; }
 double vec_rate(Isa isa) { return isa == Isa::kAvx512 ? 2.0 : isa == Isa::kAvx2 ? 1.0 : 0.3; }
 constexpr double kStreamRate = 20.0;
 

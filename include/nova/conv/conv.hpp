@@ -57,14 +57,16 @@ enum class AlgorithmChoice { kAuto, kWinograd, kDirect };
 enum class Precision { kFp32, kBf16, kInt8, kFp16, kInt8Spatial };
 // The low-precision GEMM kernel:
 //   kAuto      the fastest this process may run: AMX (int8, bf16) where admitted (amx_int8_supported,
-//              amx_bf16_supported), else the AVX-512 one, else the portable one; the plan says why
+//              amx_bf16_supported), else the AVX-512 one, else (plans on the avx2 path) the AVX2 one
+//              (bf16 on FMAs, fp16 with FP32 arithmetic, int8, int8-spatial), else the portable one;
+//              the plan says why
 //   kPortable  always the portable one
-//   kSimd      as kAuto, but an error where this CPU has no AVX-512 kernel for the precision
+//   kSimd      as kAuto, but an error where the plan's path has no SIMD kernel for the precision
 //   kAvx512    the AVX-512 kernel, never AMX, or an error: the portable kernel's bits on every machine
 //              (the bf16 AMX kernel sums in its own order)
 //   kAmx       the AMX kernel or an error that says why not (int8 and bf16 only; bf16 needs a padded
 //              channel count that is a multiple of 32)
-// The portable and AVX-512 kernels of a precision give bit-identical results.
+// The portable, AVX2 and AVX-512 kernels of a precision give bit-identical results.
 enum class LowpKernel { kAuto, kPortable, kSimd, kAvx512, kAmx };
 // Element type of the input or output tensor. Whatever the types, the engine computes from FP32 values:
 // an input is widened exactly (int8: code * scale, one FP32 multiply) while it is copied into the

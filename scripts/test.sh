@@ -8,6 +8,17 @@ start=$(date +%s)
 scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 
+# The Python side's venv (PyTorch: 2.5 GB to fetch and unpack, mostly one core and the disk, 100 s here)
+# is made in the background while the C++ trees build; the Python stage waits for it. After the apt-get
+# of install-deps.sh, so that the two never hold dpkg's lock at once.
+py_deps_log=$(mktemp)
+py_deps_pid=""
+if [ -x scripts/install-python-deps.sh ]; then
+  scripts/install-python-deps.sh >"$py_deps_log" 2>&1 &
+  py_deps_pid=$!
+fi
+trap '[ -n "$py_deps_pid" ] && kill "$py_deps_pid" 2>/dev/null; rm -f "$py_deps_log"' EXIT
+
 echo "== release build and tests"
 scripts/build.sh release
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
@@ -32,6 +43,13 @@ TSAN_OPTIONS=halt_on_error=1:die_after_fork=0 ctest --test-dir build-tsan --outp
 
 if [ -x scripts/python-tests.sh ]; then
   echo "== Python package and validation tests"
-  scripts/python-tests.sh
+  if [ -n "$py_deps_pid" ]; then
+    py_deps_status=0
+    wait "$py_deps_pid" || py_deps_status=$?
+    py_deps_pid=""
+    cat "$py_deps_log"
+    [ "$py_deps_status" -eq 0 ] || { echo "install-python-deps failed (exit $py_deps_status)" >&2; exit 1; }
+  fi
+  scripts/python-tests.sh  # its own install-python-deps.sh call finds the venv ready
 fi
 echo "== all tests passed in $(( $(date +%s) - start )) s"

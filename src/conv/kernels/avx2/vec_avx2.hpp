@@ -9,6 +9,15 @@
 
 namespace {
 
+// Two registers of 8 int32 narrowed to 16 int16 in lane order: vpackssdw / vpackusdw interleave their
+// operands per 128-bit lane (lo0-3 hi0-3 | lo4-7 hi4-7), and the 64-bit permute puts them back in order.
+// The one narrowing of the bf16, int16 and int8 stores below.
+template <bool kUnsigned>
+inline __m256i narrow_words_in_order(__m256i lo, __m256i hi) {
+  const __m256i packed = kUnsigned ? _mm256_packus_epi32(lo, hi) : _mm256_packs_epi32(lo, hi);
+  return _mm256_permute4x64_epi64(packed, 0xD8);
+}
+
 struct VecAvx2 {
   __m256 lo, hi;
   // As bf16 bits (bf16_bits_rne: the bf16 conversion pass's bits), and as the bf16 values themselves kept
@@ -17,9 +26,7 @@ struct VecAvx2 {
   static void store_bf16(uint16_t* p, VecAvx2 x) {
     const __m256i lo = _mm256_srli_epi32(bf16_round_rne8(_mm256_castps_si256(x.lo)), 16),
                   hi = _mm256_srli_epi32(bf16_round_rne8(_mm256_castps_si256(x.hi)), 16);
-    // 0..0xFFFF in int32 -> u16 (lanes lo0-3 hi0-3 | lo4-7 hi4-7, put in order)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
-                        _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi), 0xD8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), narrow_words_in_order<true>(lo, hi));  // 0..0xFFFF
   }
   static void store_bf16_rounded(float* p, VecAvx2 x) {
     const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
@@ -38,8 +45,7 @@ struct VecAvx2 {
     const __m256 ok_hi = _mm256_cmp_ps(_mm256_and_ps(x.hi, abs_mask), limit, _CMP_LE_OQ);
     const __m256i lo = _mm256_cvtps_epi32(_mm256_and_ps(x.lo, ok_lo)),
                   hi = _mm256_cvtps_epi32(_mm256_and_ps(x.hi, ok_hi));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
-                        _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xD8));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), narrow_words_in_order<false>(lo, hi));
     return static_cast<unsigned>(~(_mm256_movemask_ps(ok_lo) | (_mm256_movemask_ps(ok_hi) << 8))) & 0xFFFFu;
   }
   // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn): the
@@ -63,8 +69,7 @@ struct VecAvx2 {
   static void store_int8(uint8_t* p, VecAvx2 x, float inv, Int8Tally& t) {
     const __m256 k = _mm256_set1_ps(inv);
     const __m256i lo = int8_codes8(x.lo, k, t), hi = int8_codes8(x.hi, k, t);
-    // codes 1..255: int32 -> int16 (lanes lo0-3 hi0-3 | lo4-7 hi4-7, put in order) -> u8
-    const __m256i words = _mm256_permute4x64_epi64(_mm256_packs_epi32(lo, hi), 0xD8);
+    const __m256i words = narrow_words_in_order<false>(lo, hi);  // codes 1..255, then to u8
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
                      _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1)));
   }

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "eigen_svd.hpp"
 #include "nova/analysis/small_svd.hpp"
 
 namespace nova {
@@ -25,22 +26,6 @@ Eigen::MatrixXd kron(const Eigen::MatrixXd& a, const Eigen::MatrixXd& b) {
   return k;
 }
 
-namespace {
-
-Eigen::MatrixXd pseudo_inverse(const Eigen::MatrixXd& m) {
-  // Thin SVD; JacobiSVD while it is cheap (most accurate), BDCSVD for the big 2D matrices.
-  const unsigned opts = Eigen::ComputeThinU | Eigen::ComputeThinV;
-  auto build = [&](const auto& svd) {
-    Eigen::VectorXd inv = svd.singularValues();
-    for (Eigen::Index i = 0; i < inv.size(); ++i) inv(i) = inv(i) > 0 ? 1.0 / inv(i) : 0.0;
-    return Eigen::MatrixXd(svd.matrixV() * inv.asDiagonal() * svd.matrixU().transpose());
-  };
-  if (m.rows() <= 128 && m.cols() <= 128) return build(Eigen::JacobiSVD<Eigen::MatrixXd>(m, opts));
-  return build(Eigen::BDCSVD<Eigen::MatrixXd>(m, opts));
-}
-
-}  // namespace
-
 Conditioning conditioning(const Eigen::MatrixXd& m, const Eigen::MatrixXd* inverse) {
   Conditioning c;
   c.rows = static_cast<int>(m.rows());
@@ -58,7 +43,7 @@ Conditioning conditioning(const Eigen::MatrixXd& m, const Eigen::MatrixXd* inver
     return c;
   }
   c.kappa2 = c.sigma.front() / c.sigma.back();
-  const Eigen::MatrixXd pinv = inverse ? *inverse : pseudo_inverse(m);
+  const Eigen::MatrixXd pinv = inverse ? *inverse : detail::eigen_pseudo_inverse(m);
   c.kappa1 = c.norm1 * norm1(pinv);
   c.kappa_inf = c.norm_inf * norm_inf(pinv);
   c.kappa_fro = c.norm_fro * pinv.norm();

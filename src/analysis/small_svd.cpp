@@ -1,11 +1,12 @@
 #include "nova/analysis/small_svd.hpp"
 
 #include <algorithm>
-#include <utility>
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <utility>
 
+#include "eigen_svd.hpp"
 #include "nova/error.hpp"
 
 namespace nova {
@@ -128,12 +129,7 @@ std::vector<double> singular_values(const Eigen::MatrixXd& a) {
     small_singular_values(rm.data(), rows, cols, s.data());
     return s;
   }
-  Eigen::VectorXd s;
-  if (rows <= 128 && cols <= 128) {
-    s = Eigen::JacobiSVD<Eigen::MatrixXd>(a).singularValues();
-  } else {
-    s = Eigen::BDCSVD<Eigen::MatrixXd>(a).singularValues();
-  }
+  const Eigen::VectorXd s = detail::eigen_singular_values(a);
   return std::vector<double>(s.data(), s.data() + s.size());
 }
 

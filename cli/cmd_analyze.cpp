@@ -1,6 +1,8 @@
 // nova analyze: conditioning, norms, cost and representability of a transform, from points or a file.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_common.hpp"
 #include "command_registry.hpp"
 #include "nova/analysis/analysis.hpp"

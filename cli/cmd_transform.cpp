@@ -1,6 +1,8 @@
 // nova transform: build a tile's exact transform from points and export it.
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_common.hpp"
 #include "command_registry.hpp"
 #include "nova/error.hpp"

@@ -1,6 +1,7 @@
 #include "nova/catalogue/scaling_search.hpp"
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "nova/discover/float_cook_toom.hpp"
 #include "nova/error.hpp"

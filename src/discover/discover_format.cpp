@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "nova/analysis/analysis.hpp"
 #include "nova/discover/discover.hpp"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"

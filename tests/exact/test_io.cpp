@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include "common/cli_runner.hpp"
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"

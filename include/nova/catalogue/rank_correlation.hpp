@@ -2,7 +2,7 @@
 // measured error over random point sets (each in the wincnn scaling, as constructed).
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <vector>

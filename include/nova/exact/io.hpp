@@ -10,7 +10,7 @@
 //    "verified": true}                                               (derived; ignored on import)
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "nova/exact/transform.hpp"

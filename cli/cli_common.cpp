@@ -1,7 +1,9 @@
 #include "cli_common.hpp"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <iostream>
 
 #include "nova/error.hpp"
@@ -14,6 +16,10 @@ OutputFormat parse_format(const std::string& text, bool allow_cpp) {
   if (text == "json") return OutputFormat::kJson;
   if (allow_cpp && text == "cpp") return OutputFormat::kCpp;
   throw Error("unknown --format '" + text + "' (expected text, json" + (allow_cpp ? ", cpp)" : ")"));
+}
+
+std::string format_error_value(double v) {
+  return std::isfinite(v) ? fmt::format("{:.3e}", v) : "inf";
 }
 
 void emit(const std::string& path, const std::string& contents) {

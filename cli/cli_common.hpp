@@ -12,6 +12,9 @@ OutputFormat parse_format(const std::string& text, bool allow_cpp);
 // unwritable path.
 void emit(const std::string& path, const std::string& contents);
 
+// An error figure as the tables print it: 3 significant digits in e-notation, "inf" when not finite.
+std::string format_error_value(double v);
+
 // True when stderr is a terminal (progress output goes there only then).
 bool stderr_is_terminal();
 

@@ -46,7 +46,7 @@ void run_analyze(const AnalyzeOptions& o) {
   if (!a.verified) command_exit_status() = 1;
 }
 
-const CommandRegistration registration("analyze", 20, [](CLI::App& app) {
+const CommandRegistration analyze_registration("analyze", 20, [](CLI::App& app) {
   auto options = std::make_shared<AnalyzeOptions>();
   CLI::App* sub = app.add_subcommand(
       "analyze", "Conditioning (kappa_1,2,inf,F of V, A^T, B^T, G in 1D and 2D), norms, cost, representability");

@@ -344,7 +344,7 @@ void setup(CLI::App& app) {
   paths->callback([paths_format, paths_output, paths_isa] { run_paths(*paths_format, *paths_output, *paths_isa); });
 }
 
-CommandRegistration reg("bench", 60, setup);
+const CommandRegistration bench_registration("bench", 60, setup);
 
 }  // namespace
 }  // namespace nova::cli

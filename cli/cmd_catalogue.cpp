@@ -44,9 +44,7 @@ struct CatalogueOptions {
   std::string around;
 };
 
-std::string fmt_err(double v) { return std::isfinite(v) ? fmt::format("{:.3e}", v) : "inf"; }
-
-std::vector<std::string> split(const std::string& s, char sep) {
+std::vector<std::string> split_nonempty(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= s.size()) {
@@ -76,7 +74,8 @@ void run_list(const CatalogueOptions& o) {
   for (const auto& e : c.entries) {
     const auto* h = c.held_out.empty() ? nullptr : e.error(c.held_out.front().name);
     t += fmt::format("{:<7} {:<13} {:>9.4g} {:>10} {:>10}  {{{}}}\n", e.tile.to_string(), e.preset, e.kappa_v,
-                     fmt_err(e.train_error), h ? fmt_err(h->rel_l2) : "-", to_string(e.transform.points()));
+                     format_error_value(e.train_error), h ? format_error_value(h->rel_l2) : "-",
+                     to_string(e.transform.points()));
   }
   emit(o.output, t);
 }
@@ -96,10 +95,11 @@ void run_show(const CatalogueOptions& o) {
   }
   std::string t = fmt::format("{} {}: points {{{}}}, kappa_2(V) = {:.4g}\n", e.tile.to_string(), e.preset,
                               to_string(e.transform.points()), e.kappa_v);
-  t += fmt::format("training error {} (proxy {})\n", fmt_err(e.train_error), fmt_err(e.proxy));
+  t += fmt::format("training error {} (proxy {})\n", format_error_value(e.train_error),
+                   format_error_value(e.proxy));
   for (const auto& h : e.held_out)
-    t += fmt::format("held-out {:<9} rel L2 {}  max abs {:.3e}  non-finite {}\n", h.data, fmt_err(h.rel_l2), h.max_abs,
-                     h.nonfinite);
+    t += fmt::format("held-out {:<9} rel L2 {}  max abs {:.3e}  non-finite {}\n", h.data,
+                     format_error_value(h.rel_l2), h.max_abs, h.nonfinite);
   t += "found: " + e.found.dump() + "\n\n" + to_text(e.transform);
   emit(o.output, t);
 }
@@ -144,7 +144,8 @@ void run_search(const CatalogueOptions& o) {
     j["discovery"] = to_json(r, false)["discovery"];
     j["scaling_choice"] = to_json(c.scaling);
     j["proxy"] = c.proxy;
-    text += fmt::format("\nbest power-of-two scaling under {}: proxy {}\n{}", spec, fmt_err(c.proxy), to_text(t));
+    text += fmt::format("\nbest power-of-two scaling under {}: proxy {}\n{}", spec,
+                        format_error_value(c.proxy), to_text(t));
   } else if (const auto* measured = dynamic_cast<const MeasuredErrorObjective*>(objective.get())) {
     const auto fin = finite_doubles(r.points);
     const auto res = measured->refine(d.tile, fin, o.refine_window);
@@ -153,7 +154,8 @@ void run_search(const CatalogueOptions& o) {
     j["discovery"] = to_json(r, false)["discovery"];
     j["scaling_choice"] = to_json(res.choice);
     j["train_error"] = res.value;
-    text += fmt::format("\nmeasured scaling polish: training error {}\n{}", fmt_err(res.value), to_text(t));
+    text += fmt::format("\nmeasured scaling polish: training error {}\n{}", format_error_value(res.value),
+                        to_text(t));
   }
   emit(o.output, format == OutputFormat::kJson ? j.dump(2) + "\n" : text);
 }
@@ -163,8 +165,8 @@ void run_generate(const CatalogueOptions& o) {
   g.seed = o.seed;
   g.objective.training.tiles = o.train_tiles;
   g.objective.training.channels = o.train_channels;
-  for (const auto& t : split(o.tiles, ';')) g.tiles.push_back(parse_tile(t));
-  g.presets = split(o.presets, ',');
+  for (const auto& t : split_nonempty(o.tiles, ';')) g.tiles.push_back(parse_tile(t));
+  g.presets = split_nonempty(o.presets, ',');
   g.progress = [](const std::string& s) { std::cerr << s << '\n'; };
   if (o.output.empty()) throw Error("give --output FILE (for example data/catalogue.json)");
   const Catalogue c = generate_catalogue(g);
@@ -172,7 +174,7 @@ void run_generate(const CatalogueOptions& o) {
   std::cerr << fmt::format("wrote {} entries to {} in {} s\n", c.entries.size(), o.output, c.generator["seconds"].dump());
 }
 
-void run_report(const CatalogueOptions& o) {
+void run_catalogue_report(const CatalogueOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
   ErrorTablesOptions eo;
   std::optional<Catalogue> c;
@@ -180,7 +182,7 @@ void run_report(const CatalogueOptions& o) {
     c = load_catalogue(o.catalogue);
     eo.catalogue = &*c;
   }
-  if (!o.presets.empty()) eo.presets = split(o.presets, ',');
+  if (!o.presets.empty()) eo.presets = split_nonempty(o.presets, ',');
   const ErrorTables t = error_tables(eo);
   emit(o.output, format == OutputFormat::kJson ? t.json.dump(2) + "\n" : t.markdown);
 }
@@ -221,8 +223,9 @@ void run_engine_defaults(const CatalogueOptions& o) {
 void run_correlation(const CatalogueOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
   const TileSize tile = parse_tile(o.tile.empty() ? "6,3" : o.tile);
-  const auto presets = o.presets.empty() ? std::vector<std::string>{o.preset.empty() ? "fp16-storage" : o.preset}
-                                         : split(o.presets, ',');
+  const auto presets = o.presets.empty()
+                           ? std::vector<std::string>{o.preset.empty() ? "fp16-storage" : o.preset}
+                           : split_nonempty(o.presets, ',');
   TrainingData tr;
   tr.tiles = o.train_tiles;
   tr.channels = o.train_channels;
@@ -244,7 +247,7 @@ void run_correlation(const CatalogueOptions& o) {
   emit(o.output, format == OutputFormat::kJson ? a.dump(2) + "\n" : text);
 }
 
-const CommandRegistration registration("catalogue", 50, [](CLI::App& app) {
+const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& app) {
   auto o = std::make_shared<CatalogueOptions>();
   CLI::App* cat = app.add_subcommand("catalogue", "The catalogue of best transforms per tile and precision; "
                                                   "error-driven search; the error tables");
@@ -297,7 +300,7 @@ const CommandRegistration registration("catalogue", 50, [](CLI::App& app) {
                                                 "paper's Tables 9, 10, 18, 20, 34");
   common(rep, false);
   rep->add_option("--presets", o->presets, "Presets separated by ','");
-  rep->callback([o] { run_report(*o); });
+  rep->callback([o] { run_catalogue_report(*o); });
 
   CLI::App* eng = cat->add_subcommand("engine-defaults", "The convolution engine's default-transform table (the "
                                                          "catalogue's fp32 entries), as src/conv/default_points_table.hpp");

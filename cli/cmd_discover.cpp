@@ -37,8 +37,6 @@ struct DiscoverCliOptions {
   bool no_symmetric = false, no_es = false, no_polish = false, no_analysis = false;
 };
 
-std::string fmt_err(double v) { return std::isfinite(v) ? fmt::format("{:.3e}", v) : "inf"; }
-
 // measured-error:<model>, proxy:<model> (or stage-proxy:<model>): the catalogue generator's search for
 // one tile and model, points and power-of-two scalings together; the winner is verified exactly and
 // scored on the held-out sets. Returns false when `spec` is not such an objective.
@@ -98,15 +96,18 @@ bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
   }
   std::string t = fmt::format("{} {}: points {{{}}}, kappa_2(V) = {:.4g}, verified exactly\n", tile.to_string(),
                               o.objective, to_string(e.transform.points()), e.kappa_v);
-  t += fmt::format("training error {} ({}), proxy {}\n", fmt_err(e.train_error), training, fmt_err(e.proxy));
+  t += fmt::format("training error {} ({}), proxy {}\n", format_error_value(e.train_error), training,
+                   format_error_value(e.proxy));
   for (const auto& h : e.held_out) {
     const HeldOutError* c = shipped ? shipped->error(h.data) : nullptr;
-    t += fmt::format("held-out {:<9} rel L2 {}  max abs {:.3e}  non-finite {}{}\n", h.data, fmt_err(h.rel_l2),
-                     h.max_abs, h.nonfinite, c ? "   (catalogue entry: " + fmt_err(c->rel_l2) + ")" : "");
+    t += fmt::format("held-out {:<9} rel L2 {}  max abs {:.3e}  non-finite {}{}\n", h.data,
+                     format_error_value(h.rel_l2), h.max_abs, h.nonfinite,
+                     c ? "   (catalogue entry: " + format_error_value(c->rel_l2) + ")" : "");
   }
   if (shipped)
-    t += fmt::format("catalogue entry {} {}: points {{{}}}, training error {}\n", tile.to_string(), model.name,
-                     to_string(shipped->transform.points()), fmt_err(shipped->train_error));
+    t +=
+        fmt::format("catalogue entry {} {}: points {{{}}}, training error {}\n", tile.to_string(), model.name,
+                    to_string(shipped->transform.points()), format_error_value(shipped->train_error));
   t += "found: " + e.found.dump() + "\n\n" + to_text(e.transform);
   emit(o.output, t);
   return true;
@@ -145,7 +146,7 @@ void run_discover(const DiscoverCliOptions& o) {
   }
 }
 
-const CommandRegistration registration("discover", 30, [](CLI::App& app) {
+const CommandRegistration discover_registration("discover", 30, [](CLI::App& app) {
   auto o = std::make_shared<DiscoverCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "discover", "Find well-conditioned rational points: symmetric enumeration, ES, snap, neighbourhood search");

@@ -36,7 +36,7 @@ struct ErrorOptions {
   bool direct = false;
 };
 
-std::vector<std::string> split(const std::string& text, char sep) {
+std::vector<std::string> split_list(const std::string& text, char sep) {
   std::vector<std::string> out;
   std::string cur;
   for (char c : text) {
@@ -52,7 +52,7 @@ std::vector<std::string> split(const std::string& text, char sep) {
 }
 
 std::vector<int64_t> parse_layer(const std::string& text) {
-  const auto parts = split(text, ',');
+  const auto parts = split_list(text, ',');
   if (parts.size() != 5) throw Error("--layer wants N,C,H,W,K (five integers), got '" + text + "'");
   std::vector<int64_t> v;
   for (const auto& p : parts) {
@@ -113,7 +113,7 @@ void run_error(const ErrorOptions& o) {
   const std::vector<Transform> transforms = transforms_of(o);
   const TileSize tile = transforms.front().tile();
   std::vector<PrecisionModel> models;
-  for (const std::string& name : split(o.precision, ',')) models.push_back(load_precision_model(name));
+  for (const std::string& name : split_list(o.precision, ',')) models.push_back(load_precision_model(name));
 
   // The dataset: generated tiles, a generated layer, or a layer from .npy files.
   std::string data_text;
@@ -229,7 +229,7 @@ void run_error(const ErrorOptions& o) {
   emit(o.output, text);
 }
 
-const CommandRegistration registration("error", 40, [](CLI::App& app) {
+const CommandRegistration error_registration("error", 40, [](CLI::App& app) {
   auto o = std::make_shared<ErrorOptions>();
   CLI::App* sub = app.add_subcommand("error", "Measure a transform's error under precision models against float64 direct convolution");
   sub->add_option("transforms", o->transform_files, "Transform JSON files (instead of or with --points)")

@@ -34,7 +34,7 @@ void run_report(const ReportCliOptions& o) {
   emit(o.output, text);
 }
 
-const CommandRegistration registration("report", 5, [](CLI::App& app) {
+const CommandRegistration report_registration("report", 5, [](CLI::App& app) {
   auto o = std::make_shared<ReportCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "report", "The main report: the seed's conditioning tables regenerated, with nova's numbers beside them");

@@ -36,7 +36,7 @@ void run_transform(const TransformOptions& o) {
   }
 }
 
-const CommandRegistration registration("transform", 10, [](CLI::App& app) {
+const CommandRegistration transform_registration("transform", 10, [](CLI::App& app) {
   auto options = std::make_shared<TransformOptions>();
   CLI::App* sub = app.add_subcommand("transform", "Build the exact Winograd transform (AT, G, BT) of a tile from points");
   sub->add_option("--tile,-t", options->tile, "Tile F(m,r), written 6,3 or F(6,3)")->required();

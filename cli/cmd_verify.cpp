@@ -42,7 +42,7 @@ void run_verify(const VerifyOptions& o) {
   if (!all_ok) command_exit_status() = 1;
 }
 
-const CommandRegistration registration("verify", 11, [](CLI::App& app) {
+const CommandRegistration verify_registration("verify", 11, [](CLI::App& app) {
   auto options = std::make_shared<VerifyOptions>();
   CLI::App* sub = app.add_subcommand("verify", "Verify transform JSON files exactly (exit 1 if any is wrong)");
   sub->add_option("files", options->files, "Transform JSON files")->required()->check(CLI::ExistingFile);

@@ -14,7 +14,8 @@ namespace nova::conv {
 namespace {
 
 nlohmann::json bench_json(const std::string& args) {
-  const testing::CliResult r = testing::run_cli("bench conv --repeat 2 --threads 2 --check --format json " + args);
+  const nova::testing::CliResult r =
+      nova::testing::run_cli("bench conv --repeat 2 --threads 2 --check --format json " + args);
   EXPECT_EQ(r.status, 0) << r.output;
   if (r.status != 0) return {};
   return nlohmann::json::parse(r.output);
@@ -53,7 +54,7 @@ TEST(BenchConvCli, BadRequestsGetAClearMessage) {
                {"--shape 1,8,8,8,8 --dtype fp16 --lowp-kernel amx --repeat 1", "no AMX kernel for fp16 GEMMs"},
                {"--shape 1,8,8,8,8 --lowp-kernel amx --repeat 1", "no AMX kernel for fp32 GEMMs"}};
   for (const auto& c : cases) {
-    const testing::CliResult r = testing::run_cli("bench conv " + c.args);
+    const nova::testing::CliResult r = nova::testing::run_cli("bench conv " + c.args);
     EXPECT_NE(r.status, 0) << c.args;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << ": " << r.output;
   }
@@ -63,7 +64,8 @@ TEST(BenchConvCli, BadRequestsGetAClearMessage) {
 TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
   for (const std::string isa : {"", "portable", "avx512"}) {
     if (!isa.empty() && !isa_supported(parse_isa(isa))) continue;
-    const testing::CliResult r = testing::run_cli("bench paths --format json" + (isa.empty() ? "" : " --isa " + isa));
+    const nova::testing::CliResult r =
+        nova::testing::run_cli("bench paths --format json" + (isa.empty() ? "" : " --isa " + isa));
     ASSERT_EQ(r.status, 0) << r.output;
     const nlohmann::json j = nlohmann::json::parse(r.output);
     EXPECT_EQ(j["isa"], isa.empty() ? to_string(best_isa()) : isa);
@@ -91,7 +93,7 @@ TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
       }
     }
   }
-  const testing::CliResult bad = testing::run_cli("bench paths --isa avx1024");
+  const nova::testing::CliResult bad = nova::testing::run_cli("bench paths --isa avx1024");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.output.find("unknown kernel path"), std::string::npos) << bad.output;
 }

@@ -44,17 +44,17 @@ ConvShape random_shape(std::mt19937& rng, int r) {
   return s;
 }
 
-struct Case {
+struct WinogradCase {
   TileSize tile;
   Isa isa;
   Layout layout;
   bool generated;
 };
 
-class WinogradRandom : public ::testing::TestWithParam<Case> {};
+class WinogradRandom : public ::testing::TestWithParam<WinogradCase> {};
 
 TEST_P(WinogradRandom, MatchesFloat64Reference) {
-  const Case c = GetParam();
+  const WinogradCase c = GetParam();
   std::mt19937 rng(1000u + static_cast<unsigned>(c.tile.m * 31 + c.tile.r));
   for (int trial = 0; trial < 3; ++trial) {
     const ConvShape s = random_shape(rng, c.tile.r);
@@ -76,8 +76,8 @@ TEST_P(WinogradRandom, MatchesFloat64Reference) {
   }
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> out;
+std::vector<WinogradCase> all_cases() {
+  std::vector<WinogradCase> out;
   for (const TileSize& t : default_tiles())
     for (Isa isa : testing::runnable_isas())
       for (Layout l : {Layout::kNCHW, Layout::kNHWC})
@@ -85,13 +85,13 @@ std::vector<Case> all_cases() {
   return out;
 }
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
+std::string winograd_case_name(const ::testing::TestParamInfo<WinogradCase>& info) {
+  const WinogradCase& c = info.param;
   return "F" + std::to_string(c.tile.m) + "x" + std::to_string(c.tile.r) + "_" + to_string(c.isa) + "_" +
          to_string(c.layout) + (c.generated ? "_generated" : "_generic");
 }
 
-INSTANTIATE_TEST_SUITE_P(AllTiles, WinogradRandom, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(AllTiles, WinogradRandom, ::testing::ValuesIn(all_cases()), winograd_case_name);
 
 // A transform that is not one of the defaults (other points, other scaling) runs through the generic
 // tile code and is still correct.

@@ -22,6 +22,38 @@ std::string format_error_value(double v) {
   return std::isfinite(v) ? fmt::format("{:.3e}", v) : "inf";
 }
 
+std::vector<std::string> split_list(const std::string& text, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : text) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else if (c != ' ') {
+      cur += c;
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::array<int64_t, 5> parse_nchwk(const std::string& text, const std::string& option) {
+  const auto parts = split_list(text, ',');
+  if (parts.size() != 5) throw Error(option + " wants N,C,H,W,K (five integers), got '" + text + "'");
+  std::array<int64_t, 5> v{};
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    std::size_t used = 0;
+    try {
+      v[i] = std::stoll(p, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != p.size() || p.empty()) throw Error(option + ": '" + p + "' is not an integer");
+  }
+  return v;
+}
+
 void emit(const std::string& path, const std::string& contents) {
   if (path.empty() || path == "-") {
     std::cout << contents;

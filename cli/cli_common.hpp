@@ -1,7 +1,10 @@
 // Helpers shared by the commands: output destinations and formats.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace nova::cli {
 
@@ -14,6 +17,12 @@ void emit(const std::string& path, const std::string& contents);
 
 // An error figure as the tables print it: 3 significant digits in e-notation, "inf" when not finite.
 std::string format_error_value(double v);
+
+// The fields of `text` between the separators, spaces removed; empty fields are kept ("a,,b" has three).
+std::vector<std::string> split_list(const std::string& text, char sep);
+
+// A layer shape written N,C,H,W,K: five integers; anything else throws nova::Error naming `option`.
+std::array<int64_t, 5> parse_nchwk(const std::string& text, const std::string& option);
 
 // True when stderr is a terminal (progress output goes there only then).
 bool stderr_is_terminal();

@@ -54,25 +54,7 @@ struct BenchOptions {
 };
 
 ConvShape parse_shape(const BenchOptions& o) {
-  std::vector<int64_t> v;
-  std::string cur;
-  for (char c : o.shape + ",") {
-    if (c == ',') {
-      std::size_t used = 0;
-      int64_t x = 0;
-      try {
-        x = std::stoll(cur, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (cur.empty() || used != cur.size()) throw Error("--shape wants N,C,H,W,K (five integers), got '" + o.shape + "'");
-      v.push_back(x);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  if (v.size() != 5) throw Error("--shape wants N,C,H,W,K (five integers), got '" + o.shape + "'");
+  const auto v = parse_nchwk(o.shape, "--shape");
   ConvShape s;
   s.N = v[0];
   s.C = v[1];

@@ -36,39 +36,6 @@ struct ErrorOptions {
   bool direct = false;
 };
 
-std::vector<std::string> split_list(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::string cur;
-  for (char c : text) {
-    if (c == sep) {
-      out.push_back(cur);
-      cur.clear();
-    } else if (c != ' ') {
-      cur += c;
-    }
-  }
-  out.push_back(cur);
-  return out;
-}
-
-std::vector<int64_t> parse_layer(const std::string& text) {
-  const auto parts = split_list(text, ',');
-  if (parts.size() != 5) throw Error("--layer wants N,C,H,W,K (five integers), got '" + text + "'");
-  std::vector<int64_t> v;
-  for (const auto& p : parts) {
-    std::size_t used = 0;
-    int64_t x = 0;
-    try {
-      x = std::stoll(p, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != p.size() || p.empty()) throw Error("--layer: '" + p + "' is not an integer");
-    v.push_back(x);
-  }
-  return v;
-}
-
 std::vector<Transform> transforms_of(const ErrorOptions& o) {
   std::vector<Transform> out;
   for (const std::string& f : o.transform_files) out.push_back(load_transform(f));
@@ -131,10 +98,10 @@ void run_error(const ErrorOptions& o) {
       parse_data_kind(o.data);  // throws the list of data kinds
     }
     if (!std::filesystem::exists(input)) throw Error("--data: '" + input + "' does not exist");
-    const int64_t K = o.layer.empty() ? 8 : parse_layer(o.layer)[4];
+    const int64_t K = o.layer.empty() ? 8 : parse_nchwk(o.layer, "--layer")[4];
     layer = load_layer_dataset(input, weights, K, tile.r, o.seed);
   } else if (!o.layer.empty()) {
-    const auto l = parse_layer(o.layer);
+    const auto l = parse_nchwk(o.layer, "--layer");
     layer = make_layer_dataset(l[0], l[1], l[2], l[3], l[4], tile.r, parse_data_kind(o.data), o.seed);
   } else {
     tiles = make_tile_dataset(tile, parse_data_kind(o.data), o.tiles, o.channels, o.seed);

@@ -45,10 +45,20 @@ std::vector<float> special_values() {
   return v;
 }
 
-// The portable and AVX-512F tables, and the avx512 path's table as the registry builds it for this CPU
-// (with AVX512-BF16, its bf16 narrows use vcvtneps2bf16: kernels/avx512bf16/narrow_bf16_avx512bf16.cpp).
+bool avx2_f16c() {
+#if defined(__x86_64__) || defined(__i386__)
+  return isa_supported(Isa::kAvx2) && __builtin_cpu_supports("f16c");
+#else
+  return false;
+#endif
+}
+
+// The portable, AVX2 (+F16C) and AVX-512F tables, and the avx512 path's table as the registry builds it
+// for this CPU (with AVX512-BF16, its bf16 narrows use vcvtneps2bf16:
+// kernels/avx512bf16/narrow_bf16_avx512bf16.cpp).
 std::vector<ConvertTable> convert_tables() {
   std::vector<ConvertTable> t = {convert_table_portable()};
+  if (avx2_f16c()) t.push_back(convert_table_avx2());
   if (isa_supported(Isa::kAvx512)) {
     t.push_back(convert_table_avx512());
     t.push_back(kernels(Isa::kAvx512).convert);
@@ -121,6 +131,42 @@ TEST(TensorConvert, NarrowMatchesTheFormatDefinitionsOnEveryPath) {
       for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(back[i], static_cast<float>(out[i]) * scale);
     }
   }
+}
+
+// Every bf16 and fp16 code and every int8 code, widened by each path, against the portable widen (bits;
+// a signalling fp16 NaN only as a NaN of the same sign, since vcvtph2ps makes it quiet), at offsets and
+// counts that put codes in tails.
+TEST(TensorConvert, WidenOfEveryCodeEqualsThePortableWiden) {
+  const ConvertTable portable = convert_table_portable();
+  for (const ConvertTable& t : convert_tables())
+    for (DataType type : {DataType::kBf16, DataType::kFp16, DataType::kInt8}) {
+      SCOPED_TRACE(to_string(type));
+      const std::size_t codes = type == DataType::kInt8 ? 256 : 65536, bytes = element_size(type);
+      std::vector<unsigned char> src(codes * bytes);
+      for (std::size_t c = 0; c < codes; ++c) {
+        const auto code = static_cast<uint16_t>(c);
+        std::memcpy(src.data() + c * bytes, &code, bytes);  // little-endian: the low byte for int8
+      }
+      const float scale = type == DataType::kInt8 ? 0.037f : 1.0f;
+      for (const auto& [first, count] : {std::pair<std::size_t, std::size_t>{0, codes}, {3, 13}, {5, 6}}) {
+        std::vector<float> got(count + 1, -7.0f), want(count + 1, -7.0f);
+        t.widen[static_cast<int>(type)](src.data() + first * bytes, got.data(), static_cast<int64_t>(count),
+                                        scale);
+        portable.widen[static_cast<int>(type)](src.data() + first * bytes, want.data(),
+                                               static_cast<int64_t>(count), scale);
+        for (std::size_t i = 0; i <= count; ++i) {
+          uint32_t a, b;
+          std::memcpy(&a, &got[i], 4);
+          std::memcpy(&b, &want[i], 4);
+          if (type == DataType::kFp16 && std::isnan(want[i])) {
+            ASSERT_TRUE(std::isnan(got[i])) << "code " << first + i;
+            ASSERT_EQ(a >> 31, b >> 31) << "code " << first + i;
+            continue;
+          }
+          ASSERT_EQ(a, b) << "code " << first + i;  // i == count: nothing written past the end
+        }
+      }
+    }
 }
 
 TEST(TensorConvert, TailsAreNotWrittenPastTheEnd) {
@@ -229,6 +275,7 @@ std::vector<Case> engine_cases() {
 TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
   std::vector<std::pair<LayoutTable, ConvertTable>> paths = {
       {layout_table_portable(), convert_table_portable()}};
+  if (avx2_f16c()) paths.emplace_back(kernels(Isa::kAvx2).layout, kernels(Isa::kAvx2).convert);
   if (isa_supported(Isa::kAvx512)) paths.emplace_back(layout_table_avx512(), convert_table_avx512());
   std::mt19937 rng(11);
   const std::ptrdiff_t stride = 41, count = 37;

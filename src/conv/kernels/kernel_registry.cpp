@@ -19,9 +19,15 @@ KernelTable make(Isa isa) {
     case Isa::kAvx2:
       t.gemm = gemm_table_avx2();
       t.transforms = transform_table_avx2();
-      t.layout = layout_table_portable();  // FP32 transposes of its own; no AVX2 conversion code yet
+      t.layout = layout_table_portable();
       add_layout_fp32_avx2(t.layout);
       t.convert = convert_table_portable();
+#if defined(__x86_64__) || defined(__i386__)
+      if (__builtin_cpu_supports("f16c")) {  // every AVX2 CPU made has it; the conversions need it for fp16
+        add_layout_typed_avx2_f16c(t.layout);
+        t.convert = convert_table_avx2();
+      }
+#endif
       break;
     case Isa::kAvx512:
       t.gemm = gemm_table_avx512();

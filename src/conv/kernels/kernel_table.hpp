@@ -163,9 +163,13 @@ LayoutTable layout_table_portable();
 LayoutTable layout_table_avx512();
 // FP32 pack and NCHW band store with 8x8 register transposes (AVX2), over the portable table's entries.
 void add_layout_fp32_avx2(LayoutTable& table);
+// Typed (bf16, fp16, int8) packs and NCHW band stores that widen and narrow as convert_table_avx2 does
+// (AVX2 + F16C CPUs, over the portable table's entries).
+void add_layout_typed_avx2_f16c(LayoutTable& table);
 void add_layout_int8_avx512vbmi(
     LayoutTable& table);  // int8 pack and store with byte transposes (AVX512-VBMI)
 ConvertTable convert_table_portable();
+ConvertTable convert_table_avx2();  // AVX2 + F16C
 // bf16 narrows and NCHW band stores with vcvtneps2bf16, the same bits (AVX512-BF16 CPUs, over the
 // avx512 path's entries).
 void add_bf16_narrow_avx512bf16(LayoutTable& layout, ConvertTable& convert);

@@ -1,10 +1,15 @@
-// Layout changes of FP32 tensors for AVX2: 8x8 register transposes (unpack, shuffle, 128-bit lane
-// permutes) between NCHW rows and 16-channel blocks, twice per 16 channels; edges of fewer than 8
-// columns go through the plain loops. Pure data movement: the portable path's values. Typed tensors
-// (bf16, fp16, int8) keep the portable entries.
+// Layout changes for AVX2: 8x8 register transposes (unpack, shuffle, 128-bit lane permutes) between NCHW
+// rows and 16-channel blocks, twice per 16 channels. FP32 moves data only (edges of fewer than 8 columns
+// through plain loops); typed tensors (bf16, fp16, int8; F16C for fp16) are widened as they are loaded
+// and narrowed after the transpose by the AVX2 conversions (convert_vectors_avx2.hpp), the edges through
+// the same vector code on zero-padded copies: the same bits and counts as the AVX2 ConvertTable's
+// widen and narrow_rows around the FP32 moves.
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "../kernel_table.hpp"
+#include "convert_vectors_avx2.hpp"
 
 namespace nova::conv {
 
@@ -65,11 +70,97 @@ void store_band_nchw(const float* band, std::ptrdiff_t width_stride, int rows, s
   }
 }
 
+// pack_rows16_fp32 for typed elements: 8 columns of 16 rows widened, transposed; a tail of fewer than 8
+// columns widened row by row (widen_run, the same vector code) into a buffer, then moved.
+template <DataType T>
+void pack_rows16_typed(const void* src_v, float scale, std::ptrdiff_t channel_stride, int lanes,
+                       std::ptrdiff_t count, float* dst) {
+  constexpr std::ptrdiff_t kBytes = T == DataType::kInt8 ? 1 : 2;
+  const auto* src = static_cast<const unsigned char*>(src_v);
+  const __m256 sc = _mm256_set1_ps(scale);
+  std::ptrdiff_t x0 = 0;
+  for (; x0 + 8 <= count; x0 += 8)
+    for (int h = 0; h < 2; ++h) {
+      __m256 r[8];
+      for (int l = 0; l < 8; ++l)
+        r[l] = 8 * h + l < lanes ? widen8<T>(src + ((8 * h + l) * channel_stride + x0) * kBytes, sc)
+                                 : _mm256_setzero_ps();
+      transpose8(r);
+      for (int x = 0; x < 8; ++x) _mm256_storeu_ps(dst + (x0 + x) * 16 + 8 * h, r[x]);
+    }
+  if (x0 < count) {
+    const std::ptrdiff_t xs = count - x0;
+    float buf[16][8] = {};
+    for (int l = 0; l < lanes; ++l) widen_run<T>(src + (l * channel_stride + x0) * kBytes, buf[l], xs, scale);
+    for (std::ptrdiff_t x = 0; x < xs; ++x)
+      for (int l = 0; l < 16; ++l) dst[(x0 + x) * 16 + l] = buf[l][x];
+  }
+}
+
+// store_band_nchw into elements of T: 8 pixels of 16 channels transposed, each channel's 8 values
+// narrowed by narrow8 (__m256 -> 8 elements in the low part of a __m128i) and stored; an edge of fewer
+// than 8 pixels is padded with zeros (which add to no count) and stored element by element.
+template <std::size_t kBytes, class Narrow8>
+void store_band_nchw_narrowed(Narrow8& narrow8, const float* band, std::ptrdiff_t width_stride, int rows,
+                              std::ptrdiff_t width, int lanes, void* out_v, std::ptrdiff_t plane,
+                              std::ptrdiff_t row) {
+  auto* out = static_cast<unsigned char*>(out_v);
+  for (int i = 0; i < rows; ++i) {
+    const float* b = band + i * width_stride * 16;
+    for (std::ptrdiff_t x0 = 0; x0 < width; x0 += 8) {
+      const std::ptrdiff_t xs = width - x0 < 8 ? width - x0 : 8;
+      for (int h = 0; h < 2 && 8 * h < lanes; ++h) {
+        __m256 r[8];
+        for (int x = 0; x < 8; ++x)
+          r[x] = x < xs ? _mm256_loadu_ps(b + (x0 + x) * 16 + 8 * h) : _mm256_setzero_ps();
+        transpose8(r);
+        for (int l = 0; l < 8 && 8 * h + l < lanes; ++l) {
+          const __m128i v = narrow8(r[l]);
+          unsigned char* o = out + static_cast<std::ptrdiff_t>(kBytes) * ((8 * h + l) * plane + i * row + x0);
+          if (xs == 8 && kBytes == 2) {
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
+          } else if (xs == 8) {
+            _mm_storel_epi64(reinterpret_cast<__m128i*>(o), v);
+          } else {
+            alignas(16) unsigned char tmp[16];
+            _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
+            std::memcpy(o, tmp, static_cast<std::size_t>(xs) * kBytes);
+          }
+        }
+      }
+    }
+  }
+}
+
+template <DataType T>
+void store_band_nchw_typed(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
+                           int lanes, void* out, std::ptrdiff_t plane, std::ptrdiff_t row, float inv_scale,
+                           NarrowCounts* counts) {
+  if constexpr (T == DataType::kInt8) {
+    Int8NarrowAvx2 narrow(inv_scale);
+    store_band_nchw_narrowed<1>(narrow, band, width_stride, rows, width, lanes, out, plane, row);
+    counts->saturated += narrow.saturated();
+    counts->nonfinite += narrow.nonfinite();
+  } else {
+    auto narrow = [](__m256 x) { return T == DataType::kBf16 ? bf16_bits8(x) : fp16_bits8(x); };
+    store_band_nchw_narrowed<2>(narrow, band, width_stride, rows, width, lanes, out, plane, row);
+  }
+}
+
 }  // namespace
 
 void add_layout_fp32_avx2(LayoutTable& table) {
   table.pack_rows16[static_cast<int>(DataType::kFp32)] = &pack_rows16_fp32;
   table.store_band_nchw = &store_band_nchw;
+}
+
+void add_layout_typed_avx2_f16c(LayoutTable& table) {
+  table.pack_rows16[static_cast<int>(DataType::kBf16)] = &pack_rows16_typed<DataType::kBf16>;
+  table.pack_rows16[static_cast<int>(DataType::kFp16)] = &pack_rows16_typed<DataType::kFp16>;
+  table.pack_rows16[static_cast<int>(DataType::kInt8)] = &pack_rows16_typed<DataType::kInt8>;
+  table.store_band_nchw_typed[static_cast<int>(DataType::kBf16)] = &store_band_nchw_typed<DataType::kBf16>;
+  table.store_band_nchw_typed[static_cast<int>(DataType::kFp16)] = &store_band_nchw_typed<DataType::kFp16>;
+  table.store_band_nchw_typed[static_cast<int>(DataType::kInt8)] = &store_band_nchw_typed<DataType::kInt8>;
 }
 
 }  // namespace nova::conv

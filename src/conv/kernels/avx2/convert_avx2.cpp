@@ -1,0 +1,74 @@
+// Element conversions of typed input and output tensors on AVX2 (+ F16C), 8 values per step; a tail of
+// fewer than 8 goes through the same vector code on a zero-padded copy, so every element gets the same
+// bits wherever it sits. Bit-identical to kernels/portable/convert_portable.cpp (tests/conv/
+// test_conv_io.cpp), but for fp16 widens of signalling NaNs, which vcvtph2ps makes quiet.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "../convert_table_template.hpp"
+#include "../kernel_table.hpp"
+#include "convert_vectors_avx2.hpp"
+
+namespace nova::conv {
+
+namespace {
+
+// A run narrowed 8 floats at a time by narrow8 (__m256 -> 8 elements of kBytes in the low part of a
+// __m128i).
+template <std::size_t kBytes, class Narrow8>
+[[gnu::always_inline]] inline void narrow_with(Narrow8&& narrow8, const float* src, void* dst,
+                                               int64_t count) {
+  auto* d = static_cast<unsigned char*>(dst);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m128i v = narrow8(_mm256_loadu_ps(src + i));
+    if constexpr (kBytes == 2)
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i * 2), v);
+    else
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(d + i), v);
+  }
+  if (i < count) {  // zero padding: finite and in range, so it adds to no count
+    const auto left = static_cast<std::size_t>(count - i);
+    alignas(32) float in[8] = {};
+    alignas(16) unsigned char out[16];
+    std::memcpy(in, src + i, left * sizeof(float));
+    _mm_store_si128(reinterpret_cast<__m128i*>(out), narrow8(_mm256_load_ps(in)));
+    std::memcpy(d + i * kBytes, out, left * kBytes);
+  }
+}
+
+// A copy, in vectors: the NHWC and NCHW16c stores call it per pixel or tile row (16-64 floats), where a
+// call of memcpy costs more than the copy.
+[[gnu::always_inline]] inline void narrow_fp32(const float* src, void* dst, int64_t count, float,
+                                               NarrowCounts*) {
+  auto* d = static_cast<float*>(dst);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(d + i, _mm256_loadu_ps(src + i));
+  for (; i < count; ++i) d[i] = src[i];
+}
+[[gnu::always_inline]] inline void narrow_bf16(const float* src, void* dst, int64_t count, float,
+                                               NarrowCounts*) {
+  narrow_with<2>([](__m256 x) { return bf16_bits8(x); }, src, dst, count);
+}
+[[gnu::always_inline]] inline void narrow_fp16(const float* src, void* dst, int64_t count, float,
+                                               NarrowCounts*) {
+  narrow_with<2>([](__m256 x) { return fp16_bits8(x); }, src, dst, count);
+}
+[[gnu::always_inline]] inline void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale,
+                                               NarrowCounts* counts) {
+  Int8NarrowAvx2 narrow(inv_scale);
+  narrow_with<1>(narrow, src, dst, count);
+  counts->saturated += narrow.saturated();
+  counts->nonfinite += narrow.nonfinite();
+}
+
+}  // namespace
+
+ConvertTable convert_table_avx2() {
+  return kernels_impl::make_convert_table<&widen_run<DataType::kFp32>, &widen_run<DataType::kBf16>,
+                                          &widen_run<DataType::kFp16>, &widen_run<DataType::kInt8>,
+                                          &narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>();
+}
+
+}  // namespace nova::conv

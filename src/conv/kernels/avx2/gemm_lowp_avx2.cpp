@@ -110,14 +110,21 @@ void int8_group(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t*
   // acc[i][0]: columns 0-3, acc[i][1]: columns 4-7, each as (channels 0+1, channels 2+3) per column.
   __m256i acc[MR][2];
   for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+  // The quad of a V row is broadcast from memory as a dword (a load, no shuffle) and its bytes
+  // zero-extended to words within each 128-bit lane by one vpshufb (index 0x80: a zero byte); the
+  // earlier vmovd, vpmovzxbw and vpbroadcastq took two shuffle uops per row and quad, and the GEMM was
+  // bound by them.
+  const __m256i widen_quad =
+      _mm256_setr_epi8(0, -128, 1, -128, 2, -128, 3, -128, 0, -128, 1, -128, 2, -128, 3, -128, 0, -128, 1,
+                       -128, 2, -128, 3, -128, 0, -128, 1, -128, 2, -128, 3, -128);
   for (std::size_t q = 0; q < kc / 4; ++q) {
-    const __m256i quads = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b + q * quad_stride));
-    const __m256i b0 = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(quads));
-    const __m256i b1 = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(quads, 1));
+    const int8_t* bq = b + q * quad_stride;
+    const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bq)));
+    const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bq + 16)));
     for (int i = 0; i < MR; ++i) {
       int32_t quad;
       __builtin_memcpy(&quad, a + static_cast<std::size_t>(i) * lda + 4 * q, 4);
-      const __m256i ai = _mm256_broadcastq_epi64(_mm_cvtepu8_epi16(_mm_cvtsi32_si128(quad)));
+      const __m256i ai = _mm256_shuffle_epi8(_mm256_set1_epi32(quad), widen_quad);
       acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
       acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
     }
@@ -135,10 +142,22 @@ void int8_group(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t*
 void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
                const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
   const auto quad_stride = static_cast<std::size_t>(64 * nv);  // 4 channels x 16*nv columns
+  // At most kInt8Rows rows per pass: 2 accumulators per row, 2 U registers, the vpshufb index and two
+  // temporaries must fit the 16 ymm registers. At 6 rows GCC spilled the accumulators to the stack in
+  // the inner loop (a load and a store per accumulator and quad).
+  constexpr int kInt8Rows = 4;
+  auto pass = [&]<int R>(int64_t i) {
+    for (int h = 0; h < 2 * nv; ++h)
+      int8_group<R>(kc, a + i * lda, lda, b + 32 * h, quad_stride, comp + 8 * h, scale + 8 * h,
+                    c + i * ldc + 8 * h, ldc);
+  };
   lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
-    for (int h = 0; h < 2 * NV; ++h)
-      int8_group<MR>(kc, a + i * lda, lda, b + 32 * h, quad_stride, comp + 8 * h, scale + 8 * h,
-                     c + i * ldc + 8 * h, ldc);
+    if constexpr (MR > kInt8Rows) {
+      pass.template operator()<kInt8Rows>(i);
+      pass.template operator()<MR - kInt8Rows>(i + kInt8Rows);
+    } else {
+      pass.template operator()<MR>(i);
+    }
   });
 }
 

@@ -29,7 +29,8 @@ double clock_ghz() {
       constexpr int64_t kSteps = 20'000'000;
       const auto t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < kSteps; ++i) __asm__ volatile("imul %0, %0" : "+r"(x));
-      const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      const double ns =
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
       best = std::max(best, 3.0 * static_cast<double>(kSteps) / ns);
     }
     return best;
@@ -59,9 +60,9 @@ void BM_GemmKernel(benchmark::State& state) {
       const float* b = u.data() + k0 * C;
       for (int64_t i0 = 0; i0 < rows; i0 += mr) {
         const int64_t h = std::min(mr, rows - i0);
-        g.fn[h - 1][width / 16 - 1](static_cast<std::size_t>(C), v.data() + i0 * C, static_cast<std::size_t>(C), b,
-                                    static_cast<std::size_t>(width), m.data() + i0 * K + k0,
-                                    static_cast<std::size_t>(K));
+        g.fn[h - 1][width / 16 - 1](static_cast<std::size_t>(C), v.data() + i0 * C,
+                                    static_cast<std::size_t>(C), b, static_cast<std::size_t>(width),
+                                    m.data() + i0 * K + k0, static_cast<std::size_t>(K));
       }
     }
     benchmark::DoNotOptimize(m.data());
@@ -75,7 +76,8 @@ void BM_GemmKernel(benchmark::State& state) {
     state.counters["GHz"] = ghz;
     state.counters["flop_per_cycle"] = flops * static_cast<double>(state.iterations()) / (ns * ghz);
   }
-  state.SetLabel(nova::conv::to_string(isa) + " micro-kernel " + std::to_string(mr) + "x" + std::to_string(panel));
+  state.SetLabel(nova::conv::to_string(isa) + " micro-kernel " + std::to_string(mr) + "x" +
+                 std::to_string(panel));
 }
 
 // The channel counts of the layer set (C = K), with as many rows as a phased batch-8 position or a
@@ -91,33 +93,56 @@ BENCHMARK(BM_GemmKernel)->Apply(Args)->ArgNames({"isa", "C", "K", "rows"})->Unit
 // The low-precision GEMM kernels (kernels/lowp_kernels.hpp) as the engine calls them: one position's
 // [rows x C] x [C x C], a call per panel of 64 columns. The AMX kernels twice: configuring the tiles in
 // every call ("per call"), and in one tile session around the position's calls, as the engine runs them.
-enum LowpKind { kInt8Vnni, kInt8Amx, kInt8AmxSession, kBf16Dot, kBf16Amx, kBf16AmxSession, kBf16Fma };
+// The AVX2 kernels (CPUs without AVX-512) last: int8 (vpmaddwd on widened operands) and bf16 on FMAs.
+enum LowpKind {
+  kInt8Vnni,
+  kInt8Amx,
+  kInt8AmxSession,
+  kBf16Dot,
+  kBf16Amx,
+  kBf16AmxSession,
+  kBf16Fma,
+  kInt8Avx2,
+  kBf16FmaAvx2
+};
 
 void BM_LowpGemm(benchmark::State& state) {
   const auto kind = static_cast<LowpKind>(state.range(0));
   const int64_t C = state.range(1), rows = state.range(2), K = C;
-  const bool int8 = kind <= kInt8AmxSession, amx = kind == kInt8Amx || kind == kInt8AmxSession ||
-                                                     kind == kBf16Amx || kind == kBf16AmxSession;
+  const bool avx2 = kind >= kInt8Avx2;
+  const bool int8 = kind <= kInt8AmxSession || kind == kInt8Avx2,
+             amx = kind == kInt8Amx || kind == kInt8AmxSession || kind == kBf16Amx || kind == kBf16AmxSession;
   const bool session = kind == kInt8AmxSession || kind == kBf16AmxSession;
   std::string why;
-  if (!nova::conv::lowp_simd_supported(int8 ? nova::conv::Precision::kInt8 : nova::conv::Precision::kBf16) ||
-      (amx && !(int8 ? nova::conv::amx_int8_supported(&why) : nova::conv::amx_bf16_supported(&why)))) {
+  if (avx2 ? !nova::conv::isa_supported(nova::conv::Isa::kAvx2)
+           : !nova::conv::lowp_simd_supported(int8 ? nova::conv::Precision::kInt8
+                                                   : nova::conv::Precision::kBf16) ||
+                 (amx &&
+                  !(int8 ? nova::conv::amx_int8_supported(&why) : nova::conv::amx_bf16_supported(&why)))) {
     state.SkipWithError(("this CPU cannot run the kernel" + (why.empty() ? "" : ": " + why)).c_str());
     return;
   }
   constexpr int64_t kPanel = 64;
   const auto kc = static_cast<std::size_t>(C);
   std::vector<uint8_t> a8(static_cast<std::size_t>(rows * C), 130), b8(static_cast<std::size_t>(C * K), 3);
-  std::vector<uint16_t> a16(static_cast<std::size_t>(rows * C), 0x3F00), b16(static_cast<std::size_t>(C * K), 0x3E80);
+  std::vector<uint16_t> a16(static_cast<std::size_t>(rows * C), 0x3F00),
+      b16(static_cast<std::size_t>(C * K), 0x3E80);
   std::vector<float> af(static_cast<std::size_t>(rows * C), 0.5f), m(static_cast<std::size_t>(rows * K));
   std::vector<int32_t> comp(static_cast<std::size_t>(K), 384);
   std::vector<float> scale(static_cast<std::size_t>(K), 1e-3f);
   using namespace nova::conv;
-  const Int8GemmFn i8 = kind == kInt8Vnni ? int8_gemm_avx512vnni() : session ? int8_gemm_amx_in_session()
-                        : int8 ? int8_gemm_amx() : nullptr;
-  const Bf16GemmFn bf16 = kind == kBf16Dot ? bf16_gemm_avx512bf16() : kind == kBf16Amx ? bf16_gemm_amx()
-                         : kind == kBf16AmxSession ? bf16_gemm_amx_in_session() : nullptr;
-  const WidenedGemmFn fma = kind == kBf16Fma ? bf16_fma_gemm_avx512() : nullptr;
+  const Int8GemmFn i8 = kind == kInt8Vnni   ? int8_gemm_avx512vnni()
+                        : kind == kInt8Avx2 ? int8_gemm_avx2()
+                        : session           ? int8_gemm_amx_in_session()
+                        : int8              ? int8_gemm_amx()
+                                            : nullptr;
+  const Bf16GemmFn bf16 = kind == kBf16Dot          ? bf16_gemm_avx512bf16()
+                          : kind == kBf16Amx        ? bf16_gemm_amx()
+                          : kind == kBf16AmxSession ? bf16_gemm_amx_in_session()
+                                                    : nullptr;
+  const WidenedGemmFn fma = kind == kBf16Fma       ? bf16_fma_gemm_avx512()
+                            : kind == kBf16FmaAvx2 ? bf16_fma_gemm_avx2()
+                                                   : nullptr;
   for (auto _ : state) {
     if (session) amx_session_begin();
     for (int64_t k0 = 0; k0 < K; k0 += kPanel) {
@@ -138,14 +163,15 @@ void BM_LowpGemm(benchmark::State& state) {
   }
   state.counters["GOP"] = benchmark::Counter(2.0 * static_cast<double>(rows * C * K) * 1e-9,
                                              benchmark::Counter::kIsIterationInvariantRate);
-  static const char* const kNames[] = {"int8 avx512-vnni", "int8 amx (per call)",  "int8 amx (session)",
-                                       "bf16 avx512-bf16", "bf16 amx (per call)",  "bf16 amx (session)",
-                                       "bf16 avx512-fma (widened)"};
+  static const char* const kNames[] = {
+      "int8 avx512-vnni",          "int8 amx (per call)",  "int8 amx (session)",
+      "bf16 avx512-bf16",          "bf16 amx (per call)",  "bf16 amx (session)",
+      "bf16 avx512-fma (widened)", "int8 avx2 (vpmaddwd)", "bf16 avx2-fma (widened)"};
   state.SetLabel(kNames[kind]);
 }
 
 void LowpArgs(benchmark::internal::Benchmark* b) {
-  for (int64_t kind = kInt8Vnni; kind <= kBf16Fma; ++kind)
+  for (int64_t kind = kInt8Vnni; kind <= kBf16FmaAvx2; ++kind)
     for (int64_t c : {64, 128, 256, 512})
       for (int64_t rows : {32, 128, 512}) b->Args({kind, c, rows});
 }

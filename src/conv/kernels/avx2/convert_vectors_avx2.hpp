@@ -13,6 +13,7 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -22,6 +23,12 @@
 namespace {
 
 using nova::conv::DataType;
+
+// Bytes of one element of T (nova::conv::element_size, at compile time).
+template <DataType T>
+inline constexpr std::ptrdiff_t kElementBytes = T == DataType::kFp32   ? 4
+                                                : T == DataType::kInt8 ? 1
+                                                                       : 2;
 
 // 8 elements of type T from p, as floats (int8: code * scale).
 template <DataType T>
@@ -43,7 +50,7 @@ template <DataType T>
 // copy, so that every element gets the same bits wherever it sits (ConvertTable::widen).
 template <DataType T>
 void widen_run(const void* src, float* dst, int64_t count, float scale) {
-  constexpr std::size_t kBytes = T == DataType::kInt8 ? 1 : T == DataType::kFp32 ? 4 : 2;
+  constexpr auto kBytes = static_cast<std::size_t>(kElementBytes<T>);
   const auto* s = static_cast<const unsigned char*>(src);
   const __m256 sc = _mm256_set1_ps(scale);
   int64_t i = 0;

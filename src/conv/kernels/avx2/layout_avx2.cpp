@@ -33,24 +33,6 @@ inline void transpose8(__m256 r[8]) {
   }
 }
 
-// dst[x*16 + l] = src[l*channel_stride + x] for x < count, l < lanes; lanes >= `lanes` are 0.
-void pack_rows16_fp32(const void* src_v, float /*scale*/, std::ptrdiff_t channel_stride, int lanes,
-                      std::ptrdiff_t count, float* dst) {
-  const auto* src = static_cast<const float*>(src_v);
-  std::ptrdiff_t x0 = 0;
-  for (; x0 + 8 <= count; x0 += 8)
-    for (int h = 0; h < 2; ++h) {
-      __m256 r[8];
-      for (int l = 0; l < 8; ++l)
-        r[l] = 8 * h + l < lanes ? _mm256_loadu_ps(src + (8 * h + l) * channel_stride + x0)
-                                 : _mm256_setzero_ps();
-      transpose8(r);
-      for (int x = 0; x < 8; ++x) _mm256_storeu_ps(dst + (x0 + x) * 16 + 8 * h, r[x]);
-    }
-  for (; x0 < count; ++x0)
-    for (int l = 0; l < 16; ++l) dst[x0 * 16 + l] = l < lanes ? src[l * channel_stride + x0] : 0.0f;
-}
-
 // band[(i*width_stride + x)*16 + l] -> out[l*plane + i*row + x] for i < rows, x < width, l < lanes.
 void store_band_nchw(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
                      int lanes, float* out, std::ptrdiff_t plane, std::ptrdiff_t row) {
@@ -70,12 +52,13 @@ void store_band_nchw(const float* band, std::ptrdiff_t width_stride, int rows, s
   }
 }
 
-// pack_rows16_fp32 for typed elements: 8 columns of 16 rows widened, transposed; a tail of fewer than 8
+// dst[x*16 + l] = value of src[l*channel_stride + x] for x < count, l < lanes (elements of T, widened);
+// lanes >= `lanes` are 0. 8 columns of 16 rows widened as loaded, then transposed; a tail of fewer than 8
 // columns widened row by row (widen_run, the same vector code) into a buffer, then moved.
 template <DataType T>
-void pack_rows16_typed(const void* src_v, float scale, std::ptrdiff_t channel_stride, int lanes,
-                       std::ptrdiff_t count, float* dst) {
-  constexpr std::ptrdiff_t kBytes = T == DataType::kInt8 ? 1 : 2;
+void pack_rows16(const void* src_v, float scale, std::ptrdiff_t channel_stride, int lanes,
+                 std::ptrdiff_t count, float* dst) {
+  constexpr std::ptrdiff_t kBytes = kElementBytes<T>;
   const auto* src = static_cast<const unsigned char*>(src_v);
   const __m256 sc = _mm256_set1_ps(scale);
   std::ptrdiff_t x0 = 0;
@@ -150,14 +133,14 @@ void store_band_nchw_typed(const float* band, std::ptrdiff_t width_stride, int r
 }  // namespace
 
 void add_layout_fp32_avx2(LayoutTable& table) {
-  table.pack_rows16[static_cast<int>(DataType::kFp32)] = &pack_rows16_fp32;
+  table.pack_rows16[static_cast<int>(DataType::kFp32)] = &pack_rows16<DataType::kFp32>;
   table.store_band_nchw = &store_band_nchw;
 }
 
 void add_layout_typed_avx2_f16c(LayoutTable& table) {
-  table.pack_rows16[static_cast<int>(DataType::kBf16)] = &pack_rows16_typed<DataType::kBf16>;
-  table.pack_rows16[static_cast<int>(DataType::kFp16)] = &pack_rows16_typed<DataType::kFp16>;
-  table.pack_rows16[static_cast<int>(DataType::kInt8)] = &pack_rows16_typed<DataType::kInt8>;
+  table.pack_rows16[static_cast<int>(DataType::kBf16)] = &pack_rows16<DataType::kBf16>;
+  table.pack_rows16[static_cast<int>(DataType::kFp16)] = &pack_rows16<DataType::kFp16>;
+  table.pack_rows16[static_cast<int>(DataType::kInt8)] = &pack_rows16<DataType::kInt8>;
   table.store_band_nchw_typed[static_cast<int>(DataType::kBf16)] = &store_band_nchw_typed<DataType::kBf16>;
   table.store_band_nchw_typed[static_cast<int>(DataType::kFp16)] = &store_band_nchw_typed<DataType::kFp16>;
   table.store_band_nchw_typed[static_cast<int>(DataType::kInt8)] = &store_band_nchw_typed<DataType::kInt8>;

@@ -138,6 +138,35 @@ TEST(LowpAvx2, Int16GemmEqualsThePortableOne) {
         }
 }
 
+// The int8-spatial conversions: the input's int8 codes in place (ties, the clamp at +-127.5, NaN and Inf
+// left as they are and not counted, products that overflow to Inf) and V' to int16 (the +-32767 limit,
+// NaN, Inf), on counts with tails, against the portable definitions, bits and counts.
+TEST(LowpAvx2, Int16ConversionsEqualThePortableOnes) {
+  if (!avx2()) GTEST_SKIP() << "no avx2 path on this CPU";
+  const Int16Fns simd = int16_fns_avx2(), portable = int16_fns_portable();
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> v = {0.0f,   -0.0f,   0.5f,    1.5f,     2.5f,      -2.5f,    126.5f,    127.49f,
+                          127.5f, -127.5f, 127.51f, 300.0f,   -300.0f,   inf,      -inf,      nan,
+                          3e38f,  -3e38f,  1e-40f,  32767.0f, -32767.0f, 32768.0f, -40000.0f, 1e9f};
+  std::mt19937 rng(37);
+  for (int i = 0; i < 300; ++i) v.push_back(std::uniform_real_distribution<float>(-200.0f, 200.0f)(rng));
+  for (const float inv : {1.0f, 0.37f, 1e30f})
+    for (const std::size_t count : {v.size(), v.size() - 5, std::size_t{3}}) {
+      std::vector<float> got(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(count)), want(got);
+      const int64_t n = static_cast<int64_t>(count);
+      EXPECT_EQ(simd.codes(got.data(), n, inv), portable.codes(want.data(), n, inv)) << "inv " << inv;
+      EXPECT_TRUE(same_bits(got, want)) << "codes, inv " << inv << " count " << count;
+    }
+  for (const std::size_t count : {v.size(), v.size() - 5, std::size_t{3}, std::size_t{16}}) {
+    std::vector<int16_t> got(count + 1, 77), want(count + 1, 77);
+    int got_bad = 0, want_bad = 0;
+    simd.convert(v.data(), got.data(), static_cast<int64_t>(count), &got_bad);
+    portable.convert(v.data(), want.data(), static_cast<int64_t>(count), &want_bad);
+    EXPECT_EQ(got, want) << "count " << count;  // the element past the end untouched in both
+    EXPECT_EQ(got_bad, want_bad) << "count " << count;
+  }
+}
+
 TEST(LowpAvx2, RoundingsEqualTheScalarDefinitions) {
   if (!avx2() || !f16c()) GTEST_SKIP() << "no avx2 path with F16C on this CPU";
   std::mt19937 rng(33);

@@ -224,10 +224,19 @@ void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_
 void int16_gemm(int64_t rows, int nv, std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda,
                 const int16_t* b, const float* scale, float* c, std::size_t ldc) {
   const auto pair_stride = static_cast<std::size_t>(32 * nv);  // 2 channels x 16*nv columns
+  constexpr int kInt16Rows = 4;
+  auto pass = [&]<int R>(int64_t i) {
+    for (int s = 0; s < nv; ++s)
+      int16_strip<R>(kc, chunk, a + i * lda, lda, b + 32 * s, pair_stride, scale + 16 * s,
+                     c + i * ldc + 16 * s, ldc);
+  };
   lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
-    for (int s = 0; s < NV; ++s)
-      int16_strip<MR>(kc, chunk, a + i * lda, lda, b + 32 * s, pair_stride, scale + 16 * s,
-                      c + i * ldc + 16 * s, ldc);
+    if constexpr (MR > kInt16Rows) {
+      pass.template operator()<kInt16Rows>(i);
+      pass.template operator()<MR - kInt16Rows>(i + kInt16Rows);
+    } else {
+      pass.template operator()<MR>(i);
+    }
   });
 }
 

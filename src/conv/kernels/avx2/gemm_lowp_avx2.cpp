@@ -10,7 +10,7 @@
 //     operands are widened to int16 and vpmaddwd adds pairs into int32, exactly. A quad of channels of a
 //     V row (u8) is widened and broadcast as four int16; eight columns' quads of the U panel (s8) are
 //     sign-extended into two registers of four columns each. The int32 sums are exact, so their order
-//     does not matter: the bits are the portable kernel's. Rows of 6 x 8 columns.
+//     does not matter: the bits are the portable kernel's. Rows of 4 x 8 columns (in_row_passes).
 //   int8-spatial (int16 x int16): vpmaddwd on channel pairs, exact int32 sums per run of `chunk` channels
 //     converted and added in the portable kernel's order (int16_kernels.hpp).
 #include <immintrin.h>
@@ -194,7 +194,8 @@ void round_bf16_8(float* v, int64_t count) {
 // The int8-spatial GEMM (int16_kernels.hpp): vpmaddwd multiplies a broadcast pair of channels of a V' row
 // with 8 columns x 2 channels of the U' panel and adds the two products into int32, exactly; after every
 // run of `chunk` channels the sums are converted (round to nearest even) and added to the FP32 partial
-// results kept in C, in the portable kernel's order. Rows of 6 x 16 columns (one strip).
+// results kept in C, in the portable kernel's order. Rows of 4 x 16 columns (one strip;
+// in_row_passes).
 template <int MR>
 void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda, const int16_t* b,
                  std::size_t pair_stride, const float* scale16, float* c, std::size_t ldc) {

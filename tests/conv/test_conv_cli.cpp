@@ -26,8 +26,9 @@ TEST(BenchConvCli, CheckedErrorIsTheSameInEveryLayout) {
     std::string args;
     double bound;  // the relative L2 error the precision must stay under on this layer
   };
-  for (const Case& c : {Case{"--dtype fp32 --tile 4,3", 1e-5}, Case{"--dtype int8 --calibrate --tile 4,3", 0.1},
-                        Case{"--dtype bf16 --io bf16 --tile 4,3", 3e-2}, Case{"--dtype fp32 --stride 2", 1e-5}}) {
+  for (const Case& c :
+       {Case{"--dtype fp32 --tile 4,3", 1e-5}, Case{"--dtype int8 --calibrate --tile 4,3", 0.1},
+        Case{"--dtype bf16 --io bf16 --tile 4,3", 3e-2}, Case{"--dtype fp32 --stride 2", 1e-5}}) {
     const std::string shape = "--shape 2,20,13,11,18 " + c.args;
     const nlohmann::json nchw = bench_json(shape + " --layout nchw");
     ASSERT_TRUE(nchw.contains("rel_l2_error")) << c.args;
@@ -46,13 +47,14 @@ TEST(BenchConvCli, CheckedErrorIsTheSameInEveryLayout) {
 TEST(BenchConvCli, BadRequestsGetAClearMessage) {
   const struct {
     std::string args, message;
-  } cases[] = {{"--shape 1,8,8,8,8 --layout nchw8c", "unknown layout"},
-               {"--shape 1,8,8 --repeat 1", "--shape wants N,C,H,W,K"},
-               {"--shape 1,8,8,8,8 --dtype fp8 --repeat 1", "unknown precision"},
-               {"--shape 1,8,8,8,8 --calibrate --repeat 1", "calibration is for int8"},
-               {"--shape 1,8,8,8,8 --lowp-kernel tiles --repeat 1", "unknown low-precision kernel 'tiles'"},
-               {"--shape 1,8,8,8,8 --dtype fp16 --lowp-kernel amx --repeat 1", "no AMX kernel for fp16 GEMMs"},
-               {"--shape 1,8,8,8,8 --lowp-kernel amx --repeat 1", "no AMX kernel for fp32 GEMMs"}};
+  } cases[] = {
+      {"--shape 1,8,8,8,8 --layout nchw8c", "unknown layout"},
+      {"--shape 1,8,8 --repeat 1", "--shape wants N,C,H,W,K"},
+      {"--shape 1,8,8,8,8 --dtype fp8 --repeat 1", "unknown precision"},
+      {"--shape 1,8,8,8,8 --calibrate --repeat 1", "calibration is for int8"},
+      {"--shape 1,8,8,8,8 --lowp-kernel tiles --repeat 1", "unknown low-precision kernel 'tiles'"},
+      {"--shape 1,8,8,8,8 --dtype fp16 --lowp-kernel amx --repeat 1", "no AMX kernel for fp16 GEMMs"},
+      {"--shape 1,8,8,8,8 --lowp-kernel amx --repeat 1", "no AMX kernel for fp32 GEMMs"}};
   for (const auto& c : cases) {
     const nova::testing::CliResult r = nova::testing::run_cli("bench conv " + c.args);
     EXPECT_NE(r.status, 0) << c.args;
@@ -62,13 +64,26 @@ TEST(BenchConvCli, BadRequestsGetAClearMessage) {
 
 // `nova bench paths` names, for every precision, the kernel a plan made in this process runs.
 TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
-  for (const std::string isa : {"", "portable", "avx512"}) {
+  for (const std::string isa : {"", "portable", "avx2", "avx512"}) {
     if (!isa.empty() && !isa_supported(parse_isa(isa))) continue;
     const nova::testing::CliResult r =
         nova::testing::run_cli("bench paths --format json" + (isa.empty() ? "" : " --isa " + isa));
     ASSERT_EQ(r.status, 0) << r.output;
     const nlohmann::json j = nlohmann::json::parse(r.output);
     EXPECT_EQ(j["isa"], isa.empty() ? to_string(best_isa()) : isa);
+    const Isa path = isa.empty() ? best_isa() : parse_isa(isa);
+    EXPECT_EQ(j["conversions"], tensor_conversion_kernels(path));
+    if (path == Isa::kPortable) {
+      EXPECT_EQ(j["conversions"], "portable");
+    }
+#if defined(__x86_64__) || defined(__i386__)
+    if (path == Isa::kAvx2 && __builtin_cpu_supports("f16c")) {
+      EXPECT_EQ(j["conversions"], "avx2-f16c");
+    }
+    if (path == Isa::kAvx512) {
+      EXPECT_EQ(j["conversions"].get<std::string>().substr(0, 6), "avx512");
+    }
+#endif
     ASSERT_EQ(j["paths"].size(), 5u);
     for (const auto& p : j["paths"]) {
       const Precision precision = parse_precision(p["dtype"].get<std::string>());

@@ -26,6 +26,7 @@ KernelTable make(Isa isa) {
       if (__builtin_cpu_supports("f16c")) {  // every AVX2 CPU made has it; the conversions need it for fp16
         add_layout_typed_avx2_f16c(t.layout);
         t.convert = convert_table_avx2();
+        t.conversions = "avx2-f16c";
       }
 #endif
       break;
@@ -38,8 +39,12 @@ KernelTable make(Isa isa) {
         add_layout_int8_avx512vbmi(t.layout);  // BW, VL: the path's own
 #endif
       t.convert = convert_table_avx512();
+      t.conversions = "avx512";
 #if defined(__x86_64__) || defined(__i386__)
-      if (__builtin_cpu_supports("avx512bf16")) add_bf16_narrow_avx512bf16(t.layout, t.convert);
+      if (__builtin_cpu_supports("avx512bf16")) {
+        add_bf16_narrow_avx512bf16(t.layout, t.convert);
+        t.conversions = "avx512 (bf16 by vcvtneps2bf16)";
+      }
 #endif
       break;
   }
@@ -47,6 +52,10 @@ KernelTable make(Isa isa) {
 }
 
 }  // namespace
+
+std::string tensor_conversion_kernels(Isa isa) {
+  return kernels(isa).conversions;
+}
 
 const KernelTable& kernels(Isa isa) {
   if (!isa_supported(isa)) throw Error("this CPU cannot run the " + to_string(isa) + " kernels");

@@ -146,6 +146,7 @@ struct ConvertTable {
 
 struct KernelTable {
   Isa isa = Isa::kPortable;
+  const char* conversions = "portable";  // which code converts typed tensors (tensor_conversion_kernels)
   GemmTable gemm;
   TransformTable transforms;
   LayoutTable layout;

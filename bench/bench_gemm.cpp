@@ -29,8 +29,7 @@ double clock_ghz() {
       constexpr int64_t kSteps = 20'000'000;
       const auto t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < kSteps; ++i) __asm__ volatile("imul %0, %0" : "+r"(x));
-      const double ns =
-          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
       best = std::max(best, 3.0 * static_cast<double>(kSteps) / ns);
     }
     return best;
@@ -60,9 +59,9 @@ void BM_GemmKernel(benchmark::State& state) {
       const float* b = u.data() + k0 * C;
       for (int64_t i0 = 0; i0 < rows; i0 += mr) {
         const int64_t h = std::min(mr, rows - i0);
-        g.fn[h - 1][width / 16 - 1](static_cast<std::size_t>(C), v.data() + i0 * C,
-                                    static_cast<std::size_t>(C), b, static_cast<std::size_t>(width),
-                                    m.data() + i0 * K + k0, static_cast<std::size_t>(K));
+        g.fn[h - 1][width / 16 - 1](static_cast<std::size_t>(C), v.data() + i0 * C, static_cast<std::size_t>(C), b,
+                                    static_cast<std::size_t>(width), m.data() + i0 * K + k0,
+                                    static_cast<std::size_t>(K));
       }
     }
     benchmark::DoNotOptimize(m.data());
@@ -76,8 +75,7 @@ void BM_GemmKernel(benchmark::State& state) {
     state.counters["GHz"] = ghz;
     state.counters["flop_per_cycle"] = flops * static_cast<double>(state.iterations()) / (ns * ghz);
   }
-  state.SetLabel(nova::conv::to_string(isa) + " micro-kernel " + std::to_string(mr) + "x" +
-                 std::to_string(panel));
+  state.SetLabel(nova::conv::to_string(isa) + " micro-kernel " + std::to_string(mr) + "x" + std::to_string(panel));
 }
 
 // The channel counts of the layer set (C = K), with as many rows as a phased batch-8 position or a
@@ -125,8 +123,7 @@ void BM_LowpGemm(benchmark::State& state) {
   constexpr int64_t kPanel = 64;
   const auto kc = static_cast<std::size_t>(C);
   std::vector<uint8_t> a8(static_cast<std::size_t>(rows * C), 130), b8(static_cast<std::size_t>(C * K), 3);
-  std::vector<uint16_t> a16(static_cast<std::size_t>(rows * C), 0x3F00),
-      b16(static_cast<std::size_t>(C * K), 0x3E80);
+  std::vector<uint16_t> a16(static_cast<std::size_t>(rows * C), 0x3F00), b16(static_cast<std::size_t>(C * K), 0x3E80);
   std::vector<float> af(static_cast<std::size_t>(rows * C), 0.5f), m(static_cast<std::size_t>(rows * K));
   std::vector<int32_t> comp(static_cast<std::size_t>(K), 384);
   std::vector<float> scale(static_cast<std::size_t>(K), 1e-3f);

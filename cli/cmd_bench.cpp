@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <ctime>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -101,9 +101,8 @@ void run_bench(const BenchOptions& o) {
 
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(s.input_size())),
-      w(static_cast<std::size_t>(s.weight_size())), b(static_cast<std::size_t>(s.K)),
-      y(static_cast<std::size_t>(s.output_size()));
+  std::vector<float> x(static_cast<std::size_t>(s.input_size())), w(static_cast<std::size_t>(s.weight_size())),
+      b(static_cast<std::size_t>(s.K)), y(static_cast<std::size_t>(s.output_size()));
   for (auto& v : x) v = u(rng);
   for (auto& v : w) v = u(rng) * 0.1f;
   for (auto& v : b) v = u(rng);
@@ -127,8 +126,7 @@ void run_bench(const BenchOptions& o) {
   // in their own blocked layouts.
   const conv::TensorFormat in_fmt = po.input, out_fmt = po.output;
   const bool blocked = po.layout == conv::Layout::kNCHW16c;
-  const int64_t in_count = conv::input_elements(s, po.layout),
-                out_count = conv::output_elements(s, po.layout);
+  const int64_t in_count = conv::input_elements(s, po.layout), out_count = conv::output_elements(s, po.layout);
   std::vector<unsigned char> xt(static_cast<std::size_t>(in_count) * conv::element_size(in_fmt.type));
   std::vector<unsigned char> yt(static_cast<std::size_t>(out_count) * conv::element_size(out_fmt.type));
   conv::convert_from_fp32(x.data(), static_cast<int64_t>(x.size()), in_fmt, xt.data());
@@ -148,17 +146,14 @@ void run_bench(const BenchOptions& o) {
     const float* samples[] = {x_layout.data()};
     plan.calibrate(samples);
   }
-  const double plan_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   // Warm up, then enough repetitions for about half a second (at least 5) unless --repeat says.
   plan.execute(xp, yp);
   const auto w0 = std::chrono::steady_clock::now();
   plan.execute(xp, yp);
-  const double once =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
-  const int reps =
-      o.repeat > 0 ? o.repeat : std::clamp(static_cast<int>(500.0 / std::max(once, 1e-3)), 5, 200);
+  const double once = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+  const int reps = o.repeat > 0 ? o.repeat : std::clamp(static_cast<int>(500.0 / std::max(once, 1e-3)), 5, 200);
   // Wall time per execute, and process CPU time per execute (all threads; it leaves out the time the
   // process waits for a core, so it is the steadier figure on a shared machine).
   auto cpu_ms = [] {
@@ -212,12 +207,7 @@ void run_bench(const BenchOptions& o) {
   const std::string tile = plan.tile() ? plan.tile()->to_string() : "";
   if (format == OutputFormat::kJson) {
     nlohmann::json j{{"shape", s.to_string()},
-                     {"N", s.N},
-                     {"C", s.C},
-                     {"H", s.H},
-                     {"W", s.W},
-                     {"K", s.K},
-                     {"kernel", s.R},
+                     {"N", s.N}, {"C", s.C}, {"H", s.H}, {"W", s.W}, {"K", s.K}, {"kernel", s.R},
                      {"algorithm", conv::to_string(plan.algorithm())},
                      {"tile", tile},
                      {"transform", plan.transform_name()},
@@ -240,10 +230,9 @@ void run_bench(const BenchOptions& o) {
     if (err) j["rel_l2_error"] = *err;
     emit(o.output, j.dump(2) + "\n");
   } else {
-    std::string text = fmt::format(
-        "{}\n  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; CPU {:.4f} ms per "
-        "run\n",
-        plan.describe(), median, times.front(), reps, gflops, cpu[cpu.size() / 2]);
+    std::string text =
+        fmt::format("{}\n  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; CPU {:.4f} ms per run\n",
+                    plan.describe(), median, times.front(), reps, gflops, cpu[cpu.size() / 2]);
     if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
     emit(o.output, text);
   }
@@ -280,8 +269,7 @@ void run_paths(const std::string& format_text, const std::string& output, const 
     po.threads = 1;
     po.isa = path;
     const conv::Plan plan = conv::Plan::create(s, weights.data(), nullptr, po);
-    j["paths"].push_back(
-        {{"dtype", conv::to_string(p)}, {"gemm_path", plan.gemm_path()}, {"detail", plan.gemm_detail()}});
+    j["paths"].push_back({{"dtype", conv::to_string(p)}, {"gemm_path", plan.gemm_path()}, {"detail", plan.gemm_detail()}});
     text += fmt::format("  {:<13} {:<12} {}\n", conv::to_string(p), plan.gemm_path(), plan.gemm_detail());
   }
   text += fmt::format("  bf16, fp16 and int8 tensors are converted by: {}\n",
@@ -303,40 +291,29 @@ void setup(CLI::App& app) {
   c->add_option("--tile", o->tile, "Winograd tile m,r with its default transform, e.g. 6,3");
   c->add_option("--transform", o->transform_file, "Winograd transform JSON file (any verified transform)");
   c->add_option("--algorithm", o->algorithm, "auto | winograd | direct")->default_val("auto");
-  c->add_option("--layout", o->layout, "nchw | nhwc | nchw16c (oneDNN's nChw16c, the peers' timed layout)")
-      ->default_val("nchw");
-  c->add_option(
-       "--dtype", o->dtype,
-       "Precision of the Winograd GEMMs: fp32 | bf16 | int8 | fp16 | int8-spatial (tensor types: --io)")
+  c->add_option("--layout", o->layout, "nchw | nhwc | nchw16c (oneDNN's nChw16c, the peers' timed layout)")->default_val("nchw");
+  c->add_option("--dtype", o->dtype, "Precision of the Winograd GEMMs: fp32 | bf16 | int8 | fp16 | int8-spatial (tensor types: --io)")
       ->default_val("fp32");
   c->add_option("--io", o->io, "Element type of the input and output tensors: fp32 | bf16 | fp16 | int8");
   c->add_option("--input-type", o->input_type, "Input tensor type (overrides --io)");
   c->add_option("--output-type", o->output_type, "Output tensor type (overrides --io)");
-  c->add_option("--input-scale", o->input_scale,
-                "int8 input: value = scale * code (default 1/127; the data is in [-1, 1])");
-  c->add_option("--output-scale", o->output_scale,
-                "int8 output: value = scale * code (default max|y|/127 of an FP32 run)");
-  c->add_option("--lowp-kernel", o->lowp_kernel,
-                "Low-precision GEMM kernel: auto | portable | simd | avx512 (never AMX) | amx (int8, bf16)")
-      ->default_val("auto");
+  c->add_option("--input-scale", o->input_scale, "int8 input: value = scale * code (default 1/127; the data is in [-1, 1])");
+  c->add_option("--output-scale", o->output_scale, "int8 output: value = scale * code (default max|y|/127 of an FP32 run)");
+  c->add_option("--lowp-kernel", o->lowp_kernel, "Low-precision GEMM kernel: auto | portable | simd | avx512 (never AMX) | amx (int8, bf16)")->default_val("auto");
   c->add_option("--fp16-arith", o->fp16_arith,
-                "fp16 GEMM arithmetic: auto (fp16 where AVX512-FP16 is present) | fp32 (F16C widening) | "
-                "fp16 (fp16 FMAs "
+                "fp16 GEMM arithmetic: auto (fp16 where AVX512-FP16 is present) | fp32 (F16C widening) | fp16 (fp16 FMAs "
                 "over chunks of 32 channels, fp32 chunk sums)")
       ->default_val("auto");
-  c->add_option(
-       "--bf16-arith", o->bf16_arith,
-       "bf16 GEMM arithmetic: auto (AMX where admitted, else fma) | fma (fp32 FMA per channel, bf16 U "
-       "widened) | dot (vdpbf16ps channel pairs)")
+  c->add_option("--bf16-arith", o->bf16_arith,
+                "bf16 GEMM arithmetic: auto (AMX where admitted, else fma) | fma (fp32 FMA per channel, bf16 U "
+                "widened) | dot (vdpbf16ps channel pairs)")
       ->default_val("auto");
   c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
   c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);
   c->add_option("--repeat", o->repeat, "Timed executes (default: about 0.5 s worth)");
-  c->add_option("--tile-block", o->tile_block,
-                "Winograd order: 0 auto, >0 fused blocks of that many tiles, <0 phased");
+  c->add_option("--tile-block", o->tile_block, "Winograd order: 0 auto, >0 fused blocks of that many tiles, <0 phased");
   c->add_flag("--relu", o->relu, "Fuse ReLU");
-  c->add_flag("--calibrate", o->calibrate,
-              "int8: calibrate the V scales on the benchmark input (fused order)");
+  c->add_flag("--calibrate", o->calibrate, "int8: calibrate the V scales on the benchmark input (fused order)");
   c->add_flag("--generic", o->generic, "Use the generic run-time tile transforms, not the generated code");
   c->add_flag("--check", o->check, "Also report the relative L2 error against the float64 reference");
   c->add_option("--format", o->format, "text | json")->default_val("text");
@@ -346,14 +323,11 @@ void setup(CLI::App& app) {
   auto paths_format = std::make_shared<std::string>("text");
   auto paths_output = std::make_shared<std::string>();
   auto paths_isa = std::make_shared<std::string>();
-  CLI::App* paths =
-      bench->add_subcommand("paths", "The GEMM kernel each precision runs on this CPU, and why");
+  CLI::App* paths = bench->add_subcommand("paths", "The GEMM kernel each precision runs on this CPU, and why");
   paths->add_option("--format", *paths_format, "text | json")->default_val("text");
   paths->add_option("-o,--output", *paths_output, "Write to this file instead of stdout");
-  paths->add_option("--isa", *paths_isa,
-                    "The kernel path to ask about: portable | avx2 | avx512 (default: the best)");
-  paths->callback(
-      [paths_format, paths_output, paths_isa] { run_paths(*paths_format, *paths_output, *paths_isa); });
+  paths->add_option("--isa", *paths_isa, "The kernel path to ask about: portable | avx2 | avx512 (default: the best)");
+  paths->callback([paths_format, paths_output, paths_isa] { run_paths(*paths_format, *paths_output, *paths_isa); });
 }
 
 const CommandRegistration bench_registration("bench", 60, setup);

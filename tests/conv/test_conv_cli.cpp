@@ -26,9 +26,8 @@ TEST(BenchConvCli, CheckedErrorIsTheSameInEveryLayout) {
     std::string args;
     double bound;  // the relative L2 error the precision must stay under on this layer
   };
-  for (const Case& c :
-       {Case{"--dtype fp32 --tile 4,3", 1e-5}, Case{"--dtype int8 --calibrate --tile 4,3", 0.1},
-        Case{"--dtype bf16 --io bf16 --tile 4,3", 3e-2}, Case{"--dtype fp32 --stride 2", 1e-5}}) {
+  for (const Case& c : {Case{"--dtype fp32 --tile 4,3", 1e-5}, Case{"--dtype int8 --calibrate --tile 4,3", 0.1},
+                        Case{"--dtype bf16 --io bf16 --tile 4,3", 3e-2}, Case{"--dtype fp32 --stride 2", 1e-5}}) {
     const std::string shape = "--shape 2,20,13,11,18 " + c.args;
     const nlohmann::json nchw = bench_json(shape + " --layout nchw");
     ASSERT_TRUE(nchw.contains("rel_l2_error")) << c.args;
@@ -47,14 +46,13 @@ TEST(BenchConvCli, CheckedErrorIsTheSameInEveryLayout) {
 TEST(BenchConvCli, BadRequestsGetAClearMessage) {
   const struct {
     std::string args, message;
-  } cases[] = {
-      {"--shape 1,8,8,8,8 --layout nchw8c", "unknown layout"},
-      {"--shape 1,8,8 --repeat 1", "--shape wants N,C,H,W,K"},
-      {"--shape 1,8,8,8,8 --dtype fp8 --repeat 1", "unknown precision"},
-      {"--shape 1,8,8,8,8 --calibrate --repeat 1", "calibration is for int8"},
-      {"--shape 1,8,8,8,8 --lowp-kernel tiles --repeat 1", "unknown low-precision kernel 'tiles'"},
-      {"--shape 1,8,8,8,8 --dtype fp16 --lowp-kernel amx --repeat 1", "no AMX kernel for fp16 GEMMs"},
-      {"--shape 1,8,8,8,8 --lowp-kernel amx --repeat 1", "no AMX kernel for fp32 GEMMs"}};
+  } cases[] = {{"--shape 1,8,8,8,8 --layout nchw8c", "unknown layout"},
+               {"--shape 1,8,8 --repeat 1", "--shape wants N,C,H,W,K"},
+               {"--shape 1,8,8,8,8 --dtype fp8 --repeat 1", "unknown precision"},
+               {"--shape 1,8,8,8,8 --calibrate --repeat 1", "calibration is for int8"},
+               {"--shape 1,8,8,8,8 --lowp-kernel tiles --repeat 1", "unknown low-precision kernel 'tiles'"},
+               {"--shape 1,8,8,8,8 --dtype fp16 --lowp-kernel amx --repeat 1", "no AMX kernel for fp16 GEMMs"},
+               {"--shape 1,8,8,8,8 --lowp-kernel amx --repeat 1", "no AMX kernel for fp32 GEMMs"}};
   for (const auto& c : cases) {
     const nova::testing::CliResult r = nova::testing::run_cli("bench conv " + c.args);
     EXPECT_NE(r.status, 0) << c.args;

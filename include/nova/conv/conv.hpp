@@ -6,8 +6,7 @@
 //   plan.execute(input, output);                 // any number of times
 //
 // Weights are always KCRS (K x C/groups x R x S), bias is K values or null. Input and output are NCHW,
-// NHWC or NCHW16c (all the same; Layout below), dense, FP32 by default or of the element types
-// PlanOptions::input and
+// NHWC or NCHW16c (all the same; Layout below), dense, FP32 by default or of the element types PlanOptions::input and
 // ::output name (bf16, fp16, int8 with a scale; plan.execute(const void*, void*)). A plan never refuses a
 // valid convolution: shapes Winograd cannot do (stride, dilation, groups, non-square or unsupported kernels)
 // run through a direct path, and the plan says which algorithm it chose and why (Plan::reason()).
@@ -105,10 +104,9 @@ Layout parse_layout(const std::string& text);  // "nchw" | "nhwc" | "nchw16c"; t
 // Elements of the input and output tensors of a layer in a layout (NCHW16c counts the padding lanes).
 int64_t input_elements(const ConvShape& shape, Layout layout);
 int64_t output_elements(const ConvShape& shape, Layout layout);
-Isa parse_isa(const std::string& text);  // "portable" | "avx2" | "avx512"; throws nova::Error
+Isa parse_isa(const std::string& text);        // "portable" | "avx2" | "avx512"; throws nova::Error
 std::string to_string(Precision precision);
-Precision parse_precision(
-    const std::string& text);  // "fp32" | "bf16" | "int8" | "fp16" | "int8-spatial"; throws
+Precision parse_precision(const std::string& text);  // "fp32" | "bf16" | "int8" | "fp16" | "int8-spatial"; throws
 // The engine's own element conversions (the same bits as execute()): `count` FP32 values into a tensor
 // of type `to` (int8 symmetric with to.scale; returns how many values were clamped or were NaN/Inf),
 // and a typed tensor back into FP32 values (exact).
@@ -148,13 +146,11 @@ bool amx_int8_supported(std::string* reason = nullptr);
 // the portable kernel). Plans whose padded channel count is not a multiple of 32 keep avx512-bf16.
 bool amx_bf16_supported(std::string* reason = nullptr);
 std::string to_string(LowpKernel kernel);
-LowpKernel parse_lowp_kernel(
-    const std::string& text);  // "auto" | "portable" | "simd" | "avx512" | "amx"; throws nova::Error
+LowpKernel parse_lowp_kernel(const std::string& text);  // "auto" | "portable" | "simd" | "avx512" | "amx"; throws nova::Error
 std::string to_string(Bf16Arithmetic arithmetic);
 Bf16Arithmetic parse_bf16_arithmetic(const std::string& text);  // "auto" | "fma" | "dot"; throws nova::Error
 std::string to_string(Fp16Arithmetic arithmetic);
-Fp16Arithmetic parse_fp16_arithmetic(
-    const std::string& text);  // "auto" | "fp32" | "fp16"; throws nova::Error
+Fp16Arithmetic parse_fp16_arithmetic(const std::string& text);  // "auto" | "fp32" | "fp16"; throws nova::Error
 
 // The best path this CPU can run, and whether it can run a given one.
 Isa best_isa();
@@ -232,10 +228,10 @@ class Plan {
   std::string reason() const;            // why this algorithm (and tile)
   Isa isa() const;
   int threads() const;
-  bool generated_transform() const;    // build-time generated tile code (vs the generic path)
-  std::string transform_name() const;  // points of the Winograd transform, or empty
-  std::string describe() const;  // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
-  Precision precision() const;   // of the GEMMs actually run (kFp32 on the direct path)
+  bool generated_transform() const;      // build-time generated tile code (vs the generic path)
+  std::string transform_name() const;    // points of the Winograd transform, or empty
+  std::string describe() const;          // one line: algorithm, tile, isa, precision, GEMM path, threads, reason
+  Precision precision() const;           // of the GEMMs actually run (kFp32 on the direct path)
   // The GEMM kernel path: "avx512-fma" (bf16 on FMAs), "avx512-bf16", "amx-bf16", "avx512-vnni", "amx-int8",
   // "avx512-f16c", "avx512-fp16" or "portable" for the low-precision paths; to_string(isa()) for FP32.
   std::string gemm_path() const;

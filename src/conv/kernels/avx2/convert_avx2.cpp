@@ -21,20 +21,11 @@ template <std::size_t kBytes, class Narrow8>
                                                int64_t count) {
   auto* d = static_cast<unsigned char*>(dst);
   int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m128i v = narrow8(_mm256_loadu_ps(src + i));
-    if constexpr (kBytes == 2)
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i * 2), v);
-    else
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(d + i), v);
-  }
+  for (; i + 8 <= count; i += 8) store_narrowed<kBytes>(d + i * kBytes, narrow8(_mm256_loadu_ps(src + i)), 8);
   if (i < count) {  // zero padding: finite and in range, so it adds to no count
-    const auto left = static_cast<std::size_t>(count - i);
     alignas(32) float in[8] = {};
-    alignas(16) unsigned char out[16];
-    std::memcpy(in, src + i, left * sizeof(float));
-    _mm_store_si128(reinterpret_cast<__m128i*>(out), narrow8(_mm256_load_ps(in)));
-    std::memcpy(d + i * kBytes, out, left * kBytes);
+    std::memcpy(in, src + i, static_cast<std::size_t>(count - i) * sizeof(float));
+    store_narrowed<kBytes>(d + i * kBytes, narrow8(_mm256_load_ps(in)), count - i);
   }
 }
 

@@ -65,6 +65,23 @@ void widen_run(const void* src, float* dst, int64_t count, float scale) {
   }
 }
 
+// Stores the first `count` (1..8) of 8 narrowed elements of kBytes (the low 8 * kBytes bytes of v): a
+// whole vector store for 8, through a buffer for fewer, so nothing past them is written.
+template <std::size_t kBytes>
+[[gnu::always_inline]] inline void store_narrowed(void* dst, __m128i v, int64_t count) {
+  static_assert(kBytes == 1 || kBytes == 2, "int8 or 16-bit elements");
+  if (count >= 8) {
+    if constexpr (kBytes == 2)
+      _mm_storeu_si128(static_cast<__m128i*>(dst), v);
+    else
+      _mm_storel_epi64(static_cast<__m128i*>(dst), v);
+    return;
+  }
+  alignas(16) unsigned char tmp[16];
+  _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
+  std::memcpy(dst, tmp, static_cast<std::size_t>(count) * kBytes);
+}
+
 // The bf16 bits of 8 floats, in order.
 [[gnu::always_inline]] inline __m128i bf16_bits8(__m256 x) {
   const __m256i w = _mm256_srli_epi32(bf16_round_rne8(_mm256_castps_si256(x)), 16);  // 0..0xFFFF

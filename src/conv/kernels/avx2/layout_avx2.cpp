@@ -6,8 +6,6 @@
 // widen and narrow_rows around the FP32 moves.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "../kernel_table.hpp"
 #include "convert_vectors_avx2.hpp"
 
@@ -97,19 +95,10 @@ void store_band_nchw_narrowed(Narrow8& narrow8, const float* band, std::ptrdiff_
         for (int x = 0; x < 8; ++x)
           r[x] = x < xs ? _mm256_loadu_ps(b + (x0 + x) * 16 + 8 * h) : _mm256_setzero_ps();
         transpose8(r);
-        for (int l = 0; l < 8 && 8 * h + l < lanes; ++l) {
-          const __m128i v = narrow8(r[l]);
-          unsigned char* o = out + static_cast<std::ptrdiff_t>(kBytes) * ((8 * h + l) * plane + i * row + x0);
-          if (xs == 8 && kBytes == 2) {
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(o), v);
-          } else if (xs == 8) {
-            _mm_storel_epi64(reinterpret_cast<__m128i*>(o), v);
-          } else {
-            alignas(16) unsigned char tmp[16];
-            _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
-            std::memcpy(o, tmp, static_cast<std::size_t>(xs) * kBytes);
-          }
-        }
+        for (int l = 0; l < 8 && 8 * h + l < lanes; ++l)
+          store_narrowed<kBytes>(
+              out + static_cast<std::ptrdiff_t>(kBytes) * ((8 * h + l) * plane + i * row + x0), narrow8(r[l]),
+              xs);
       }
     }
   }

@@ -69,8 +69,11 @@ struct VecAvx2 {
   }
   [[gnu::always_inline]] static void store_int8(uint8_t* p, VecAvx2 x, float inv, Int8Tally& t) {
     const __m256 k = _mm256_set1_ps(inv);
-    const __m256i lo = int8_codes8(x.lo, k, t), hi = int8_codes8(x.hi, k, t);
-    const __m256i words = narrow_words_in_order<false>(lo, hi);  // codes 1..255, then to u8
+    store_codes16(p, int8_codes8(x.lo, k, t), int8_codes8(x.hi, k, t));
+  }
+  // 16 biased codes (int32, 0..255 where valid) in lane order as 16 bytes: the store of both int8 tiers.
+  [[gnu::always_inline]] static void store_codes16(uint8_t* p, __m256i lo, __m256i hi) {
+    const __m256i words = narrow_words_in_order<false>(lo, hi);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
                      _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1)));
   }
@@ -88,10 +91,7 @@ struct VecAvx2 {
                   hi = _mm256_cvtps_epi32(_mm256_mul_ps(x.hi, k));
     r.max_abs = _mm256_max_epu32(r.max_abs, _mm256_max_epu32(_mm256_abs_epi32(lo), _mm256_abs_epi32(hi)));
     const __m256i bias = _mm256_set1_epi32(128);
-    const __m256i words =
-        narrow_words_in_order<false>(_mm256_add_epi32(lo, bias), _mm256_add_epi32(hi, bias));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p),
-                     _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1)));
+    store_codes16(p, _mm256_add_epi32(lo, bias), _mm256_add_epi32(hi, bias));
   }
   static bool int8_in_range(const Int8Range& r) {  // every lane <= 127 as unsigned (no unsigned compare)
     const __m256i limit = _mm256_set1_epi32(127);
@@ -142,8 +142,7 @@ struct VecAvx2 {
     return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
   }
   static VecAvx2 relu(VecAvx2 a) {
-    return {_mm256_max_ps(_mm256_setzero_ps(), a.lo),
-            _mm256_max_ps(_mm256_setzero_ps(), a.hi)};  // NaN propagates
+    return {_mm256_max_ps(_mm256_setzero_ps(), a.lo), _mm256_max_ps(_mm256_setzero_ps(), a.hi)};  // NaN propagates
   }
 };
 

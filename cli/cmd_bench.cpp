@@ -49,6 +49,7 @@ struct BenchOptions {
   bool check = false;
   bool generic = false;
   bool calibrate = false;
+  bool profile = false;
   std::string format = "text";
   std::string output;
 };
@@ -174,6 +175,23 @@ void run_bench(const BenchOptions& o) {
   const double median = times[times.size() / 2];
   const double gflops = s.direct_flops() / (median * 1e6);
 
+  // --profile: as many executes again with the stage clocks on (after the timed ones, which they would
+  // slow a little): where the time goes, per execute.
+  std::vector<std::pair<std::string, double>> stages;  // thread ms per execute; idle last
+  double profile_wall = 0.0;
+  if (o.profile) {
+    plan.set_profiling(true);
+    for (int i = 0; i < reps; ++i) plan.execute(xp, yp);
+    const conv::StageProfile sp = plan.stage_profile();
+    plan.set_profiling(false);
+    const double n = static_cast<double>(std::max<int64_t>(sp.executes, 1));
+    profile_wall = sp.wall_ms / n;
+    for (const auto& [name, ms] : {std::pair{"pack", sp.pack_ms}, {"scales", sp.scales_ms}, {"input", sp.input_ms},
+                                   {"convert", sp.convert_ms}, {"gemm", sp.gemm_ms}, {"output", sp.output_ms},
+                                   {"direct", sp.direct_ms}, {"idle", sp.idle_ms()}})
+      if (ms != 0.0 || std::string(name) == "idle") stages.emplace_back(name, ms / n);
+  }
+
   std::optional<double> err;
   if (o.check) {
     // Relative L2 error of the engine's output as stored (in its type) against the float64 reference
@@ -228,12 +246,24 @@ void run_bench(const BenchOptions& o) {
                      {"median_cpu_ms", cpu[cpu.size() / 2]},
                      {"gflops", gflops}};
     if (err) j["rel_l2_error"] = *err;
+    if (o.profile) {
+      nlohmann::json st = nlohmann::json::object();
+      for (const auto& [name, ms] : stages) st[name] = ms;
+      j["profile"] = {{"executes", reps}, {"wall_ms", profile_wall}, {"thread_ms", st}};
+    }
     emit(o.output, j.dump(2) + "\n");
   } else {
     std::string text =
         fmt::format("{}\n  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; CPU {:.4f} ms per run\n",
                     plan.describe(), median, times.front(), reps, gflops, cpu[cpu.size() / 2]);
     if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
+    if (o.profile) {
+      const double budget = profile_wall * plan.threads();
+      text += fmt::format("  profile ({} executes, {:.4f} ms wall each), thread ms per execute:", reps, profile_wall);
+      for (const auto& [name, ms] : stages)
+        text += fmt::format(" {} {:.4f} ({:.0f}%)", name, ms, budget > 0 ? 100.0 * ms / budget : 0.0);
+      text += "\n";
+    }
     emit(o.output, text);
   }
 }
@@ -311,6 +341,9 @@ void setup(CLI::App& app) {
   c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
   c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);
   c->add_option("--repeat", o->repeat, "Timed executes (default: about 0.5 s worth)");
+  c->add_flag("--profile", o->profile,
+              "Then as many executes again with stage clocks on: thread time per stage (pack, scales, input, "
+              "convert, gemm, output, direct, idle) per execute");
   c->add_option("--tile-block", o->tile_block, "Winograd order: 0 auto, >0 fused blocks of that many tiles, <0 phased");
   c->add_flag("--relu", o->relu, "Fuse ReLU");
   c->add_flag("--calibrate", o->calibrate, "int8: calibrate the V scales on the benchmark input (fused order)");

@@ -183,6 +183,7 @@ float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat f) {
   const AmaxFn amax = p.wino->convert.amax;
   std::vector<float> part(static_cast<std::size_t>(p.threads), 0.0f);
   p.pool->run(static_cast<std::size_t>(ceil_div(count, kScanChunk)), [&](std::size_t task, int worker) {
+    StageLaps laps = p.laps(worker);
     const int64_t i0 = static_cast<int64_t>(task) * kScanChunk, len = std::min(kScanChunk, count - i0);
     float m;
     if (f.type == DataType::kFp32) {
@@ -194,6 +195,7 @@ float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat f) {
     }
     float& slot = part[static_cast<std::size_t>(worker)];
     slot = std::max(slot, m);
+    laps.lap(Stage::kScales);
   });
   float m = 0.0f;
   for (float v : part) m = std::max(m, v);

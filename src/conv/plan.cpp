@@ -1,4 +1,5 @@
 // Plan::create (validation, algorithm and kernel-path choice) and Plan::execute (buffer checks).
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <mutex>
@@ -173,6 +174,8 @@ void Plan::execute(const void* input, void* output) const {
   if (in0 < out1 && out0 < in1) throw Error("input and output buffers overlap");
   std::lock_guard<std::mutex> lock(p.exec_mutex);
   const ThreadPool::Burst burst(*p.pool);  // the pool's threads wait for this execute's jobs spinning
+  const bool profiling = !p.thread_stage_ns.empty();
+  const auto start = profiling ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   p.stats = LowpStats{};
   std::fill(p.thread_io_counts.begin(), p.thread_io_counts.end(), NarrowCounts{});
   if (p.algorithm == Algorithm::kWinograd) {
@@ -193,6 +196,11 @@ void Plan::execute(const void* input, void* output) const {
   for (const NarrowCounts& c : p.thread_io_counts) {
     p.stats.output_saturated += c.saturated;
     p.stats.output_nonfinite += c.nonfinite;
+  }
+  if (profiling) {
+    p.profiled_wall_ns +=
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+    ++p.profiled_executes;
   }
 }
 
@@ -230,6 +238,40 @@ std::vector<float> Plan::calibration_scales() const {
 
 LowpStats Plan::stats() const {
   return impl_->stats;
+}
+
+void Plan::set_profiling(bool on) {
+  Impl& p = *impl_;
+  std::lock_guard<std::mutex> lock(p.exec_mutex);
+  p.thread_stage_ns.assign(on ? static_cast<std::size_t>(p.threads) : 0, StageNs{});
+  p.profiled_executes = 0;
+  p.profiled_wall_ns = 0;
+}
+
+StageProfile Plan::stage_profile() const {
+  Impl& p = *impl_;
+  std::lock_guard<std::mutex> lock(p.exec_mutex);
+  StageProfile r;
+  r.executes = p.profiled_executes;
+  r.threads = p.threads;
+  r.wall_ms = static_cast<double>(p.profiled_wall_ns) * 1e-6;
+  auto total = [&](Stage stage) {
+    int64_t ns = 0;
+    for (const StageNs& t : p.thread_stage_ns) ns += t.ns[static_cast<std::size_t>(stage)];
+    return static_cast<double>(ns) * 1e-6;
+  };
+  r.pack_ms = total(Stage::kPack);
+  r.scales_ms = total(Stage::kScales);
+  r.input_ms = total(Stage::kInput);
+  r.convert_ms = total(Stage::kConvert);
+  r.gemm_ms = total(Stage::kGemm);
+  r.output_ms = total(Stage::kOutput);
+  r.direct_ms = total(Stage::kDirect);
+  return r;
+}
+
+double StageProfile::idle_ms() const {
+  return wall_ms * threads - (pack_ms + scales_ms + input_ms + convert_ms + gemm_ms + output_ms + direct_ms);
 }
 Precision Plan::precision() const {
   return impl_->precision;

@@ -15,6 +15,7 @@
 #include "kernels/kernel_table.hpp"
 #include "kernels/lowp_kernels.hpp"
 #include "nova/conv/conv.hpp"
+#include "stage_clock.hpp"
 #include "thread_pool.hpp"
 
 namespace nova::conv {
@@ -193,6 +194,13 @@ struct Plan::Impl {
   std::vector<AlignedBuffer> thread_io;
   std::vector<NarrowCounts> thread_io_counts;
   AlignedBuffer io_input, io_output;
+  // Stage timing (Plan::set_profiling): one accumulator per worker while on, none while off.
+  std::vector<StageNs> thread_stage_ns;
+  int64_t profiled_executes = 0, profiled_wall_ns = 0;
+  // The clock of a task on `worker`: charges nothing unless profiling is on.
+  StageLaps laps(int worker) {
+    return StageLaps(thread_stage_ns.empty() ? nullptr : &thread_stage_ns[static_cast<std::size_t>(worker)]);
+  }
 };
 
 // Stages, one file each.

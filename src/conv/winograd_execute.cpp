@@ -279,6 +279,7 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     p.pool->run(
         static_cast<std::size_t>(ceil_div(last - first, per_task)), [&](std::size_t task, int worker) {
+          StageLaps laps = p.laps(worker);
           float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
           const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
           const int64_t t1 = std::min(last, t0 + per_task);
@@ -286,6 +287,7 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
           for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
             w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
           });
+          laps.lap(Stage::kScales);
         });
   }
   for (const auto& m : p.thread_amax)
@@ -375,6 +377,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     const int64_t chunk = 4;
     float* vl = w.v_in_place() ? v : p.shared_lowp.data();
     p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
+      StageLaps laps = p.laps(worker);
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
       const TileSource from = tile_source(p, xb, 0, tensor, worker);
@@ -389,6 +392,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                              v_inv.data(), p.shared_flags.data() + t0);
       else
         input_stage(p, w, from, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
+      laps.lap(Stage::kInput);
     });
     if (lowp && !v_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
@@ -399,6 +403,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       // Conversion by chunks of tiles; element offsets inside a position are the same in V and in the
       // low-precision copy (whatever its element size), so a chunk converts in place of its rows.
       p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
+        StageLaps laps = p.laps(worker);
         const int64_t t0 = static_cast<int64_t>(task) * chunk;
         const int64_t t1 = std::min(w.tiles, t0 + chunk);
         const auto off = static_cast<std::size_t>(t0 * w.Cpad);
@@ -408,16 +413,20 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                 : reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(vl) + off * w.v_operand_size());
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
             lowp_convert(p, v + off, pos_v, t1 - t0, dst, p.shared_flags.data() + t0);
+        laps.lap(Stage::kConvert);
       });
     }
-    p.pool->run(static_cast<std::size_t>(nn * panels), [&](std::size_t task, int) {
+    p.pool->run(static_cast<std::size_t>(nn * panels), [&](std::size_t task, int worker) {
+      StageLaps laps = p.laps(worker);
       const int64_t a = static_cast<int64_t>(task) / panels, q = static_cast<int64_t>(task) % panels;
       if (lowp)
         lowp_gemm_stage(p, w.tiles, a, a + 1, q, q + 1, vl, pos_v, mo, pos_m);
       else
         gemm_stage(p, w, w.tiles, a, a + 1, q, q + 1, v, pos_v, mo, pos_m);
+      laps.lap(Stage::kGemm);
     });
     p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
+      StageLaps laps = p.laps(worker);
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
       if (marks_tiles)
@@ -426,6 +435,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const auto wk = static_cast<std::size_t>(worker);
       output_stage(p, w, t0, t1, mo + t0 * w.Kpad, pos_m, p.thread_scratch[wk].data(), output, io_rows(p, wk),
                    &p.thread_io_counts[wk]);
+      laps.lap(Stage::kOutput);
     });
     if (lowp) finish_stats();
     return;
@@ -443,6 +453,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);
     p.pool->run(static_cast<std::size_t>(blocks), [&](std::size_t task, int worker) {
+      StageLaps laps = p.laps(worker);
       const auto wk = static_cast<std::size_t>(worker);
       float* v = p.thread_scratch[wk].data();
       float* mo = v + static_cast<std::size_t>(nn) * pos_v;
@@ -452,8 +463,11 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const TileSource from = tile_source(p, xb, img0, tensor, worker);
       if (!lowp) {
         input_stage(p, w, from, t0, t1, v, pos_v, w.fns.input);
+        laps.lap(Stage::kInput);
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
+        laps.lap(Stage::kGemm);
         output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+        laps.lap(Stage::kOutput);
         return;
       }
       // The GEMM operand: written by the transform itself where it can (fp16 bits, int8 codes, int16 V': no
@@ -469,11 +483,15 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
             input_stage_int8(p, w, from, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);
       } else {  // FP32 V, or bf16-rounded in place (vl is v)
         input_stage(p, w, from, t0, t1, v, pos_v, plain_fn);
+        laps.lap(Stage::kInput);
         if (!v_direct) p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
       }
+      laps.lap(v_direct ? Stage::kInput : Stage::kConvert);
       lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
+      laps.lap(Stage::kGemm);
       if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
       output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+      laps.lap(Stage::kOutput);
     });
   }
   if (lowp) finish_stats();

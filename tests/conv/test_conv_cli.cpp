@@ -43,6 +43,32 @@ TEST(BenchConvCli, CheckedErrorIsTheSameInEveryLayout) {
   }
 }
 
+// --profile: the JSON's stage times (thread ms per execute) are those of the plan's algorithm, and they
+// fit in threads x the profiled wall time.
+TEST(BenchConvCli, ProfileGivesTheStagesOfThePlan) {
+  for (const std::string args : {"--stride 1", "--stride 2"}) {
+    const nlohmann::json j = bench_json("--shape 1,24,17,15,20 --profile " + args);
+    ASSERT_TRUE(j.contains("profile")) << args;
+    const nlohmann::json& st = j["profile"]["thread_ms"];
+    const double wall = j["profile"]["wall_ms"].get<double>();
+    EXPECT_GT(wall, 0.0);
+    double sum = 0.0;
+    for (const auto& [name, ms] : st.items())
+      if (name != "idle") sum += ms.get<double>();
+    EXPECT_NEAR(sum + st["idle"].get<double>(), wall * 2, 1e-9 * wall) << args;  // --threads 2
+    EXPECT_GE(st["idle"].get<double>(), -1e-3) << args;
+    if (j["algorithm"] == "winograd") {
+      EXPECT_GT(st.value("gemm", 0.0), 0.0);
+      EXPECT_GT(st.value("input", 0.0), 0.0);
+      EXPECT_FALSE(st.contains("direct"));
+    } else {
+      EXPECT_GT(st.value("direct", 0.0), 0.0);
+      EXPECT_FALSE(st.contains("gemm"));
+    }
+  }
+  EXPECT_FALSE(bench_json("--shape 1,24,17,15,20").contains("profile"));
+}
+
 TEST(BenchConvCli, BadRequestsGetAClearMessage) {
   const struct {
     std::string args, message;

@@ -345,14 +345,14 @@ TEST(TensorConvert, Int8BytePackEqualsTheGeneralForm) {
 TEST(TensorConvert, TypedBandStoresEqualStoreThenNarrow) {
   const std::vector<float> v = special_values();
   std::mt19937 rng(5);
-  int checked = 0;
+  int checked_avx512 = 0, checked_avx2 = 0;  // types with a typed band store on those paths
   for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
     if (!isa_supported(isa)) continue;
     const KernelTable& k = kernels(isa);
     for (DataType type : {DataType::kBf16, DataType::kFp16, DataType::kInt8}) {
       const StoreBandNchwTypedFn store = k.layout.store_band_nchw_typed[static_cast<int>(type)];
       if (store == nullptr) continue;
-      ++checked;
+      ++(isa == Isa::kAvx512 ? checked_avx512 : checked_avx2);
       int64_t counted = 0;
       const std::size_t bytes = element_size(type);
       const std::ptrdiff_t width_stride = 40;
@@ -395,9 +395,12 @@ TEST(TensorConvert, TypedBandStoresEqualStoreThenNarrow) {
     }
   }
 #if defined(__x86_64__) || defined(__i386__)
-  // AVX-512 has the 16-bit forms; VBMI adds int8.
+  // AVX-512 has the 16-bit forms; VBMI adds int8. AVX2 (with F16C) has all three; portable has none.
   if (isa_supported(Isa::kAvx512)) {
-    EXPECT_EQ(checked, __builtin_cpu_supports("avx512vbmi") ? 3 : 2);
+    EXPECT_EQ(checked_avx512, __builtin_cpu_supports("avx512vbmi") ? 3 : 2);
+  }
+  if (isa_supported(Isa::kAvx2)) {
+    EXPECT_EQ(checked_avx2, __builtin_cpu_supports("f16c") ? 3 : 0);
   }
 #endif
 }

@@ -249,7 +249,7 @@ struct Case {
 std::vector<Case> engine_cases() {
   std::vector<Case> cases;
   auto add = [&](const char* name, std::optional<TileSize> tile, AlgorithmChoice algo, Precision prec) {
-    for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+    for (Layout layout : {Layout::kNCHW, Layout::kNHWC, Layout::kNCHW16c}) {
       PlanOptions o;
       o.layout = layout;
       o.tile = tile;
@@ -423,10 +423,12 @@ void expect_typed_plan_equals_conversions(const ConvShape& s) {
       // The same values in the plan's layout.
       std::vector<float> x = p.input;
       if (c.options.layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
+      if (c.options.layout == Layout::kNCHW16c)
+        x = nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W);
       const Typed typed = make_input(x, in);
 
       const Plan f32 = Plan::create(s, p.weights.data(), p.bias.data(), c.options);
-      std::vector<float> y(static_cast<std::size_t>(s.output_size()));
+      std::vector<float> y(static_cast<std::size_t>(output_elements(s, c.options.layout)));
       f32.execute(typed.values.data(), y.data());
       NarrowCounts want_counts;
       const std::vector<unsigned char> want = narrow_all(y, out, &want_counts);
@@ -457,9 +459,11 @@ void expect_typed_plan_equals_conversions(const ConvShape& s) {
 
 // Two shapes: rows narrow to 11 columns, so a run of tiles covers whole output rows (each channel is
 // narrowed in one stretch); 41 columns, so NCHW runs of tiles cover parts of rows (narrowed row by row).
+// A third of whole channel blocks: NCHW16c reads typed tensors in place (every tile widened into the
+// stage), here with partial tiles at the bottom and windows one column past the right edge.
 TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
-  for (const ConvShape& s : {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21}})  // 3x3, padding 1
-    expect_typed_plan_equals_conversions(s);
+  for (const ConvShape& s : {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21}, ConvShape{2, 32, 9, 12, 24}})
+    expect_typed_plan_equals_conversions(s);  // 3x3, padding 1
 }
 
 // int8 in, int8 out against the float64 convolution of the dequantized input: every output within

@@ -1,0 +1,10 @@
+# Sourced at the start of every device run: unpacks the binaries built on the development machine
+# (.dev/bundle.tar.xz: nova, nova_peer_onednn, the test programs, nova_bench_gemm and the Debian 12
+# shared libraries they need) into build/, and points /work/main at this checkout, since the tests were
+# compiled with NOVA_SOURCE_DIR=/work/main and NOVA_CLI_PATH=/work/main/build/nova.
+R=$PWD
+O=${OUT:-/tmp/out}
+mkdir -p "$O" /work build
+ln -sfn "$R" /work/main
+tar -xJf .dev/bundle.tar.xz -C build
+export LD_LIBRARY_PATH=$R/build/lib

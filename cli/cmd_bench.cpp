@@ -186,9 +186,14 @@ void run_bench(const BenchOptions& o) {
     plan.set_profiling(false);
     const double n = static_cast<double>(std::max<int64_t>(sp.executes, 1));
     profile_wall = sp.wall_ms / n;
-    for (const auto& [name, ms] : {std::pair{"pack", sp.pack_ms}, {"scales", sp.scales_ms}, {"input", sp.input_ms},
-                                   {"convert", sp.convert_ms}, {"gemm", sp.gemm_ms}, {"output", sp.output_ms},
-                                   {"direct", sp.direct_ms}, {"idle", sp.idle_ms()}})
+    for (const auto& [name, ms] : {std::pair{"pack", sp.pack_ms},
+                                   {"scales", sp.scales_ms},
+                                   {"input", sp.input_ms},
+                                   {"convert", sp.convert_ms},
+                                   {"gemm", sp.gemm_ms},
+                                   {"output", sp.output_ms},
+                                   {"direct", sp.direct_ms},
+                                   {"idle", sp.idle_ms()}})
       if (ms != 0.0 || std::string(name) == "idle") stages.emplace_back(name, ms / n);
   }
 
@@ -259,7 +264,8 @@ void run_bench(const BenchOptions& o) {
     if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
     if (o.profile) {
       const double budget = profile_wall * plan.threads();
-      text += fmt::format("  profile ({} executes, {:.4f} ms wall each), thread ms per execute:", reps, profile_wall);
+      text += fmt::format("  profile ({} executes, {:.4f} ms wall each), thread ms per execute:", reps,
+                          profile_wall);
       for (const auto& [name, ms] : stages)
         text += fmt::format(" {} {:.4f} ({:.0f}%)", name, ms, budget > 0 ? 100.0 * ms / budget : 0.0);
       text += "\n";

@@ -180,8 +180,8 @@ void bind_conv(nb::module_& m) {
         return std::make_tuple(s.N, s.K, s.out_h(), s.out_w());
       })
       .def("set_profiling", [](PyPlan& p, bool on) { p.plan.set_profiling(on); }, nb::arg("on"),
-           "Time the stages of later executes (off by default; turning it on or off clears what was gathered). "
-           "It reads the clock a few times per block of tiles: time executes with it off")
+           "Time the stages of later executes (off by default; turning it on or off clears what was "
+           "gathered). It reads the clock a few times per block of tiles: time executes with it off")
       .def(
           "stage_profile",
           [](const PyPlan& p) {
@@ -200,9 +200,9 @@ void bind_conv(nb::module_& m) {
             d["idle_ms"] = s.idle_ms();
             return d;
           },
-          "Since profiling was turned on: executes, threads, wall_ms (summed), and the thread time of each stage "
-          "summed over threads and executes (pack_ms, scales_ms, input_ms, convert_ms, gemm_ms, output_ms, "
-          "direct_ms; idle_ms = wall_ms * threads minus them)")
+          "Since profiling was turned on: executes, threads, wall_ms (summed), and the thread time of each "
+          "stage summed over threads and executes (pack_ms, scales_ms, input_ms, convert_ms, gemm_ms, "
+          "output_ms, direct_ms; idle_ms = wall_ms * threads minus them)")
       .def("__repr__", [](const PyPlan& p) { return "nova.ConvPlan(" + p.plan.describe() + ")"; });
   m.def("default_transform", [](const std::string& tile) { return conv::default_transform(parse_tile(tile)); },
         nb::arg("tile"), "The engine's default transform for a tile");

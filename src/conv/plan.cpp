@@ -199,7 +199,8 @@ void Plan::execute(const void* input, void* output) const {
   }
   if (profiling) {
     p.profiled_wall_ns +=
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+            .count();
     ++p.profiled_executes;
   }
 }

@@ -459,10 +459,11 @@ void expect_typed_plan_equals_conversions(const ConvShape& s) {
 
 // Two shapes: rows narrow to 11 columns, so a run of tiles covers whole output rows (each channel is
 // narrowed in one stretch); 41 columns, so NCHW runs of tiles cover parts of rows (narrowed row by row).
-// A third of whole channel blocks: NCHW16c reads typed tensors in place (every tile widened into the
-// stage), here with partial tiles at the bottom and windows one column past the right edge.
+// A third of whole channel blocks (FP32 NCHW16c and NHWC tensors are read in place there, typed ones go
+// through the widening copy), with partial tiles at the bottom and windows one column past the right edge.
 TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
-  for (const ConvShape& s : {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21}, ConvShape{2, 32, 9, 12, 24}})
+  for (const ConvShape& s :
+       {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21}, ConvShape{2, 32, 9, 12, 24}})
     expect_typed_plan_equals_conversions(s);  // 3x3, padding 1
 }
 

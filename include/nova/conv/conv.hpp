@@ -196,16 +196,16 @@ struct LowpStats {
 // plan does not run stays 0. Profiling reads the clock a few times per block of tiles on each thread;
 // time executes with it off.
 struct StageProfile {
-  int64_t executes = 0;  // profiled executes
-  int threads = 0;       // the plan's thread count
-  double wall_ms = 0;    // wall clock of the profiled executes, summed
-  double pack_ms = 0;    // input copied into the blocked, padded layout (widened from typed tensors)
-  double scales_ms = 0;  // int8 per-call scales: the input transforms run once more for max |V|
-  double input_ms = 0;   // input transforms (and the GEMM operand written by them)
-  double convert_ms = 0; // V converted to the GEMM operand in a pass of its own
-  double gemm_ms = 0;    // the n^2 GEMMs (low precision: dequantized)
-  double output_ms = 0;  // output transforms, bias, ReLU, stores (narrowed for typed output)
-  double direct_ms = 0;  // the direct path's work, all of it
+  int64_t executes = 0;   // profiled executes
+  int threads = 0;        // the plan's thread count
+  double wall_ms = 0;     // wall clock of the profiled executes, summed
+  double pack_ms = 0;     // input copied into the blocked, padded layout (widened from typed tensors)
+  double scales_ms = 0;   // int8 per-call scales: the input transforms run once more for max |V|
+  double input_ms = 0;    // input transforms (and the GEMM operand written by them)
+  double convert_ms = 0;  // V converted to the GEMM operand in a pass of its own
+  double gemm_ms = 0;     // the n^2 GEMMs (low precision: dequantized)
+  double output_ms = 0;   // output transforms, bias, ReLU, stores (narrowed for typed output)
+  double direct_ms = 0;   // the direct path's work, all of it
   // Thread time in no stage: waiting for other threads (imbalance, the pool's start and end), and the
   // code between stages. wall_ms * threads minus the stages.
   double idle_ms() const;

@@ -8,3 +8,16 @@ mkdir -p "$O" /work build
 ln -sfn "$R" /work/main
 tar -xJf .dev/bundle.tar.xz -C build
 export LD_LIBRARY_PATH=$R/build/lib
+
+# Every test program at once (16 cores), brief output; the logs joined into $O/$1 and each program's
+# PASSED / FAILED lines and exit status printed.
+run_tests() {
+  local t name rc
+  for t in build/tests/nova_tests_*; do
+    name=$(basename "$t")
+    (timeout 240 "$t" --gtest_brief=1 > "/tmp/$name.log" 2>&1; rc=$?; echo "== $name exit $rc" >> "/tmp/$name.log") &
+  done
+  wait
+  cat /tmp/nova_tests_*.log > "$O/$1"
+  grep -h "^== \|PASSED\|FAILED" /tmp/nova_tests_*.log
+}

@@ -11,15 +11,9 @@ set -u
   done
   build/nova bench paths
 } > "$O/run1_probe.log" 2>&1
-# Every test program at once (16 cores); brief output, the exit status of each.
-for t in build/tests/nova_tests_*; do
-  # (As run, this line printed "exit $?" after a $(basename) in the same word list, so every status read
-  # 0; the conv log's FAILED line is the one failure. runs 2 and 3 save the status first.)
-  (timeout 240 "$t" --gtest_brief=1 > "/tmp/$(basename "$t").log" 2>&1; rc=$?; echo "== $(basename "$t") exit $rc" >> "/tmp/$(basename "$t").log") &
-done
-wait
-cat /tmp/nova_tests_*.log > "$O/run1_tests.log"
-grep -h "^== \|PASSED\|FAILED" /tmp/nova_tests_*.log
+# (As run, the test loop printed "exit $?" after a $(basename) in the same word list, so every status read
+# 0; the conv log's FAILED line was the one failure. device_setup.sh's run_tests saves the status first.)
+run_tests run1_tests.log
 LAYERS="1,64,56,56,64 1,128,28,28,128 1,256,14,14,256 1,512,7,7,512 8,64,56,56,64 8,128,28,28,128 8,256,14,14,256 8,512,7,7,512 1,64,224,224,64"
 prof() {  # layer, label, options
   local r

@@ -1,19 +1,14 @@
 #!/bin/bash
 # Device run 3 (session 16): the tests of the new binaries; typed NCHW16c tensors read in place, the
 # binary before (build/nova_old, aafdec9) against the one after (build/nova), interleaved
-# (ab_typed_in_place.py); profiles of the new one on the 64-channel layers (run 1 has the old ones); issue 6's peer comparison
+# (ab_binaries.py); profiles of the new one on the 64-channel layers (run 1 has the old ones); issue 6's peer comparison
 # with the new binary (bench/peer_interleaved.py).
 set -u
 . bench/results/2026-11-26-session16-amx/device_setup.sh
 D=bench/results/2026-11-26-session16-amx
-for t in build/tests/nova_tests_*; do
-  (timeout 200 "$t" --gtest_brief=1 > "/tmp/$(basename "$t").log" 2>&1; rc=$?; echo "== $(basename "$t") exit $rc" >> "/tmp/$(basename "$t").log") &
-done
-wait
-cat /tmp/nova_tests_*.log > "$O/run3_tests.log"
-grep -h "^== \|PASSED\|FAILED" /tmp/nova_tests_*.log
+run_tests run3_tests.log
 export PYTHONUNBUFFERED=1
-timeout 240 python3 $D/ab_typed_in_place.py 3 "bf16 16c" "int8 16c" "fp16 16c" 2>&1 | tee "$O/run3_ab_typed_in_place.log"
+timeout 240 python3 $D/ab_binaries.py 3 "bf16 16c" "int8 16c" "fp16 16c" 2>&1 | tee "$O/run3_ab_typed_in_place.log"
 {
   for L in 1,64,56,56,64 8,64,56,56,64 1,64,224,224,64; do
     echo "### $L bf16 16c"; timeout 60 build/nova bench conv --shape $L --threads 2 --dtype bf16 --io bf16 --layout nchw16c --profile 2>&1 | tail -2

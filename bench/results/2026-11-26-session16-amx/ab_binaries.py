@@ -2,9 +2,10 @@
 (build/nova), interleaved: each repetition times both binaries on every variant of a layer, the order of
 the two alternating. 2 threads, bf16, int8 and fp16 on NCHW16c tensors (issue 6's columns), FP32 as a
 control. Prints per layer and variant min / median of the repetitions' median_ms and new over old.
-Used for typed NCHW16c tensors read in place (ab_typed_in_place.py, here and in device run 3).
+Device run 2 timed one AMX tile session per thread and execute with it (bf16 and int8), run 3 typed
+NCHW16c tensors read in place (bf16, int8, fp16), and the development machine the latter (all four).
 
-  python3 ab_typed_in_place.py [reps] [variant ...]
+  python3 ab_binaries.py [reps] [variant ...]
 """
 import json, statistics, subprocess, sys
 

@@ -14,6 +14,7 @@ export LD_LIBRARY_PATH=$R/build/lib
 run_tests() {
   local t name rc
   for t in build/tests/nova_tests_*; do
+    [ -x "$t" ] || continue  # a build tree's CTest files beside the programs
     name=$(basename "$t")
     (timeout 240 "$t" --gtest_brief=1 > "/tmp/$name.log" 2>&1; rc=$?; echo "== $name exit $rc" >> "/tmp/$name.log") &
   done

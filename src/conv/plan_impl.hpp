@@ -42,13 +42,19 @@ void for_each_row_group(int64_t rows, int64_t mr, F&& f) {
     i0 += count;
   }
 }
-// Floats between the n^2 Winograd positions of V or M: one cache line more than the data, so that
-// the n^2 loads and stores of one tile do not all fall into the same L1 set (a stride that is a
-// multiple of 4 KiB would, and the transforms would thrash).
 // Tiles of one tile row whose NCHW output is stored together (winograd_execute.cpp).
 inline constexpr int64_t kBandTiles = 8;
+// Elements between the n^2 Winograd positions of V or M, in any element type (the low-precision copies
+// of V use V's element offsets). More than the data, so that the n^2 loads and stores of one tile do
+// not all fall into the same L1 set (a stride that is a multiple of 4 KiB of FP32 would, and the
+// transforms would thrash), and a multiple of 64 elements, so that every position starts on a cache line
+// whatever the element size: rows of 64 bytes then load as one line each (AMX tile loads of bf16 and
+// int8 V). With 16 elements more (before session 16), bf16 positions alternated between aligned and
+// 32 bytes off, and three int8 positions in four were off.
 inline std::size_t position_stride(int64_t rows, int64_t cols) {
-  return static_cast<std::size_t>(rows * cols + 16);
+  int64_t stride = round_up(rows * cols, 64) + 64;
+  if (stride % 1024 == 0) stride += 64;  // FP32: 4 KiB apart
+  return static_cast<std::size_t>(stride);
 }
 
 // The symmetric int8 scale of a range: max |x| / 127, or 1 for an all-zero range (every code is 0).

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "conv/algorithm_choice.hpp"
+#include "conv/plan_impl.hpp"
 #include "conv_test_util.hpp"
 #include "nova/conv/default_transforms.hpp"
 #include "nova/numerics/error_harness.hpp"
@@ -231,6 +232,27 @@ TEST(WinogradChoice, NinePointTileOnlyByItsMargin) {
     EXPECT_GT(taken, 0);
     EXPECT_GT(refused, 0);
   }
+}
+
+}  // namespace
+}  // namespace nova::conv
+
+namespace nova::conv {
+namespace {
+
+// The stride between Winograd positions of V and M: room for the data, every position on a cache line
+// for 1-, 2- and 4-byte elements (AMX tile rows of bf16 and int8 V load as one line each), and never a
+// multiple of 4 KiB for any of them (the n^2 accesses of a tile would share an L1 set).
+TEST(WinogradLayout, PositionStrideAlignsEveryElementSizeAndAvoids4KiB) {
+  for (int64_t rows = 1; rows <= 300; ++rows)
+    for (int64_t cols : {16, 32, 48, 64, 256, 512, 1008, 1024}) {
+      const auto stride = static_cast<int64_t>(position_stride(rows, cols));
+      ASSERT_GE(stride, rows * cols);
+      for (int64_t bytes : {1, 2, 4}) {
+        ASSERT_EQ(stride * bytes % 64, 0) << rows << " x " << cols << ", " << bytes << "-byte elements";
+        ASSERT_NE(stride * bytes % 4096, 0) << rows << " x " << cols << ", " << bytes << "-byte elements";
+      }
+    }
 }
 
 }  // namespace

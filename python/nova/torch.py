@@ -18,6 +18,7 @@ same names, so state_dicts move freely between the original and the converted mo
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 from collections import OrderedDict
 from typing import Optional
@@ -28,11 +29,20 @@ import torch.nn.functional as F
 
 from . import _nova
 
-__all__ = ["WinogradConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d"]
+__all__ = ["WinogradConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d", "profile"]
 
 _PLAN_CACHE_SIZE = 64
 _plans: "OrderedDict[tuple, object]" = OrderedDict()
 atexit.register(_plans.clear)  # release the engine's plans before the extension module goes away
+# Inside profile(): the plans used so far in the block, in order of first use (id -> (key, plan)); each
+# times its stages (ConvPlan.set_profiling). None outside.
+_profiled: "Optional[OrderedDict[int, tuple]]" = None
+
+
+def _profile_use(key, plan):
+    if _profiled is not None and id(plan) not in _profiled:
+        plan.set_profiling(True)
+        _profiled[id(plan)] = (key, plan)
 
 
 # precision= of the drop-in: the engine's GEMM types and the error-harness presets they implement.
@@ -72,6 +82,7 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
+        _profile_use(key, plan)
         return plan
     n, c, h, w = x.shape
     k, _, r, s = weight.shape
@@ -85,10 +96,45 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
                           fp16_arithmetic=(arithmetic or "auto") if engine == "fp16" else "auto",
                           bf16_arithmetic=(arithmetic or "auto") if engine == "bf16" else "auto",
                           input_type=io, output_type=io, lowp_kernel=lowp_kernel)
+    _profile_use(key, plan)
     _plans[key] = plan
     if len(_plans) > _PLAN_CACHE_SIZE:
         _plans.popitem(last=False)
     return plan
+
+
+@contextlib.contextmanager
+def profile():
+    """Where nova's layers spend their time: inside the block, the engine's plans time their stages
+    (``ConvPlan.set_profiling``); on exit the yielded list holds one dict per plan that ran, in the
+    order of first use: ``layer`` (N, C, H, W, K), ``algorithm``, ``tile``, ``precision``, ``gemm_path``,
+    ``threads``, and ``ConvPlan.stage_profile()``'s figures (executes, wall_ms, pack_ms, scales_ms,
+    input_ms, convert_ms, gemm_ms, output_ms, direct_ms, idle_ms: thread time summed over threads and
+    executes). Profiling reads the clock a few times per block of tiles; time with it off::
+
+        with nova.torch.profile() as layers:
+            model(x)
+        for p in layers:
+            print(p["layer"], p["tile"], p["gemm_ms"] / p["executes"])
+    """
+    global _profiled
+    if _profiled is not None:
+        raise RuntimeError("nova.torch.profile() blocks do not nest")
+    _profiled = OrderedDict()
+    results: list = []
+    try:
+        yield results
+    finally:
+        used, _profiled = _profiled, None
+        for key, plan in used.values():
+            p = plan.stage_profile()
+            plan.set_profiling(False)
+            if p["executes"] == 0:
+                continue
+            n, c, h, w = key[0]
+            k = key[5][0]
+            results.append({"layer": (n, c, h, w, k), "algorithm": plan.algorithm, "tile": plan.tile,
+                            "precision": plan.precision, "gemm_path": plan.gemm_path, **p})
 
 
 def _check_input(x: torch.Tensor, weight: torch.Tensor):

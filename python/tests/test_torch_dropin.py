@@ -402,3 +402,30 @@ def test_int8_plans_calibrate_from_python():
     fp32 = nova.ConvPlan((1, 16, 12, 12, 24), weights=w, tile="4,3")
     with pytest.raises(ValueError, match="calibration is for int8"):
         fp32.calibrate([x])
+
+
+def test_profile_lists_the_layers_that_ran_with_their_stages():
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.Conv2d(16, 4, 1))
+    nova_torch.replace_conv2d(model, threads=2)
+    x = torch.randn(2, 8, 12, 12)
+    with torch.no_grad():
+        want = model(x)
+        with nova_torch.profile() as layers:
+            assert layers == []
+            got = model(x)
+            got = model(x)
+    assert torch.equal(got, want)  # profiling changes no result
+    assert [p["layer"] for p in layers] == [(2, 8, 12, 12, 16), (2, 16, 12, 12, 16)]  # the 1x1 stays PyTorch's
+    for p in layers:
+        assert p["executes"] == 2 and p["threads"] == 2 and p["algorithm"] == "winograd"
+        assert p["input_ms"] > 0 and p["gemm_ms"] > 0 and p["output_ms"] > 0 and p["direct_ms"] == 0
+        stages = sum(p[s] for s in ("pack_ms", "scales_ms", "input_ms", "convert_ms", "gemm_ms", "output_ms",
+                                    "direct_ms"))
+        assert stages <= 2 * p["wall_ms"] + 1e-3
+    with nova_torch.profile() as again:  # a later block starts from zero; outside one nothing is gathered
+        with pytest.raises(RuntimeError, match="do not nest"):
+            with nova_torch.profile():
+                pass
+    assert again == []

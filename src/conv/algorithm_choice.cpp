@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
 #include "tile_transforms_generated.hpp"
@@ -23,6 +26,39 @@ namespace {
 double gemm_rate(Isa isa) { return isa == Isa::kAvx512 ? 110.0 : isa == Isa::kAvx2 ? 90.0 : 8.0; }
 double vec_rate(Isa isa) { return isa == Isa::kAvx512 ? 2.0 : isa == Isa::kAvx2 ? 1.0 : 0.3; }
 constexpr double kStreamRate = 20.0;
+// FP32 plans on AVX2 whose U fits the L3: about the L3's bandwidth per core on the EPYC (32 MiB L3), where
+// streaming U overlaps the GEMMs. At kStreamRate the model priced F(7,3) on the batch-1 64-256-channel
+// layers within 8 % of F(4,3), which then took 1.16-1.25x F(7,3)'s time there (docs/engine.md, "Session
+// 16": with this rate the choice is the fastest measured tile, or within 1 % of it, on 16 of the layer
+// set's 18 layer and layout cases, against 8). Low-precision plans keep the flat rate, with which their choices were
+// measured (their tiles trade accuracy, not only time), and so does AVX-512, not measured with it.
+constexpr double kAvx2L3StreamRate = 80.0;
+
+// The last-level cache of cpu 0 in bytes (sysfs; 0 when unknown). sysconf's figure is the host's under
+// some hypervisors (320 MiB on the EPYC VM, whose L3 is 32 MiB).
+int64_t l3_cache_bytes() {
+  static const int64_t bytes = [] {
+    for (int i = 0; i < 8; ++i) {
+      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+      std::ifstream level(dir + "level"), size(dir + "size");
+      int lv = 0;
+      std::string text;
+      if (!(level >> lv) || lv != 3 || !(size >> text) || text.empty()) continue;
+      char* end = nullptr;
+      const long long v = std::strtoll(text.c_str(), &end, 10);
+      const int64_t unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
+      return v > 0 ? static_cast<int64_t>(v) * unit : int64_t{0};
+    }
+    return int64_t{0};
+  }();
+  return bytes;
+}
+
+double stream_rate(Isa isa, Precision precision, double u_bytes) {
+  if (isa == Isa::kAvx2 && precision == Precision::kFp32 && u_bytes <= static_cast<double>(l3_cache_bytes()))
+    return kAvx2L3StreamRate;
+  return kStreamRate;
+}
 
 }  // namespace
 
@@ -45,7 +81,7 @@ AlgorithmEstimate estimate_direct(const ConvShape& s, Layout layout, int threads
 }
 
 AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threads, Isa isa, TileSize tile,
-                                    double gemm_speedup) {
+                                    double gemm_speedup, Precision precision) {
   const double m = tile.m, n = tile.n();
   const double ty = static_cast<double>(ceil_div(s.out_h(), tile.m)), tx = static_cast<double>(ceil_div(s.out_w(), tile.m));
   const double T = static_cast<double>(s.N) * ty * tx;
@@ -66,7 +102,8 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   const double block = std::max(12.0, std::min(1.5e6 / per_tile, std::ceil(T / threads)));
   const double blocks = std::ceil(T / block);
   const double stream = std::min(blocks * u_bytes, u_bytes + 2 * per_tile * T);
-  const double ns = (gemm + (vin + vout) / vec_rate(isa) + pack / 4.0) / threads + stream / kStreamRate / std::min(threads, 2);
+  const double ns = (gemm + (vin + vout) / vec_rate(isa) + pack / 4.0) / threads +
+                    stream / stream_rate(isa, precision, u_bytes) / std::min(threads, 2);
   return {Algorithm::kWinograd, tile, ns / 1e6};
 }
 
@@ -113,7 +150,7 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   std::vector<AlgorithmEstimate> tiles;
   for (const TileSize& t : default_tiles()) {
     if (t.r != s.R || !auto_tile_allowed(t, precision)) continue;
-    const AlgorithmEstimate e = estimate_winograd(s, layout, threads, isa, t, gemm_speedup);
+    const AlgorithmEstimate e = estimate_winograd(s, layout, threads, isa, t, gemm_speedup, precision);
     std::snprintf(buf, sizeof buf, ", %s %.3g ms", t.to_string().c_str(), e.ms);
     detail += buf;
     tiles.push_back(e);

@@ -17,11 +17,11 @@ struct AlgorithmEstimate {
 
 // Estimated time of the direct path and of Winograd with a default tile (tile.r must be shape.R).
 // `gemm_speedup`: how many times faster than the FP32 kernels of `isa` the plan's Winograd GEMMs run
-// (1 but for the AMX paths, lowp_gemm_speedup in lowp.cpp). The direct path is FP32 whatever the
-// precision.
+// (1 but for the AMX paths, lowp_gemm_speedup in lowp.cpp); `precision`: the plan's GEMM precision (the
+// rate at which U streams depends on it on AVX2). The direct path is FP32 whatever the precision.
 AlgorithmEstimate estimate_direct(const ConvShape& shape, Layout layout, int threads, Isa isa);
 AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int threads, Isa isa, TileSize tile,
-                                    double gemm_speedup = 1.0);
+                                    double gemm_speedup = 1.0, Precision precision = Precision::kFp32);
 
 // Can Winograd run this shape at all? Empty when it can, otherwise why not.
 std::string winograd_ineligible(const ConvShape& shape);

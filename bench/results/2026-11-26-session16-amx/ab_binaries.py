@@ -16,6 +16,7 @@ VARIANTS = {
     "int8 16c": ["--dtype", "int8", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"],
     "fp16 16c": ["--dtype", "fp16", "--io", "fp16", "--layout", "nchw16c"],
     "fp32 16c": ["--layout", "nchw16c"],
+    "fp32": [],
 }
 BINARIES = {"old": "build/nova_old", "new": "build/nova"}
 reps = int(sys.argv[1]) if len(sys.argv) > 1 else 3

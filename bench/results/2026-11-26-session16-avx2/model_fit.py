@@ -7,7 +7,7 @@ kAvx2L3StreamRate = 80 (geometric mean loss 1.029 against 1.110; the fastest til
 """
 import json, math, itertools, os
 ops = {(2,3):(4,4),(4,3):(12,10),(6,3):(24,20),(7,3):(36,30)}
-meas = json.load(open("/tmp/tiles_avx2.json"))
+meas = json.load(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tiles_avx2.json')))
 L = ["1,64,56,56,64","1,128,28,28,128","1,256,14,14,256","1,512,7,7,512","8,64,56,56,64","8,128,28,28,128","8,256,14,14,256","8,512,7,7,512","1,64,224,224,64"]
 def est(shape, lay, tile, gemm_rate=90.0, vec_rate=1.0, stream_rate=20.0, l2_rule=False, threads=2):
     N,C,H,W,K = shape; m,r = tile; n = m+r-1

@@ -220,7 +220,10 @@ void Plan::calibrate(std::span<const float* const> inputs) {
                     (std::isnan(inputs[i][j]) ? "NaN" : "Inf") + " at index " + std::to_string(j));
   }
   std::lock_guard<std::mutex> lock(p.exec_mutex);
+  std::vector<StageNs> profile;
+  profile.swap(p.thread_stage_ns);  // a calibration is not an execute: its passes are not profiled
   calibrate_winograd(p, inputs);
+  profile.swap(p.thread_stage_ns);
 }
 
 void Plan::clear_calibration() {

@@ -111,11 +111,14 @@ TEST(StageProfile, Int8PerCallScalesAreTheirOwnStage) {
   expect_consistent(per_call.profile, 2, 2);
   EXPECT_GT(per_call.profile.scales_ms, 0.0);
   EXPECT_GT(per_call.profile.gemm_ms, 0.0);
-  // Calibrated: no per-call pass.
+  // Calibrated: no per-call pass; the calibration itself (made with profiling on) is not an execute and
+  // is not counted.
   Plan plan = Plan::create(p.shape, p.weights.data(), p.bias.data(), o);
+  plan.set_profiling(true);
   const float* samples[] = {p.input.data()};
   plan.calibrate(samples);
-  plan.set_profiling(true);
+  EXPECT_EQ(plan.stage_profile().executes, 0);
+  EXPECT_EQ(plan.stage_profile().scales_ms, 0.0);
   std::vector<float> out(static_cast<std::size_t>(p.shape.output_size()));
   plan.execute(p.input.data(), out.data());
   const StageProfile cal = plan.stage_profile();

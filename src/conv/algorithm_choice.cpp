@@ -26,15 +26,16 @@ namespace {
 double gemm_rate(Isa isa) { return isa == Isa::kAvx512 ? 110.0 : isa == Isa::kAvx2 ? 90.0 : 8.0; }
 double vec_rate(Isa isa) { return isa == Isa::kAvx512 ? 2.0 : isa == Isa::kAvx2 ? 1.0 : 0.3; }
 constexpr double kStreamRate = 20.0;
-// FP32 plans on AVX2 whose U fits the L3: about the L3's bandwidth per core on the EPYC (32 MiB L3), where
-// streaming U overlaps the GEMMs. At kStreamRate the model priced F(7,3) on the batch-1 64-256-channel
-// layers within 8 % of F(4,3), which then took 1.16-1.25x F(7,3)'s time there (docs/engine.md, "Session
-// 16": with this rate the choice is the fastest measured tile, or within 1 % of it, on 16 of the layer
-// set's 18 layer and layout cases, against 8). Low-precision plans keep the flat rate, with which their choices were
-// measured (their tiles trade accuracy, not only time), and so does AVX-512, not measured with it.
+// FP32 plans on AVX2 whose U fits the L3: about the L3's bandwidth per core on the EPYC (32 MiB L3),
+// where streaming U overlaps the GEMMs. At kStreamRate the model priced F(7,3) on the batch-1
+// 64-256-channel layers within 8 % of F(4,3), which then took 1.16-1.25x F(7,3)'s time there
+// (docs/engine.md, "Session 16": with this rate the choice is the fastest measured tile, or within 1 %
+// of it, on 16 of the layer set's 18 layer and layout cases, against 8). Low-precision plans keep the
+// flat rate, with which their choices were measured (their tiles trade accuracy, not only time), and so
+// does AVX-512, not measured with it.
 constexpr double kAvx2L3StreamRate = 80.0;
 
-// The last-level cache of cpu 0 in bytes (sysfs; 0 when unknown). sysconf's figure is the host's under
+// The level-3 cache of cpu 0 in bytes (sysfs; 0 when unknown). sysconf's figure is the host's under
 // some hypervisors (320 MiB on the EPYC VM, whose L3 is 32 MiB).
 int64_t l3_cache_bytes() {
   static const int64_t bytes = [] {

@@ -113,8 +113,8 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     std::vector<AlgorithmEstimate> estimates;
     for (const TileSize& t : default_tiles()) {
       if (t.r != shape.R || !auto_tile_allowed(t, p.precision)) continue;  // as the automatic choice
-      estimates.push_back(
-          estimate_winograd(shape, p.layout, p.threads, p.isa, t, lowp_gemm_speedup(p, shape.C), p.precision));
+      estimates.push_back(estimate_winograd(shape, p.layout, p.threads, p.isa, t,
+                                            lowp_gemm_speedup(p, shape.C), p.precision));
     }
     const AlgorithmEstimate best = fastest_tile_estimate(estimates);
     if (!best.tile)

@@ -17,6 +17,8 @@ VARIANTS = {
     "fp16 16c": ["--dtype", "fp16", "--io", "fp16", "--layout", "nchw16c"],
     "fp32 16c": ["--layout", "nchw16c"],
     "fp32": [],
+    "int8-spatial 16c": ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"],
+    "int8-spatial": ["--dtype", "int8-spatial", "--calibrate"],
 }
 BINARIES = {"old": "build/nova_old", "new": "build/nova"}
 reps = int(sys.argv[1]) if len(sys.argv) > 1 else 3

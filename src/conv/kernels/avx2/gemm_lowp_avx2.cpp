@@ -196,26 +196,51 @@ void round_bf16_8(float* v, int64_t count) {
 // run of `chunk` channels the sums are converted (round to nearest even) and added to the FP32 partial
 // results kept in C, in the portable kernel's order. Rows of 4 x 16 columns (one strip;
 // in_row_passes).
+struct Int16Sums {
+  __m256i v[kIntRows][2];
+};
+
+// One row's step: its pair of channels q broadcast, times both halves of the strip, added to its sums.
+inline void int16_row_step(const int16_t* row, std::size_t q, __m256i b0, __m256i b1, __m256i& s0,
+                           __m256i& s1) {
+  int32_t pair;
+  __builtin_memcpy(&pair, row + 2 * q, 4);
+  const __m256i ai = _mm256_set1_epi32(pair);
+  s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(ai, b0));
+  s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(ai, b1));
+}
+
+// The exact int32 sums of channel pairs [q0, q1) for MR rows x 16 columns. A function of its own, not
+// inlined, with named sums: inside int16_strip's loop over chunks, GCC 12 kept each step's sums in fresh
+// registers and moved them back, eight vmovdqa per eight vpmaddwd in the inner loop (docs/engine.md,
+// "Session 16").
+template <int MR>
+__attribute__((noinline)) void int16_chunk_sums(std::size_t q0, std::size_t q1, const int16_t* a, std::size_t lda,
+                                                const int16_t* b, std::size_t pair_stride, Int16Sums& out) {
+  static_assert(MR >= 1 && MR <= kIntRows);
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
+  for (std::size_t q = q0; q < q1; ++q) {
+    const int16_t* bq = b + q * pair_stride;
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
+    int16_row_step(a, q, b0, b1, s00, s01);
+    if constexpr (MR > 1) int16_row_step(a + lda, q, b0, b1, s10, s11);
+    if constexpr (MR > 2) int16_row_step(a + 2 * lda, q, b0, b1, s20, s21);
+    if constexpr (MR > 3) int16_row_step(a + 3 * lda, q, b0, b1, s30, s31);
+  }
+  out = Int16Sums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}}};
+}
+
 template <int MR>
 void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda, const int16_t* b,
                  std::size_t pair_stride, const float* scale16, float* c, std::size_t ldc) {
   kernels_impl::assume_reduction_at_least<16>(kc);
   for (std::size_t c0 = 0; c0 < kc; c0 += chunk) {
     const std::size_t c1 = std::min(kc, c0 + chunk);
-    __m256i acc[MR][2];
-    for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-    for (std::size_t q = c0 / 2; q < c1 / 2; ++q) {
-      const int16_t* bq = b + q * pair_stride;
-      const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
-      const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
-      for (int i = 0; i < MR; ++i) {
-        int32_t pair;
-        __builtin_memcpy(&pair, a + static_cast<std::size_t>(i) * lda + 2 * q, 4);
-        const __m256i ai = _mm256_set1_epi32(pair);
-        acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
-        acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
-      }
-    }
+    Int16Sums sums;
+    int16_chunk_sums<MR>(c0 / 2, c1 / 2, a, lda, b, pair_stride, sums);
+    const auto& acc = sums.v;
     const bool last = c1 == kc;
     for (int i = 0; i < MR; ++i)
       for (int h = 0; h < 2; ++h) {

@@ -215,8 +215,9 @@ inline void int16_row_step(const int16_t* row, std::size_t q, __m256i b0, __m256
 // registers and moved them back, eight vmovdqa per eight vpmaddwd in the inner loop (docs/engine.md,
 // "Session 16").
 template <int MR>
-__attribute__((noinline)) void int16_chunk_sums(std::size_t q0, std::size_t q1, const int16_t* a, std::size_t lda,
-                                                const int16_t* b, std::size_t pair_stride, Int16Sums& out) {
+__attribute__((noinline)) void int16_chunk_sums(std::size_t q0, std::size_t q1, const int16_t* a,
+                                                std::size_t lda, const int16_t* b, std::size_t pair_stride,
+                                                Int16Sums& out) {
   static_assert(MR >= 1 && MR <= kIntRows);
   const __m256i zero = _mm256_setzero_si256();
   __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;

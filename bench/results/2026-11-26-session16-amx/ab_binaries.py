@@ -19,6 +19,7 @@ VARIANTS = {
     "fp32": [],
     "int8-spatial 16c": ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"],
     "int8-spatial": ["--dtype", "int8-spatial", "--calibrate"],
+    "int8": ["--dtype", "int8", "--calibrate", "--input-type", "int8"],
 }
 BINARIES = {"old": "build/nova_old", "new": "build/nova"}
 reps = int(sys.argv[1]) if len(sys.argv) > 1 else 3

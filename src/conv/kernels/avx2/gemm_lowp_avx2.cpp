@@ -29,18 +29,20 @@ namespace nova::conv {
 
 namespace {
 
-// The blocking's row groups (lowp_blocks: 6 rows and every tail) in passes of at most kIntRows rows, for
-// the integer kernels: pass.template operator()<R>(first_row) for each. At 6 rows GCC spilled their
+// The blocking's row groups (lowp_blocks: 6 rows and every tail) in passes of at most Rows rows, for the
+// integer kernels: pass.template operator()<R>(first_row) for each. At 6 rows GCC spilled their
 // accumulators to the stack in the inner loops (a store and a reload per accumulator and step); at 4
-// they stay in registers. The widened bf16/fp16 kernels keep 6 rows: at 4 they ran 0.78-1.04x as fast
-// (1 thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
+// the int16 kernel's stay in registers. The int8 kernel, which also keeps its byte-widening shuffle
+// mask in a register, still moved and spilled sums at 4 and runs in passes of 3: 0.93-1.00x the time
+// of 4-row passes (docs/engine.md, "Session 16"). The widened bf16/fp16 kernels keep 6 rows: at 4 they
+// ran 0.78-1.04x as fast (1 thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
 constexpr int kIntRows = 4;
-template <class Pass>
+template <int Rows = kIntRows, class Pass>
 void in_row_passes(int64_t rows, int nv, const Pass& pass) {
   lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
-    if constexpr (MR > kIntRows) {
-      pass.template operator()<kIntRows>(i);
-      pass.template operator()<MR - kIntRows>(i + kIntRows);
+    if constexpr (MR > Rows) {
+      pass.template operator()<Rows>(i);
+      pass.template operator()<MR - Rows>(i + Rows);
     } else {
       pass.template operator()<MR>(i);
     }
@@ -161,7 +163,7 @@ void int8_group(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t*
 void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
                const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
   const auto quad_stride = static_cast<std::size_t>(64 * nv);  // 4 channels x 16*nv columns
-  in_row_passes(rows, nv, [&]<int R>(int64_t i) {
+  in_row_passes<3>(rows, nv, [&]<int R>(int64_t i) {
     for (int h = 0; h < 2 * nv; ++h)
       int8_group<R>(kc, a + i * lda, lda, b + 32 * h, quad_stride, comp + 8 * h, scale + 8 * h,
                     c + i * ldc + 8 * h, ldc);

@@ -186,15 +186,9 @@ void run_bench(const BenchOptions& o) {
     plan.set_profiling(false);
     const double n = static_cast<double>(std::max<int64_t>(sp.executes, 1));
     profile_wall = sp.wall_ms / n;
-    for (const auto& [name, ms] : {std::pair{"pack", sp.pack_ms},
-                                   {"scales", sp.scales_ms},
-                                   {"input", sp.input_ms},
-                                   {"convert", sp.convert_ms},
-                                   {"gemm", sp.gemm_ms},
-                                   {"output", sp.output_ms},
-                                   {"direct", sp.direct_ms},
-                                   {"idle", sp.idle_ms()}})
-      if (ms != 0.0 || std::string(name) == "idle") stages.emplace_back(name, ms / n);
+    for (const auto& [name, ms] : sp.stages())
+      if (ms != 0.0) stages.emplace_back(name, ms / n);
+    stages.emplace_back("idle", sp.idle_ms() / n);
   }
 
   std::optional<double> err;

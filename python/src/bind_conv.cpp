@@ -190,13 +190,7 @@ void bind_conv(nb::module_& m) {
             d["executes"] = s.executes;
             d["threads"] = s.threads;
             d["wall_ms"] = s.wall_ms;
-            d["pack_ms"] = s.pack_ms;
-            d["scales_ms"] = s.scales_ms;
-            d["input_ms"] = s.input_ms;
-            d["convert_ms"] = s.convert_ms;
-            d["gemm_ms"] = s.gemm_ms;
-            d["output_ms"] = s.output_ms;
-            d["direct_ms"] = s.direct_ms;
+            for (const auto& [name, ms] : s.stages()) d[(std::string(name) + "_ms").c_str()] = ms;
             d["idle_ms"] = s.idle_ms();
             return d;
           },

@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
-#include <string>
 #include <vector>
 
 #include "tile_transforms_generated.hpp"
@@ -34,26 +31,6 @@ constexpr double kStreamRate = 20.0;
 // flat rate, with which their choices were measured (their tiles trade accuracy, not only time), and so
 // does AVX-512, not measured with it.
 constexpr double kAvx2L3StreamRate = 80.0;
-
-// The level-3 cache of cpu 0 in bytes (sysfs; 0 when unknown). sysconf's figure is the host's under
-// some hypervisors (320 MiB on the EPYC VM, whose L3 is 32 MiB).
-int64_t l3_cache_bytes() {
-  static const int64_t bytes = [] {
-    for (int i = 0; i < 8; ++i) {
-      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-      std::ifstream level(dir + "level"), size(dir + "size");
-      int lv = 0;
-      std::string text;
-      if (!(level >> lv) || lv != 3 || !(size >> text) || text.empty()) continue;
-      char* end = nullptr;
-      const long long v = std::strtoll(text.c_str(), &end, 10);
-      const int64_t unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
-      return v > 0 ? static_cast<int64_t>(v) * unit : int64_t{0};
-    }
-    return int64_t{0};
-  }();
-  return bytes;
-}
 
 double stream_rate(Isa isa, Precision precision, double u_bytes) {
   if (isa == Isa::kAvx2 && precision == Precision::kFp32 && u_bytes <= static_cast<double>(l3_cache_bytes()))

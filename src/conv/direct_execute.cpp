@@ -26,8 +26,7 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   const int64_t mr = g.mr;
   const bool nhwc = p.layout == Layout::kNHWC, blocked = p.layout == Layout::kNCHW16c;
   const int64_t Kb = ceil_div(K, kLanes);
-  p.pool->run(static_cast<std::size_t>(blocks * s.groups), [&](std::size_t task, int worker) {
-    StageLaps laps = p.laps(worker);
+  const auto pixel_block = [&](std::size_t task, int worker) {
     const int64_t grp = static_cast<int64_t>(task) % s.groups;
     const int64_t blk = static_cast<int64_t>(task) / s.groups;
     const int64_t q0 = blk * d.pixel_block, q1 = std::min(pixels, q0 + d.pixel_block);
@@ -94,8 +93,8 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
         }
       }
     }
-    laps.lap(Stage::kDirect);
-  });
+  };
+  p.pool->run(static_cast<std::size_t>(blocks * s.groups), p.charged(Stage::kDirect, pixel_block));
 }
 
 }  // namespace nova::conv

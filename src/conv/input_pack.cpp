@@ -22,8 +22,7 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
   const int64_t bands = ceil_div(Hp, band);
   const Int8CodesFn codes = spatial_codes ? p.wino->int16.codes : nullptr;
   const float inv = spatial_codes ? 1.0f / p.d_scale : 0.0f;
-  p.pool->run(static_cast<std::size_t>(images * Cb * bands), [&](std::size_t task, int worker) {
-    StageLaps laps = p.laps(worker);
+  const auto pack_band = [&](std::size_t task, int worker) {
     const int64_t t = static_cast<int64_t>(task);
     const int64_t img = t / (Cb * bands), cb = t / bands % Cb, bnd = t % bands;
     const int64_t c0 = cb * kLanes;
@@ -63,8 +62,8 @@ void pack_blocked_input(Plan::Impl& p, const void* input_any, TensorFormat forma
       if (codes != nullptr)  // the padding is zero and stays zero
         p.thread_saturated[static_cast<std::size_t>(worker)] += codes(r, W * kLanes, inv);
     }
-    laps.lap(Stage::kPack);
-  });
+  };
+  p.pool->run(static_cast<std::size_t>(images * Cb * bands), p.charged(Stage::kPack, pack_band));
 }
 
 // The transposes are the layout table's (16 channel rows to pixels of 16 channels, register transposes
@@ -73,8 +72,7 @@ void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
   const ConvShape& s = p.shape;
   const int64_t C = s.C, H = s.H, W = s.W;
   const PackRows16Fn pack_rows16 = p.kernels->layout.pack_rows16[static_cast<int>(DataType::kFp32)];
-  p.pool->run(static_cast<std::size_t>(s.N * H), [&](std::size_t task, int worker) {
-    StageLaps laps = p.laps(worker);
+  const auto pack_row = [&](std::size_t task, int) {
     const int64_t img = static_cast<int64_t>(task) / H, y = static_cast<int64_t>(task) % H;
     float* o = dst + (img * H + y) * W * C;
     for (int64_t c0 = 0; c0 < C; c0 += kLanes) {
@@ -86,15 +84,14 @@ void pack_nchw_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
         for (int64_t x = 0; x < xs; ++x) copy_pixel_lanes(o + (x0 + x) * C + c0, buf + x * kLanes, cs);
       }
     }
-    laps.lap(Stage::kPack);
-  });
+  };
+  p.pool->run(static_cast<std::size_t>(s.N * H), p.charged(Stage::kPack, pack_row));
 }
 
 void pack_nchw16c_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
   const ConvShape& s = p.shape;
   const int64_t C = s.C, H = s.H, W = s.W, Cb = ceil_div(C, kLanes);
-  p.pool->run(static_cast<std::size_t>(s.N * H), [&](std::size_t task, int worker) {
-    StageLaps laps = p.laps(worker);
+  const auto copy_row = [&](std::size_t task, int) {
     const int64_t img = static_cast<int64_t>(task) / H, y = static_cast<int64_t>(task) % H;
     float* o = dst + (img * H + y) * W * C;
     for (int64_t cb = 0; cb < Cb; ++cb) {
@@ -104,8 +101,8 @@ void pack_nchw16c_to_nhwc(Plan::Impl& p, const float* input, float* dst) {
         std::memcpy(o + x * C + cb * kLanes, src + x * kLanes,
                     static_cast<std::size_t>(lanes) * sizeof(float));
     }
-    laps.lap(Stage::kPack);
-  });
+  };
+  p.pool->run(static_cast<std::size_t>(s.N * H), p.charged(Stage::kPack, copy_row));
 }
 
 }  // namespace nova::conv

@@ -182,8 +182,7 @@ float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat f) {
   const WidenFn widen = p.kernels->convert.widen[static_cast<int>(f.type)];
   const AmaxFn amax = p.wino->convert.amax;
   std::vector<float> part(static_cast<std::size_t>(p.threads), 0.0f);
-  p.pool->run(static_cast<std::size_t>(ceil_div(count, kScanChunk)), [&](std::size_t task, int worker) {
-    StageLaps laps = p.laps(worker);
+  const auto scan_chunk = [&](std::size_t task, int worker) {
     const int64_t i0 = static_cast<int64_t>(task) * kScanChunk, len = std::min(kScanChunk, count - i0);
     float m;
     if (f.type == DataType::kFp32) {
@@ -195,8 +194,8 @@ float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat f) {
     }
     float& slot = part[static_cast<std::size_t>(worker)];
     slot = std::max(slot, m);
-    laps.lap(Stage::kScales);
-  });
+  };
+  p.pool->run(static_cast<std::size_t>(ceil_div(count, kScanChunk)), p.charged(Stage::kScales, scan_chunk));
   float m = 0.0f;
   for (float v : part) m = std::max(m, v);
   return m;

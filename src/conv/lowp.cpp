@@ -389,11 +389,10 @@ void allocate_lowp_scratch(Plan::Impl& p) {
 void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows, float* amax) {
   const WinogradPlan& w = *p.wino;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
-  p.pool->run(static_cast<std::size_t>(nn), [&](std::size_t a, int worker) {
-    StageLaps laps = p.laps(worker);
+  const auto tap_max = [&](std::size_t a, int) {
     amax[a] = std::max(amax[a], w.convert.amax(v + a * pos_v, rows * w.Cpad));
-    laps.lap(Stage::kScales);
-  });
+  };
+  p.pool->run(static_cast<std::size_t>(nn), p.charged(Stage::kScales, tap_max));
 }
 
 void lowp_set_scales(Plan::Impl& p, const float* amax) {

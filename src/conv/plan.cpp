@@ -274,8 +274,20 @@ StageProfile Plan::stage_profile() const {
   return r;
 }
 
+std::array<std::pair<const char*, double>, 7> StageProfile::stages() const {
+  return {{{"pack", pack_ms},
+           {"scales", scales_ms},
+           {"input", input_ms},
+           {"convert", convert_ms},
+           {"gemm", gemm_ms},
+           {"output", output_ms},
+           {"direct", direct_ms}}};
+}
+
 double StageProfile::idle_ms() const {
-  return wall_ms * threads - (pack_ms + scales_ms + input_ms + convert_ms + gemm_ms + output_ms + direct_ms);
+  double busy = 0.0;
+  for (const auto& [name, ms] : stages()) busy += ms;
+  return wall_ms * threads - busy;
 }
 Precision Plan::precision() const {
   return impl_->precision;

@@ -42,6 +42,9 @@ void for_each_row_group(int64_t rows, int64_t mr, F&& f) {
     i0 += count;
   }
 }
+// The level-3 cache of cpu 0 in bytes, from sysfs; 0 when unknown (cpu_features.cpp).
+int64_t l3_cache_bytes();
+
 // Tiles of one tile row whose NCHW output is stored together (winograd_execute.cpp).
 inline constexpr int64_t kBandTiles = 8;
 // Elements between the n^2 Winograd positions of V or M, in any element type (the low-precision copies
@@ -206,6 +209,16 @@ struct Plan::Impl {
   // The clock of a task on `worker`: charges nothing unless profiling is on.
   StageLaps laps(int worker) {
     return StageLaps(thread_stage_ns.empty() ? nullptr : &thread_stage_ns[static_cast<std::size_t>(worker)]);
+  }
+  // A pool task (task, worker) whose whole time goes to one stage: pool->run(n, charged(stage, task)).
+  // It holds `task` by reference, so `task` must outlive the pool job.
+  template <class Task>
+  auto charged(Stage stage, const Task& task) {
+    return [this, stage, &task](std::size_t t, int worker) {
+      StageLaps clock = laps(worker);
+      task(t, worker);
+      clock.lap(stage);
+    };
   }
 };
 

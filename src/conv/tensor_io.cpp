@@ -74,24 +74,22 @@ constexpr int64_t kConvertChunk = 16384;  // elements per task
 void widen_tensor(Plan::Impl& p, const void* src, float* dst, int64_t count) {
   const WidenFn widen = p.kernels->convert.widen[static_cast<int>(p.input_format.type)];
   const float scale = p.input_format.scale;
-  p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)), [&](std::size_t task, int worker) {
-    StageLaps laps = p.laps(worker);
+  const auto widen_chunk = [&](std::size_t task, int) {
     const int64_t i0 = static_cast<int64_t>(task) * kConvertChunk, n = std::min(kConvertChunk, count - i0);
     widen(element_at(src, p.input_format.type, i0), dst + i0, n, scale);
-    laps.lap(Stage::kPack);
-  });
+  };
+  p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)), p.charged(Stage::kPack, widen_chunk));
 }
 
 void narrow_tensor(Plan::Impl& p, const float* src, void* dst, int64_t count) {
   const NarrowFn narrow = p.kernels->convert.narrow[static_cast<int>(p.output_format.type)];
   const float inv = 1.0f / p.output_format.scale;
-  p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)), [&](std::size_t task, int worker) {
+  const auto narrow_chunk = [&](std::size_t task, int worker) {
     const int64_t i0 = static_cast<int64_t>(task) * kConvertChunk, n = std::min(kConvertChunk, count - i0);
-    StageLaps laps = p.laps(worker);
     narrow(src + i0, element_at(dst, p.output_format.type, i0), n, inv,
            &p.thread_io_counts[static_cast<std::size_t>(worker)]);
-    laps.lap(Stage::kOutput);
-  });
+  };
+  p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)), p.charged(Stage::kOutput, narrow_chunk));
 }
 
 void allocate_io_scratch(Plan::Impl& p) {

@@ -277,18 +277,16 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
       pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format,
                          images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
-    p.pool->run(
-        static_cast<std::size_t>(ceil_div(last - first, per_task)), [&](std::size_t task, int worker) {
-          StageLaps laps = p.laps(worker);
-          float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
-          const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
-          const int64_t t1 = std::min(last, t0 + per_task);
-          const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, worker);
-          for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
-            w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
-          });
-          laps.lap(Stage::kScales);
-        });
+    const auto amax_tiles = [&](std::size_t task, int worker) {
+      float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
+      const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
+      const int64_t t1 = std::min(last, t0 + per_task);
+      const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, worker);
+      for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
+        w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
+      });
+    };
+    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)), p.charged(Stage::kScales, amax_tiles));
   }
   for (const auto& m : p.thread_amax)
     for (int64_t a = 0; a < nn; ++a)
@@ -376,8 +374,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     float* mo = p.shared_m.data();
     const int64_t chunk = 4;
     float* vl = w.v_in_place() ? v : p.shared_lowp.data();
-    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
-      StageLaps laps = p.laps(worker);
+    const auto transform_chunk = [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
       const TileSource from = tile_source(p, xb, 0, tensor, worker);
@@ -392,8 +389,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                              v_inv.data(), p.shared_flags.data() + t0);
       else
         input_stage(p, w, from, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
-      laps.lap(Stage::kInput);
-    });
+    };
+    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), p.charged(Stage::kInput, transform_chunk));
     if (lowp && !v_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
         std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
@@ -402,8 +399,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       }
       // Conversion by chunks of tiles; element offsets inside a position are the same in V and in the
       // low-precision copy (whatever its element size), so a chunk converts in place of its rows.
-      p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
-        StageLaps laps = p.laps(worker);
+      const auto convert_chunk = [&](std::size_t task, int worker) {
         const int64_t t0 = static_cast<int64_t>(task) * chunk;
         const int64_t t1 = std::min(w.tiles, t0 + chunk);
         const auto off = static_cast<std::size_t>(t0 * w.Cpad);
@@ -413,20 +409,18 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                 : reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(vl) + off * w.v_operand_size());
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
             lowp_convert(p, v + off, pos_v, t1 - t0, dst, p.shared_flags.data() + t0);
-        laps.lap(Stage::kConvert);
-      });
+      };
+      p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), p.charged(Stage::kConvert, convert_chunk));
     }
-    p.pool->run(static_cast<std::size_t>(nn * panels), [&](std::size_t task, int worker) {
-      StageLaps laps = p.laps(worker);
+    const auto gemm_task = [&](std::size_t task, int) {
       const int64_t a = static_cast<int64_t>(task) / panels, q = static_cast<int64_t>(task) % panels;
       if (lowp)
         lowp_gemm_stage(p, w.tiles, a, a + 1, q, q + 1, vl, pos_v, mo, pos_m);
       else
         gemm_stage(p, w, w.tiles, a, a + 1, q, q + 1, v, pos_v, mo, pos_m);
-      laps.lap(Stage::kGemm);
-    });
-    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), [&](std::size_t task, int worker) {
-      StageLaps laps = p.laps(worker);
+    };
+    p.pool->run(static_cast<std::size_t>(nn * panels), p.charged(Stage::kGemm, gemm_task));
+    const auto output_chunk = [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
       if (marks_tiles)
@@ -435,8 +429,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const auto wk = static_cast<std::size_t>(worker);
       output_stage(p, w, t0, t1, mo + t0 * w.Kpad, pos_m, p.thread_scratch[wk].data(), output, io_rows(p, wk),
                    &p.thread_io_counts[wk]);
-      laps.lap(Stage::kOutput);
-    });
+    };
+    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), p.charged(Stage::kOutput, output_chunk));
     if (lowp) finish_stats();
     return;
   }

@@ -12,11 +12,13 @@
 // run through a direct path, and the plan says which algorithm it chose and why (Plan::reason()).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nova/conv_shape.hpp"
@@ -209,6 +211,8 @@ struct StageProfile {
   // Thread time in no stage: waiting for other threads (imbalance, the pool's start and end), and the
   // code between stages. wall_ms * threads minus the stages.
   double idle_ms() const;
+  // The stages by name ("pack", "scales", "input", "convert", "gemm", "output", "direct"), in that order.
+  std::array<std::pair<const char*, double>, 7> stages() const;
 };
 
 class Plan {

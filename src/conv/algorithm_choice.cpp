@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <vector>
 
-#include "tile_transforms_generated.hpp"
 #include "nova/conv/default_transforms.hpp"
 #include "plan_impl.hpp"
+#include "tile_transforms_generated.hpp"
 
 namespace nova::conv {
 

@@ -89,7 +89,8 @@ void narrow_tensor(Plan::Impl& p, const float* src, void* dst, int64_t count) {
     narrow(src + i0, element_at(dst, p.output_format.type, i0), n, inv,
            &p.thread_io_counts[static_cast<std::size_t>(worker)]);
   };
-  p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)), p.charged(Stage::kOutput, narrow_chunk));
+  p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)),
+              p.charged(Stage::kOutput, narrow_chunk));
 }
 
 void allocate_io_scratch(Plan::Impl& p) {

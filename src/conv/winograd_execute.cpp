@@ -286,7 +286,8 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
         w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
       });
     };
-    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)), p.charged(Stage::kScales, amax_tiles));
+    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)),
+                p.charged(Stage::kScales, amax_tiles));
   }
   for (const auto& m : p.thread_amax)
     for (int64_t a = 0; a < nn; ++a)
@@ -390,7 +391,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       else
         input_stage(p, w, from, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
     };
-    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), p.charged(Stage::kInput, transform_chunk));
+    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)),
+                p.charged(Stage::kInput, transform_chunk));
     if (lowp && !v_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
         std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
@@ -410,7 +412,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
             lowp_convert(p, v + off, pos_v, t1 - t0, dst, p.shared_flags.data() + t0);
       };
-      p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), p.charged(Stage::kConvert, convert_chunk));
+      p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)),
+                  p.charged(Stage::kConvert, convert_chunk));
     }
     const auto gemm_task = [&](std::size_t task, int) {
       const int64_t a = static_cast<int64_t>(task) / panels, q = static_cast<int64_t>(task) % panels;

@@ -205,6 +205,25 @@ void generated_output(const void*, const float* src, std::size_t pos_stride, con
                                  dst_row);
 }
 
+// The FP32 transforms over a half-width vector type H (8 lanes): each channel block's two halves in
+// turn, for ISAs whose 16-lane type takes two registers per value (make_transform_table<V, H>).
+template <class H, class Gen>
+void generated_input_halves(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                            std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
+  for (int cb = 0; cb < cbs; ++cb)
+    for (int h = 0; h < 2; ++h)
+      input_tiles<H, Gen::n>(GeneratedOp<H, Gen>{}, Gen::n, src + cb * scb + 8 * h, sy, sx, scb, 1,
+                             dst + static_cast<std::size_t>(cb) * 16 + 8 * h, pos_stride);
+}
+
+template <class H, class Gen>
+void generated_output_halves(const void*, const float* src, std::size_t pos_stride, const float* bias16,
+                             bool relu, float* dst, std::size_t dst_row) {
+  for (int h = 0; h < 2; ++h)
+    output_tile<H, Gen::n, Gen::m>(GeneratedOp<H, Gen>{}, Gen::n, Gen::m, src + 8 * h, pos_stride,
+                                   bias16 + 8 * h, relu, dst + 8 * h, dst_row);
+}
+
 template <class V, VStore S = VStore::kFloat>
 void generic_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                    std::ptrdiff_t scb, int cbs, VStoreElement<S>* dst, std::size_t pos_stride) {
@@ -263,9 +282,13 @@ inline constexpr bool kHasInt8Store = requires(uint8_t* p, V x, typename V::Int8
   V::store_int8(p, x, 1.0f, t);
 };
 
-template <class V, class Gen>
+template <class V, class Gen, class H = void, class GenH = void>
 TileFns generated_fns() {
   TileFns f{&generated_input<V, Gen>, &generated_output<V, Gen>};
+  if constexpr (!std::is_void_v<H>) {
+    f.input = &generated_input_halves<H, GenH>;
+    f.output = &generated_output_halves<H, GenH>;
+  }
   if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input<V, Gen, VStore::kFp16>;
   if constexpr (kHasBf16Store<V>) {
     f.input_bf16 = &generated_input<V, Gen, VStore::kBf16>;
@@ -277,9 +300,11 @@ TileFns generated_fns() {
   return f;
 }
 
-template <class V>
+template <class V, class H = void>
 TransformTable make_transform_table() {
-#define NOVA_GEN_ENTRY(i) generated_fns<V, generated::Tile##i<V>>(),
+  // H = void: no half type; generated::Tile##i<void> is named, never instantiated.
+  using HV = std::conditional_t<std::is_void_v<H>, V, H>;
+#define NOVA_GEN_ENTRY(i) generated_fns<V, generated::Tile##i<V>, H, generated::Tile##i<HV>>(),
   static const TileFns kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
 #undef NOVA_GEN_ENTRY
   TransformTable t;

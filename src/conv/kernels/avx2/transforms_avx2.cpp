@@ -5,6 +5,6 @@
 
 namespace nova::conv {
 
-TransformTable transform_table_avx2() { return kernels_impl::make_transform_table<VecAvx2>(); }
+TransformTable transform_table_avx2() { return kernels_impl::make_transform_table<VecAvx2, VecAvx2Half>(); }
 
 }  // namespace nova::conv

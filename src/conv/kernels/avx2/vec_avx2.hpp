@@ -146,4 +146,24 @@ struct VecAvx2 {
   }
 };
 
+// 8 floats in one AVX2 register: the FP32 tile transforms run the 16 lanes of a channel block as two
+// halves of this type, so that a column of 8 or 9 points takes 8 or 9 registers, not 16 or 18 of the
+// 16 there are (VecAvx2 spilled them; transforms_avx2.cpp). Per lane the same operations, so the same bits.
+struct VecAvx2Half {
+  __m256 v;
+  static VecAvx2Half zero() { return {_mm256_setzero_ps()}; }
+  static VecAvx2Half load(const float* p) { return {_mm256_loadu_ps(p)}; }
+  static void store(float* p, VecAvx2Half x) { _mm256_storeu_ps(p, x.v); }
+  static VecAvx2Half broadcast(float s) { return {_mm256_set1_ps(s)}; }
+  static VecAvx2Half add(VecAvx2Half a, VecAvx2Half b) { return {_mm256_add_ps(a.v, b.v)}; }
+  static VecAvx2Half sub(VecAvx2Half a, VecAvx2Half b) { return {_mm256_sub_ps(a.v, b.v)}; }
+  static VecAvx2Half neg(VecAvx2Half a) { return sub(zero(), a); }
+  static VecAvx2Half mulc(VecAvx2Half a, float c) { return {_mm256_mul_ps(a.v, _mm256_set1_ps(c))}; }
+  static VecAvx2Half fmac(VecAvx2Half a, float c, VecAvx2Half b) {
+    return {_mm256_fmadd_ps(a.v, _mm256_set1_ps(c), b.v)};
+  }
+  static VecAvx2Half fma(VecAvx2Half a, VecAvx2Half b, VecAvx2Half c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
+  static VecAvx2Half relu(VecAvx2Half a) { return {_mm256_max_ps(_mm256_setzero_ps(), a.v)}; }  // NaN propagates
+};
+
 }  // namespace

@@ -278,32 +278,63 @@ TEST(TensorConvert, PackRows16WidensLikeTheConversion) {
   if (avx2_f16c()) paths.emplace_back(kernels(Isa::kAvx2).layout, kernels(Isa::kAvx2).convert);
   if (isa_supported(Isa::kAvx512)) paths.emplace_back(layout_table_avx512(), convert_table_avx512());
   std::mt19937 rng(11);
-  const std::ptrdiff_t stride = 41, count = 37;
-  for (const auto& [t, scalar] : paths)
-    for (DataType type : {DataType::kFp32, DataType::kBf16, DataType::kFp16, DataType::kInt8})
-      for (int lanes : {16, 13, 1}) {
-        SCOPED_TRACE(to_string(type) + " lanes " + std::to_string(lanes));
-        const std::size_t bytes = element_size(type);
-        std::vector<unsigned char> src(static_cast<std::size_t>(16 * stride) * bytes);
-        for (auto& b : src) b = static_cast<unsigned char>(rng());
-        if (type == DataType::kFp32)  // finite values, so that the copy is compared as numbers too
-          for (std::size_t i = 0; i < src.size(); i += 4) src[i + 3] &= 0xBF;
-        const float scale = type == DataType::kInt8 ? 0.037f : 1.0f;
-        std::vector<float> got(static_cast<std::size_t>(16 * (count + 1)), -7.0f);
-        t.pack_rows16[static_cast<int>(type)](src.data(), scale, stride, lanes, count, got.data());
-        for (std::ptrdiff_t x = 0; x < count; ++x)
-          for (int l = 0; l < 16; ++l) {
-            float want = 0.0f;
-            if (l < lanes)
-              scalar.widen[static_cast<int>(type)](src.data() + (l * stride + x) * bytes, &want, 1, scale);
-            uint32_t a, b;
-            std::memcpy(&a, &got[static_cast<std::size_t>(x * 16 + l)], 4);
-            std::memcpy(&b, &want, 4);
-            ASSERT_EQ(a, b) << "x " << x << " lane " << l;
-          }
-        for (int l = 0; l < 16; ++l)
-          EXPECT_EQ(got[static_cast<std::size_t>(count * 16 + l)], -7.0f);  // past the end
-      }
+  const std::ptrdiff_t stride = 41;
+  for (const std::ptrdiff_t count : {37, 7, 3})  // 37: a tail of 5 after runs of 8 or 16; 7, 3: a tail only
+    for (const auto& [t, scalar] : paths)
+      for (DataType type : {DataType::kFp32, DataType::kBf16, DataType::kFp16, DataType::kInt8})
+        for (int lanes : {16, 13, 1}) {
+          SCOPED_TRACE(to_string(type) + " lanes " + std::to_string(lanes) + " count " +
+                       std::to_string(count));
+          const std::size_t bytes = element_size(type);
+          std::vector<unsigned char> src(static_cast<std::size_t>(16 * stride) * bytes);
+          for (auto& b : src) b = static_cast<unsigned char>(rng());
+          if (type == DataType::kFp32)  // finite values, so that the copy is compared as numbers too
+            for (std::size_t i = 0; i < src.size(); i += 4) src[i + 3] &= 0xBF;
+          const float scale = type == DataType::kInt8 ? 0.037f : 1.0f;
+          std::vector<float> got(static_cast<std::size_t>(16 * (count + 1)), -7.0f);
+          t.pack_rows16[static_cast<int>(type)](src.data(), scale, stride, lanes, count, got.data());
+          for (std::ptrdiff_t x = 0; x < count; ++x)
+            for (int l = 0; l < 16; ++l) {
+              float want = 0.0f;
+              if (l < lanes)
+                scalar.widen[static_cast<int>(type)](src.data() + (l * stride + x) * bytes, &want, 1, scale);
+              uint32_t a, b;
+              std::memcpy(&a, &got[static_cast<std::size_t>(x * 16 + l)], 4);
+              std::memcpy(&b, &want, 4);
+              ASSERT_EQ(a, b) << "x " << x << " lane " << l;
+            }
+          for (int l = 0; l < 16; ++l)
+            EXPECT_EQ(got[static_cast<std::size_t>(count * 16 + l)], -7.0f);  // past the end
+        }
+}
+
+// The FP32 band store (16-channel pixels to NCHW rows) of every runnable path against its definition:
+// out[l*plane + i*row + x] = band[(i*width_stride + x)*16 + l] for the stored rows, columns and lanes,
+// and nothing else written, on widths with and without a tail of fewer than 8 (or 16) columns.
+TEST(TensorConvert, BandStoreNchwMovesEveryValueAndNothingElse) {
+  std::vector<LayoutTable> paths = {layout_table_portable()};
+  if (isa_supported(Isa::kAvx2)) paths.push_back(kernels(Isa::kAvx2).layout);
+  if (isa_supported(Isa::kAvx512)) paths.push_back(layout_table_avx512());
+  std::mt19937 rng(17);
+  std::uniform_real_distribution<float> value(-4.0f, 4.0f);
+  const std::ptrdiff_t width_stride = 40, row = 45, plane = 4 * row + 3;
+  for (const LayoutTable& t : paths)
+    for (const std::ptrdiff_t width : {37, 16, 8, 7, 3, 1})
+      for (int lanes : {16, 13, 9, 1})
+        for (int rows : {4, 1}) {
+          SCOPED_TRACE("width " + std::to_string(width) + " lanes " + std::to_string(lanes) + " rows " +
+                       std::to_string(rows));
+          std::vector<float> band(static_cast<std::size_t>(rows * width_stride * 16));
+          for (auto& b : band) b = value(rng);
+          std::vector<float> got(static_cast<std::size_t>(16 * plane), -7.0f), want(got);
+          for (int l = 0; l < lanes; ++l)
+            for (int i = 0; i < rows; ++i)
+              for (std::ptrdiff_t x = 0; x < width; ++x)
+                want[static_cast<std::size_t>(l * plane + i * row + x)] =
+                    band[static_cast<std::size_t>((i * width_stride + x) * 16 + l)];
+          t.store_band_nchw(band.data(), width_stride, rows, width, lanes, got.data(), plane, row);
+          ASSERT_EQ(got, want);
+        }
 }
 
 // The int8 pack with byte transposes (AVX512-VBMI) against pack_rows16 of int8 elements on the same

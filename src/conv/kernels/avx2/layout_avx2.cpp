@@ -31,6 +31,31 @@ inline void transpose8(__m256 r[8]) {
   }
 }
 
+// The first n (< 8) of 8 float lanes, as a vmaskmovps mask: the loads of the last columns of a row with
+// fewer than 8 left. 7x7 and 14x14 images had all or 6 of 14 columns moved one float at a time (the pack
+// of 1x512x7x7 took 4 times as long; docs/engine.md, "Session 17").
+inline __m256i columns_below(std::ptrdiff_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The first n (< 8) floats of v to p, as 4, 2 and 1: vmaskmovps stores made 14x14 outputs 10-15 %
+// slower than one float at a time.
+inline void store_first(float* p, __m256 v, std::ptrdiff_t n) {
+  __m128 part = _mm256_castps256_ps128(v);
+  if (n & 4) {
+    _mm_storeu_ps(p, part);
+    part = _mm256_extractf128_ps(v, 1);
+    p += 4;
+  }
+  if (n & 2) {
+    _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
+    part = _mm_movehl_ps(part, part);
+    p += 2;
+  }
+  if (n & 1) _mm_store_ss(p, part);
+}
+
 // band[(i*width_stride + x)*16 + l] -> out[l*plane + i*row + x] for i < rows, x < width, l < lanes.
 void store_band_nchw(const float* band, std::ptrdiff_t width_stride, int rows, std::ptrdiff_t width,
                      int lanes, float* out, std::ptrdiff_t plane, std::ptrdiff_t row) {
@@ -45,8 +70,16 @@ void store_band_nchw(const float* band, std::ptrdiff_t width_stride, int rows, s
         transpose8(r);
         for (int l = 0; l < 8 && 8 * h + l < lanes; ++l) _mm256_storeu_ps(o + (8 * h + l) * plane + x0, r[l]);
       }
-    for (; x0 < width; ++x0)
-      for (int l = 0; l < lanes; ++l) o[l * plane + x0] = b[x0 * 16 + l];
+    if (x0 < width) {  // fewer than 8 columns: the same transpose, stores of 4, 2 and 1 floats
+      const std::ptrdiff_t xs = width - x0;
+      for (int h = 0; h < 2 && 8 * h < lanes; ++h) {
+        __m256 r[8];
+        for (int x = 0; x < 8; ++x)
+          r[x] = x < xs ? _mm256_loadu_ps(b + (x0 + x) * 16 + 8 * h) : _mm256_setzero_ps();
+        transpose8(r);
+        for (int l = 0; l < 8 && 8 * h + l < lanes; ++l) store_first(o + (8 * h + l) * plane + x0, r[l], xs);
+      }
+    }
   }
 }
 
@@ -69,7 +102,19 @@ void pack_rows16(const void* src_v, float scale, std::ptrdiff_t channel_stride, 
       transpose8(r);
       for (int x = 0; x < 8; ++x) _mm256_storeu_ps(dst + (x0 + x) * 16 + 8 * h, r[x]);
     }
-  if (x0 < count) {
+  if (T == DataType::kFp32 && x0 < count) {  // fewer than 8 columns: vmaskmovps loads, the same transpose
+    const std::ptrdiff_t xs = count - x0;
+    const __m256i mask = columns_below(xs);
+    const auto* f = static_cast<const float*>(src_v);
+    for (int h = 0; h < 2; ++h) {
+      __m256 r[8];
+      for (int l = 0; l < 8; ++l)
+        r[l] = 8 * h + l < lanes ? _mm256_maskload_ps(f + (8 * h + l) * channel_stride + x0, mask)
+                                 : _mm256_setzero_ps();
+      transpose8(r);
+      for (std::ptrdiff_t x = 0; x < xs; ++x) _mm256_storeu_ps(dst + (x0 + x) * 16 + 8 * h, r[x]);
+    }
+  } else if (x0 < count) {
     const std::ptrdiff_t xs = count - x0;
     float buf[16][8] = {};
     for (int l = 0; l < lanes; ++l) widen_run<T>(src + (l * channel_stride + x0) * kBytes, buf[l], xs, scale);

@@ -142,7 +142,8 @@ struct VecAvx2 {
     return {_mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi)};
   }
   static VecAvx2 relu(VecAvx2 a) {
-    return {_mm256_max_ps(_mm256_setzero_ps(), a.lo), _mm256_max_ps(_mm256_setzero_ps(), a.hi)};  // NaN propagates
+    return {_mm256_max_ps(_mm256_setzero_ps(), a.lo),
+            _mm256_max_ps(_mm256_setzero_ps(), a.hi)};  // NaN propagates
   }
 };
 
@@ -162,8 +163,12 @@ struct VecAvx2Half {
   static VecAvx2Half fmac(VecAvx2Half a, float c, VecAvx2Half b) {
     return {_mm256_fmadd_ps(a.v, _mm256_set1_ps(c), b.v)};
   }
-  static VecAvx2Half fma(VecAvx2Half a, VecAvx2Half b, VecAvx2Half c) { return {_mm256_fmadd_ps(a.v, b.v, c.v)}; }
-  static VecAvx2Half relu(VecAvx2Half a) { return {_mm256_max_ps(_mm256_setzero_ps(), a.v)}; }  // NaN propagates
+  static VecAvx2Half fma(VecAvx2Half a, VecAvx2Half b, VecAvx2Half c) {
+    return {_mm256_fmadd_ps(a.v, b.v, c.v)};
+  }
+  static VecAvx2Half relu(VecAvx2Half a) {
+    return {_mm256_max_ps(_mm256_setzero_ps(), a.v)};
+  }  // NaN propagates
 };
 
 }  // namespace

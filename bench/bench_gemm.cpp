@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "conv/kernels/int16_kernels.hpp"
 #include "conv/kernels/kernel_table.hpp"
 #include "conv/kernels/lowp_kernels.hpp"
 #include "nova/conv/conv.hpp"
@@ -101,13 +102,15 @@ enum LowpKind {
   kBf16AmxSession,
   kBf16Fma,
   kInt8Avx2,
-  kBf16FmaAvx2
+  kBf16FmaAvx2,
+  kInt16Avx2
 };
 
 void BM_LowpGemm(benchmark::State& state) {
   const auto kind = static_cast<LowpKind>(state.range(0));
   const int64_t C = state.range(1), rows = state.range(2), K = C;
   const bool avx2 = kind >= kInt8Avx2;
+  const bool int16 = kind == kInt16Avx2;
   const bool int8 = kind <= kInt8AmxSession || kind == kInt8Avx2,
              amx = kind == kInt8Amx || kind == kInt8AmxSession || kind == kBf16Amx || kind == kBf16AmxSession;
   const bool session = kind == kInt8AmxSession || kind == kBf16AmxSession;
@@ -125,6 +128,7 @@ void BM_LowpGemm(benchmark::State& state) {
   std::vector<uint8_t> a8(static_cast<std::size_t>(rows * C), 130), b8(static_cast<std::size_t>(C * K), 3);
   std::vector<uint16_t> a16(static_cast<std::size_t>(rows * C), 0x3F00), b16(static_cast<std::size_t>(C * K), 0x3E80);
   std::vector<float> af(static_cast<std::size_t>(rows * C), 0.5f), m(static_cast<std::size_t>(rows * K));
+  std::vector<int16_t> a_i16(static_cast<std::size_t>(rows * C), 1000), b_i16(static_cast<std::size_t>(C * K), -300);
   std::vector<int32_t> comp(static_cast<std::size_t>(K), 384);
   std::vector<float> scale(static_cast<std::size_t>(K), 1e-3f);
   using namespace nova::conv;
@@ -140,12 +144,16 @@ void BM_LowpGemm(benchmark::State& state) {
   const WidenedGemmFn fma = kind == kBf16Fma       ? bf16_fma_gemm_avx512()
                             : kind == kBf16FmaAvx2 ? bf16_fma_gemm_avx2()
                                                    : nullptr;
+  const Int16GemmFn i16 = int16 ? int16_fns_avx2().gemm : nullptr;
   for (auto _ : state) {
     if (session) amx_session_begin();
     for (int64_t k0 = 0; k0 < K; k0 += kPanel) {
       const int nv = static_cast<int>(std::min(kPanel, K - k0) / 16);
       float* c = m.data() + k0;
-      if (i8) {
+      if (i16) {  // one exact int32 run over all channels (|1000 * 300| * 512 < 2^31)
+        i16(rows, nv, kc, kc, a_i16.data(), kc, b_i16.data() + k0 * C, scale.data() + k0, c,
+            static_cast<std::size_t>(K));
+      } else if (i8) {
         i8(rows, nv, kc, a8.data(), kc, reinterpret_cast<const int8_t*>(b8.data()) + k0 * C, comp.data() + k0,
            scale.data() + k0, c, static_cast<std::size_t>(K));
       } else if (bf16) {
@@ -163,12 +171,12 @@ void BM_LowpGemm(benchmark::State& state) {
   static const char* const kNames[] = {
       "int8 avx512-vnni",          "int8 amx (per call)",  "int8 amx (session)",
       "bf16 avx512-bf16",          "bf16 amx (per call)",  "bf16 amx (session)",
-      "bf16 avx512-fma (widened)", "int8 avx2 (vpmaddwd)", "bf16 avx2-fma (widened)"};
+      "bf16 avx512-fma (widened)", "int8 avx2 (vpmaddwd)", "bf16 avx2-fma (widened)", "int16 avx2 (vpmaddwd, int8-spatial)"};
   state.SetLabel(kNames[kind]);
 }
 
 void LowpArgs(benchmark::internal::Benchmark* b) {
-  for (int64_t kind = kInt8Vnni; kind <= kBf16FmaAvx2; ++kind)
+  for (int64_t kind = kInt8Vnni; kind <= kInt16Avx2; ++kind)
     for (int64_t c : {64, 128, 256, 512})
       for (int64_t rows : {32, 128, 512}) b->Args({kind, c, rows});
 }

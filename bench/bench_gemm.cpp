@@ -30,7 +30,8 @@ double clock_ghz() {
       constexpr int64_t kSteps = 20'000'000;
       const auto t0 = std::chrono::steady_clock::now();
       for (int64_t i = 0; i < kSteps; ++i) __asm__ volatile("imul %0, %0" : "+r"(x));
-      const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      const double ns =
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
       best = std::max(best, 3.0 * static_cast<double>(kSteps) / ns);
     }
     return best;
@@ -60,9 +61,9 @@ void BM_GemmKernel(benchmark::State& state) {
       const float* b = u.data() + k0 * C;
       for (int64_t i0 = 0; i0 < rows; i0 += mr) {
         const int64_t h = std::min(mr, rows - i0);
-        g.fn[h - 1][width / 16 - 1](static_cast<std::size_t>(C), v.data() + i0 * C, static_cast<std::size_t>(C), b,
-                                    static_cast<std::size_t>(width), m.data() + i0 * K + k0,
-                                    static_cast<std::size_t>(K));
+        g.fn[h - 1][width / 16 - 1](static_cast<std::size_t>(C), v.data() + i0 * C,
+                                    static_cast<std::size_t>(C), b, static_cast<std::size_t>(width),
+                                    m.data() + i0 * K + k0, static_cast<std::size_t>(K));
       }
     }
     benchmark::DoNotOptimize(m.data());
@@ -76,7 +77,8 @@ void BM_GemmKernel(benchmark::State& state) {
     state.counters["GHz"] = ghz;
     state.counters["flop_per_cycle"] = flops * static_cast<double>(state.iterations()) / (ns * ghz);
   }
-  state.SetLabel(nova::conv::to_string(isa) + " micro-kernel " + std::to_string(mr) + "x" + std::to_string(panel));
+  state.SetLabel(nova::conv::to_string(isa) + " micro-kernel " + std::to_string(mr) + "x" +
+                 std::to_string(panel));
 }
 
 // The channel counts of the layer set (C = K), with as many rows as a phased batch-8 position or a
@@ -126,9 +128,11 @@ void BM_LowpGemm(benchmark::State& state) {
   constexpr int64_t kPanel = 64;
   const auto kc = static_cast<std::size_t>(C);
   std::vector<uint8_t> a8(static_cast<std::size_t>(rows * C), 130), b8(static_cast<std::size_t>(C * K), 3);
-  std::vector<uint16_t> a16(static_cast<std::size_t>(rows * C), 0x3F00), b16(static_cast<std::size_t>(C * K), 0x3E80);
+  std::vector<uint16_t> a16(static_cast<std::size_t>(rows * C), 0x3F00),
+      b16(static_cast<std::size_t>(C * K), 0x3E80);
   std::vector<float> af(static_cast<std::size_t>(rows * C), 0.5f), m(static_cast<std::size_t>(rows * K));
-  std::vector<int16_t> a_i16(static_cast<std::size_t>(rows * C), 1000), b_i16(static_cast<std::size_t>(C * K), -300);
+  std::vector<int16_t> a_i16(static_cast<std::size_t>(rows * C), 1000),
+      b_i16(static_cast<std::size_t>(C * K), -300);
   std::vector<int32_t> comp(static_cast<std::size_t>(K), 384);
   std::vector<float> scale(static_cast<std::size_t>(K), 1e-3f);
   using namespace nova::conv;
@@ -168,10 +172,11 @@ void BM_LowpGemm(benchmark::State& state) {
   }
   state.counters["GOP"] = benchmark::Counter(2.0 * static_cast<double>(rows * C * K) * 1e-9,
                                              benchmark::Counter::kIsIterationInvariantRate);
-  static const char* const kNames[] = {
-      "int8 avx512-vnni",          "int8 amx (per call)",  "int8 amx (session)",
-      "bf16 avx512-bf16",          "bf16 amx (per call)",  "bf16 amx (session)",
-      "bf16 avx512-fma (widened)", "int8 avx2 (vpmaddwd)", "bf16 avx2-fma (widened)", "int16 avx2 (vpmaddwd, int8-spatial)"};
+  static const char* const kNames[] = {"int8 avx512-vnni",          "int8 amx (per call)",
+                                       "int8 amx (session)",        "bf16 avx512-bf16",
+                                       "bf16 amx (per call)",       "bf16 amx (session)",
+                                       "bf16 avx512-fma (widened)", "int8 avx2 (vpmaddwd)",
+                                       "bf16 avx2-fma (widened)",   "int16 avx2 (vpmaddwd, int8-spatial)"};
   state.SetLabel(kNames[kind]);
 }
 

@@ -10,7 +10,7 @@
 //     operands are widened to int16 and vpmaddwd adds pairs into int32, exactly. A quad of channels of a
 //     V row (u8) is widened and broadcast as four int16; eight columns' quads of the U panel (s8) are
 //     sign-extended into two registers of four columns each. The int32 sums are exact, so their order
-//     does not matter: the bits are the portable kernel's. Rows of 4 x 8 columns (in_row_passes).
+//     does not matter: the bits are the portable kernel's. Rows of 3 x 8 columns (in_row_passes).
 //   int8-spatial (int16 x int16): vpmaddwd on channel pairs, exact int32 sums per run of `chunk` channels
 //     converted and added in the portable kernel's order (int16_kernels.hpp).
 #include <immintrin.h>
@@ -30,14 +30,14 @@ namespace nova::conv {
 namespace {
 
 // The blocking's row groups (lowp_blocks: 6 rows and every tail) in passes of at most Rows rows, for the
-// integer kernels: pass.template operator()<R>(first_row) for each. At 6 rows GCC spilled their
-// accumulators to the stack in the inner loops (a store and a reload per accumulator and step); at 4
-// the int16 kernel's stay in registers. The int8 kernel, which also keeps its byte-widening shuffle
-// mask in a register, still moved and spilled sums at 4 and runs in passes of 3: 0.93-1.00x the time
-// of 4-row passes (docs/engine.md, "Session 16"). The widened bf16/fp16 kernels keep 6 rows: at 4 they
-// ran 0.78-1.04x as fast (1 thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
-constexpr int kIntRows = 4;
-template <int Rows = kIntRows, class Pass>
+// integer kernels: pass.template operator()<R>(first_row) for each. The int8 kernel, which also keeps its
+// byte-widening shuffle mask in a register, moved and spilled sums at 4 rows and runs in passes of 3:
+// 0.93-1.00x the time of 4-row passes (docs/engine.md, "Session 16"). The int16 kernel's sums, named
+// in a function of their own, stay in registers at 6 rows (12 sums, 2 of U, 1 broadcast): 116-137
+// GOP/s at one thread against 95-117 at 4 (nova_bench_gemm), whole plans in 0.90-0.95 of the time
+// ("Session 17"). The widened bf16/fp16 kernels keep 6 rows: at 4 they ran 0.78-1.04x as fast (1
+// thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
+template <int Rows, class Pass>
 void in_row_passes(int64_t rows, int nv, const Pass& pass) {
   lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
     if constexpr (MR > Rows) {
@@ -196,10 +196,11 @@ void round_bf16_8(float* v, int64_t count) {
 // The int8-spatial GEMM (int16_kernels.hpp): vpmaddwd multiplies a broadcast pair of channels of a V' row
 // with 8 columns x 2 channels of the U' panel and adds the two products into int32, exactly; after every
 // run of `chunk` channels the sums are converted (round to nearest even) and added to the FP32 partial
-// results kept in C, in the portable kernel's order. Rows of 4 x 16 columns (one strip;
+// results kept in C, in the portable kernel's order. Rows of 6 x 16 columns (one strip;
 // in_row_passes).
+constexpr int kInt16Rows = 6;
 struct Int16Sums {
-  __m256i v[kIntRows][2];
+  __m256i v[kInt16Rows][2];
 };
 
 // One row's step: its pair of channels q broadcast, times both halves of the strip, added to its sums.
@@ -220,9 +221,10 @@ template <int MR>
 __attribute__((noinline)) void int16_chunk_sums(std::size_t q0, std::size_t q1, const int16_t* a,
                                                 std::size_t lda, const int16_t* b, std::size_t pair_stride,
                                                 Int16Sums& out) {
-  static_assert(MR >= 1 && MR <= kIntRows);
+  static_assert(MR >= 1 && MR <= kInt16Rows);
   const __m256i zero = _mm256_setzero_si256();
   __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
+  __m256i s40 = zero, s41 = zero, s50 = zero, s51 = zero;
   for (std::size_t q = q0; q < q1; ++q) {
     const int16_t* bq = b + q * pair_stride;
     const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
@@ -231,8 +233,10 @@ __attribute__((noinline)) void int16_chunk_sums(std::size_t q0, std::size_t q1, 
     if constexpr (MR > 1) int16_row_step(a + lda, q, b0, b1, s10, s11);
     if constexpr (MR > 2) int16_row_step(a + 2 * lda, q, b0, b1, s20, s21);
     if constexpr (MR > 3) int16_row_step(a + 3 * lda, q, b0, b1, s30, s31);
+    if constexpr (MR > 4) int16_row_step(a + 4 * lda, q, b0, b1, s40, s41);
+    if constexpr (MR > 5) int16_row_step(a + 5 * lda, q, b0, b1, s50, s51);
   }
-  out = Int16Sums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}}};
+  out = Int16Sums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}, {s40, s41}, {s50, s51}}};
 }
 
 template <int MR>
@@ -259,7 +263,7 @@ void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_
 void int16_gemm(int64_t rows, int nv, std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda,
                 const int16_t* b, const float* scale, float* c, std::size_t ldc) {
   const auto pair_stride = static_cast<std::size_t>(32 * nv);  // 2 channels x 16*nv columns
-  in_row_passes(rows, nv, [&]<int R>(int64_t i) {
+  in_row_passes<kInt16Rows>(rows, nv, [&]<int R>(int64_t i) {
     for (int s = 0; s < nv; ++s)
       int16_strip<R>(kc, chunk, a + i * lda, lda, b + 32 * s, pair_stride, scale + 16 * s,
                      c + i * ldc + 16 * s, ldc);

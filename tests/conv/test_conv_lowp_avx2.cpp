@@ -80,34 +80,38 @@ TEST(LowpAvx2, WidenedGemmsEqualThePortableOnes) {
 TEST(LowpAvx2, Int8GemmEqualsThePortableOneAndDoesNotSaturate) {
   if (!avx2()) GTEST_SKIP() << "no avx2 path on this CPU";
   std::mt19937 rng(32);
-  for (int nv = 1; nv <= kMaxNV; ++nv)
-    for (const int64_t rows : {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{11}})
-      for (const bool extreme : {true, false}) {
-        const std::size_t kc = 64, w = static_cast<std::size_t>(16 * nv), lda = kc + 4, ldc = w + 3;
-        std::vector<uint8_t> a(static_cast<std::size_t>(rows) * lda);
-        std::vector<int8_t> b(kc * w);
-        for (auto& v : a) v = extreme ? uint8_t{255} : static_cast<uint8_t>(rng() & 0xFFu);
-        for (std::size_t i = 0; i < b.size(); ++i)
-          b[i] = extreme ? static_cast<int8_t>(i % 3 == 0 ? -127 : 127)
-                         : static_cast<int8_t>(rng() % 255u) - 127;
-        std::vector<int32_t> comp(w);
-        std::vector<float> scale(w);
-        for (std::size_t j = 0; j < w; ++j) {
-          int32_t sum = 0;
-          for (std::size_t c = 0; c < kc; ++c) sum += b[(c / 4) * (4 * w) + 4 * j + (c & 3)];
-          comp[j] = 128 * sum;
-          scale[j] = 1.0f / static_cast<float>(j + 3);
+  // kc from one quad group to 272 channels, in an order that grows and shrinks the kernel's per-thread
+  // widened copies between calls.
+  for (const std::size_t kc : {std::size_t{64}, std::size_t{16}, std::size_t{272}, std::size_t{32}})
+    for (int nv = 1; nv <= kMaxNV; ++nv)
+      for (const int64_t rows : {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{11}, int64_t{13}})
+        for (const bool extreme : {true, false}) {
+          const std::size_t w = static_cast<std::size_t>(16 * nv), lda = kc + 4, ldc = w + 3;
+          std::vector<uint8_t> a(static_cast<std::size_t>(rows) * lda);
+          std::vector<int8_t> b(kc * w);
+          for (auto& v : a) v = extreme ? uint8_t{255} : static_cast<uint8_t>(rng() & 0xFFu);
+          for (std::size_t i = 0; i < b.size(); ++i)
+            b[i] = extreme ? static_cast<int8_t>(i % 3 == 0 ? -127 : 127)
+                           : static_cast<int8_t>(rng() % 255u) - 127;
+          std::vector<int32_t> comp(w);
+          std::vector<float> scale(w);
+          for (std::size_t j = 0; j < w; ++j) {
+            int32_t sum = 0;
+            for (std::size_t c = 0; c < kc; ++c) sum += b[(c / 4) * (4 * w) + 4 * j + (c & 3)];
+            comp[j] = 128 * sum;
+            scale[j] = 1.0f / static_cast<float>(j + 3);
+          }
+          std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f), want(got);
+          int8_gemm_avx2()(rows, nv, kc, a.data(), lda, b.data(), comp.data(), scale.data(), got.data(), ldc);
+          int8_gemm_portable()(rows, nv, kc, a.data(), lda, b.data(), comp.data(), scale.data(), want.data(),
+                               ldc);
+          EXPECT_TRUE(same_bits(got, want))
+              << "kc " << kc << " rows " << rows << " nv " << nv << " extreme " << extreme;
+          // One element against its definition, in int64.
+          int64_t sum = 0;
+          for (std::size_t c = 0; c < kc; ++c) sum += int64_t{a[c]} * b[(c / 4) * (4 * w) + (c & 3)];
+          EXPECT_EQ(f32_bits(got[0]), f32_bits(static_cast<float>(sum - comp[0]) * scale[0]));
         }
-        std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f), want(got);
-        int8_gemm_avx2()(rows, nv, kc, a.data(), lda, b.data(), comp.data(), scale.data(), got.data(), ldc);
-        int8_gemm_portable()(rows, nv, kc, a.data(), lda, b.data(), comp.data(), scale.data(), want.data(),
-                             ldc);
-        EXPECT_TRUE(same_bits(got, want)) << "rows " << rows << " nv " << nv << " extreme " << extreme;
-        // One element against its definition, in int64.
-        int64_t sum = 0;
-        for (std::size_t c = 0; c < kc; ++c) sum += int64_t{a[c]} * b[(c / 4) * (4 * w) + (c & 3)];
-        EXPECT_EQ(f32_bits(got[0]), f32_bits(static_cast<float>(sum - comp[0]) * scale[0]));
-      }
 }
 
 // The int8-spatial GEMM: exact int32 sums per run of `chunk` channels, converted and added in the

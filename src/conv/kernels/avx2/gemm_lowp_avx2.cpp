@@ -7,10 +7,10 @@
 //     vfmadd231ps from +0, then multiplied by col_scale: portable's std::fma order, hence its bits.
 //     Rows of 6 x 16 columns (12 ymm accumulators), a panel one 16-column strip at a time.
 //   int8: vpmaddubsw would add u8 x s8 pairs into saturating int16 (255 x 127 x 2 > 32767), so both
-//     operands are widened to int16 and vpmaddwd adds pairs into int32, exactly. A quad of channels of a
-//     V row (u8) is widened and broadcast as four int16; eight columns' quads of the U panel (s8) are
-//     sign-extended into two registers of four columns each. The int32 sums are exact, so their order
-//     does not matter: the bits are the portable kernel's. Rows of 3 x 8 columns (in_row_passes).
+//     operands are widened to int16 (once per call, into per-thread copies) and vpmaddwd adds pairs into
+//     int32, exactly. A quad of channels of a V row is broadcast as four int16; eight columns' quads of
+//     the U panel fill two registers of four columns each. The int32 sums are exact, so their order
+//     does not matter: the bits are the portable kernel's. Rows of 6 x 8 columns (in_row_passes).
 //   int8-spatial (int16 x int16): vpmaddwd on channel pairs, exact int32 sums per run of `chunk` channels
 //     converted and added in the portable kernel's order (int16_kernels.hpp).
 #include <immintrin.h>
@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
+#include <vector>
 
 #include "../assume_kc.hpp"
 #include "../int16_kernels.hpp"
@@ -30,13 +31,11 @@ namespace nova::conv {
 namespace {
 
 // The blocking's row groups (lowp_blocks: 6 rows and every tail) in passes of at most Rows rows, for the
-// integer kernels: pass.template operator()<R>(first_row) for each. The int8 kernel, which also keeps its
-// byte-widening shuffle mask in a register, moved and spilled sums at 4 rows and runs in passes of 3:
-// 0.93-1.00x the time of 4-row passes (docs/engine.md, "Session 16"). The int16 kernel's sums, named
-// in a function of their own, stay in registers at 6 rows (12 sums, 2 of U, 1 broadcast): 116-137
-// GOP/s at one thread against 95-117 at 4 (nova_bench_gemm), whole plans in 0.90-0.95 of the time
-// ("Session 17"). The widened bf16/fp16 kernels keep 6 rows: at 4 they ran 0.78-1.04x as fast (1
-// thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
+// integer kernels: pass.template operator()<R>(first_row) for each. Both keep their sums named in a
+// function of their own, and so in registers at 6 rows (12 sums, 2 of U, 1 broadcast). The int16
+// kernel ran 116-137 GOP/s at one thread against 95-117 at 4 (nova_bench_gemm), whole plans in
+// 0.90-0.95 of the time (docs/engine.md, "Session 17"). The widened bf16/fp16 kernels keep 6 rows: at 4 they
+// ran 0.78-1.04x as fast (1 thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
 template <int Rows, class Pass>
 void in_row_passes(int64_t rows, int nv, const Pass& pass) {
   lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
@@ -123,50 +122,96 @@ void widened_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::siz
   });
 }
 
-// MR rows x 8 columns (group h8 of 8 columns) of the int8 GEMM.
+// The int8 GEMM: both operands widened to int16 once per call (V's u8 codes zero-extended, U's s8
+// sign-extended, each in its own layout), then MR rows x 8 columns per group from the widened copies:
+// a V row's quad of channels is broadcast as four int16 (vpbroadcastq from memory, a load), and
+// vpmaddwd multiplies it with 4 columns x 4 channels of U per register. Before, the kernel widened in
+// its inner loop (a vpshufb per row and quad, two vpmovsxbw per quad) and ran at half of vpmaddwd's
+// two per cycle: 85-97 GOP/s at one thread against 99-127 now (nova_bench_gemm; whole plans in 0.82-1.02
+// of the time, mostly 0.88-0.95; docs/engine.md, "Session 17").
+//
+// sums[i][0]: columns 0-3, sums[i][1]: columns 4-7 of row i, each as (channels 0+1, channels 2+3) per
+// column; exact int32 for any kc this library makes (|255 * 127 * 2| per pair).
+constexpr int kInt8Rows = 6;
+struct Int8Sums {
+  __m256i v[kInt8Rows][2];
+};
+
+inline void int8_row_step(const int16_t* row, std::size_t q, __m256i b0, __m256i b1, __m256i& s0,
+                          __m256i& s1) {
+  int64_t quad;
+  __builtin_memcpy(&quad, row + 4 * q, 8);
+  const __m256i ai = _mm256_set1_epi64x(quad);
+  s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(ai, b0));
+  s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(ai, b1));
+}
+
+// Named sums in a function of their own, as int16_chunk_sums below (GCC kept an array's in fresh
+// registers and moved them back).
 template <int MR>
-void int8_group(std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b, std::size_t quad_stride,
-                const int32_t* comp8, const float* scale8, float* c, std::size_t ldc) {
-  kernels_impl::assume_reduction_at_least<16>(kc);
-  // acc[i][0]: columns 0-3, acc[i][1]: columns 4-7, each as (channels 0+1, channels 2+3) per column.
-  __m256i acc[MR][2];
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
-  // The quad of a V row is broadcast from memory as a dword (a load, no shuffle) and its bytes
-  // zero-extended to words within each 128-bit lane by one vpshufb (index 0x80: a zero byte); the
-  // earlier vmovd, vpmovzxbw and vpbroadcastq took two shuffle uops per row and quad, and the GEMM was
-  // bound by them.
-  const __m256i widen_quad =
-      _mm256_setr_epi8(0, -128, 1, -128, 2, -128, 3, -128, 0, -128, 1, -128, 2, -128, 3, -128, 0, -128, 1,
-                       -128, 2, -128, 3, -128, 0, -128, 1, -128, 2, -128, 3, -128);
-  for (std::size_t q = 0; q < kc / 4; ++q) {
-    const int8_t* bq = b + q * quad_stride;
-    const __m256i b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bq)));
-    const __m256i b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bq + 16)));
-    for (int i = 0; i < MR; ++i) {
-      int32_t quad;
-      __builtin_memcpy(&quad, a + static_cast<std::size_t>(i) * lda + 4 * q, 4);
-      const __m256i ai = _mm256_shuffle_epi8(_mm256_set1_epi32(quad), widen_quad);
-      acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(ai, b0));
-      acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(ai, b1));
-    }
+__attribute__((noinline)) void int8_group_sums(std::size_t quads, const int16_t* a, std::size_t lda,
+                                               const int16_t* b, std::size_t quad_stride, Int8Sums& out) {
+  static_assert(MR >= 1 && MR <= kInt8Rows);
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
+  __m256i s40 = zero, s41 = zero, s50 = zero, s51 = zero;
+  for (std::size_t q = 0; q < quads; ++q) {
+    const int16_t* bq = b + q * quad_stride;
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
+    int8_row_step(a, q, b0, b1, s00, s01);
+    if constexpr (MR > 1) int8_row_step(a + lda, q, b0, b1, s10, s11);
+    if constexpr (MR > 2) int8_row_step(a + 2 * lda, q, b0, b1, s20, s21);
+    if constexpr (MR > 3) int8_row_step(a + 3 * lda, q, b0, b1, s30, s31);
+    if constexpr (MR > 4) int8_row_step(a + 4 * lda, q, b0, b1, s40, s41);
+    if constexpr (MR > 5) int8_row_step(a + 5 * lda, q, b0, b1, s50, s51);
   }
+  out = Int8Sums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}, {s40, s41}, {s50, s51}}};
+}
+
+template <int MR>
+void int8_group(std::size_t kc, const int16_t* a, std::size_t lda, const int16_t* b, std::size_t quad_stride,
+                const int32_t* comp8, const float* scale8, float* c, std::size_t ldc) {
+  Int8Sums sums;
+  int8_group_sums<MR>(kc / 4, a, lda, b, quad_stride, sums);
   const __m256i cj = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(comp8));
   const __m256 sj = _mm256_loadu_ps(scale8);
   for (int i = 0; i < MR; ++i) {
     // hadd: per 128-bit lane (columns 0,1 | 4,5) then (2,3 | 6,7); the permute puts them in order.
-    const __m256i sums = _mm256_permute4x64_epi64(_mm256_hadd_epi32(acc[i][0], acc[i][1]), 0xD8);
+    const __m256i row = _mm256_permute4x64_epi64(_mm256_hadd_epi32(sums.v[i][0], sums.v[i][1]), 0xD8);
     _mm256_storeu_ps(c + static_cast<std::size_t>(i) * ldc,
-                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(sums, cj)), sj));
+                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(row, cj)), sj));
+  }
+}
+
+// `count` bytes (a multiple of 16) widened to int16: zero-extended (V's codes) or sign-extended (U's).
+template <bool kSigned>
+void widen_bytes(const void* src, int16_t* dst, std::size_t count) {
+  const auto* s = static_cast<const unsigned char*>(src);
+  for (std::size_t i = 0; i < count; i += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        kSigned ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v));
   }
 }
 
 void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
                const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
+  kernels_impl::assume_reduction_at_least<16>(kc);
   const auto quad_stride = static_cast<std::size_t>(64 * nv);  // 4 channels x 16*nv columns
-  in_row_passes<3>(rows, nv, [&]<int R>(int64_t i) {
+  // Per thread, grown to the largest call (a block's or a phased position's rows, one panel of U).
+  thread_local std::vector<int16_t> a16, b16;
+  const std::size_t a_count = static_cast<std::size_t>(rows) * kc, b_count = kc / 4 * quad_stride;
+  if (a16.size() < a_count) a16.resize(a_count);
+  if (b16.size() < b_count) b16.resize(b_count);
+  for (int64_t i = 0; i < rows; ++i)
+    widen_bytes<false>(a + static_cast<std::size_t>(i) * lda, a16.data() + static_cast<std::size_t>(i) * kc,
+                       kc);
+  widen_bytes<true>(b, b16.data(), b_count);
+  in_row_passes<kInt8Rows>(rows, nv, [&]<int R>(int64_t i) {
     for (int h = 0; h < 2 * nv; ++h)
-      int8_group<R>(kc, a + i * lda, lda, b + 32 * h, quad_stride, comp + 8 * h, scale + 8 * h,
-                    c + i * ldc + 8 * h, ldc);
+      int8_group<R>(kc, a16.data() + static_cast<std::size_t>(i) * kc, kc, b16.data() + 32 * h, quad_stride,
+                    comp + 8 * h, scale + 8 * h, c + i * ldc + 8 * h, ldc);
   });
 }
 

@@ -68,44 +68,74 @@ struct Bf16Widen {
   static __m256 load(const uint16_t* group, int h) {
     const __m256i pairs = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + 16 * h));
     if constexpr (C == 0) return _mm256_castsi256_ps(_mm256_slli_epi32(pairs, 16));
-    return _mm256_castsi256_ps(_mm256_and_si256(pairs, _mm256_set1_epi32(static_cast<int>(0xFFFF0000u))));
+    // Two shifts, not an AND with a mask: the mask took a 16th register, and GCC spilled sums for it.
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_srli_epi32(pairs, 16), 16));
   }
   static std::size_t group_stride(int w) { return static_cast<std::size_t>(2 * w); }
   static std::size_t strip_offset(int s) { return static_cast<std::size_t>(32 * s); }
 };
 
-// MR rows x 16 columns (one strip of the panel).
+// The FP32 sums of MR rows x 16 columns (one strip) over all kc channels, each row's channels added in
+// order. Named sums in a function of their own, as the integer kernels' below, and the odd bf16 channel
+// widened without a mask register: GCC had kept four of the bf16 kernel's 12 sums on the stack at 6
+// rows (a store and an FMA from memory per step). bf16: 80-86 GOP/s at one thread against 59-63
+// (nova_bench_gemm), plans in 0.72-0.82 of the time; fp16, which did not spill, 1.00-1.03 (the sums'
+// trip through memory per strip; docs/engine.md, "Session 17").
+struct WidenedSums {
+  __m256 v[6][2];
+};
+
+inline void fma_row_step(const float* a, __m256 b0, __m256 b1, __m256& s0, __m256& s1) {
+  const __m256 ai = _mm256_broadcast_ss(a);
+  s0 = _mm256_fmadd_ps(ai, b0, s0);
+  s1 = _mm256_fmadd_ps(ai, b1, s1);
+}
+
 template <class Widen, int MR>
-void widened_strip(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, std::size_t b_stride,
-                   const float* scale16, float* c, std::size_t ldc) {
+__attribute__((noinline)) void widened_sums(std::size_t kc, const float* a, std::size_t lda,
+                                            const uint16_t* b, std::size_t b_stride, WidenedSums& out) {
+  static_assert(MR >= 1 && MR <= 6);
   constexpr int G = Widen::kGroup;
   kernels_impl::assume_reduction_at_least<16>(kc);
-  __m256 acc[MR][2];
-  for (int i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
+  __m256 s40 = zero, s41 = zero, s50 = zero, s51 = zero;
   for (std::size_t g = 0; g < kc / G; ++g) {
     const uint16_t* group = b + g * b_stride;
     [&]<int... Cs>(std::integer_sequence<int, Cs...>) {
       (
           [&] {  // channel g*G + Cs, all rows
             const __m256 b0 = Widen::template load<Cs>(group, 0), b1 = Widen::template load<Cs>(group, 1);
-            for (int i = 0; i < MR; ++i) {
-              const __m256 ai = _mm256_broadcast_ss(a + static_cast<std::size_t>(i) * lda + g * G + Cs);
-              acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-              acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-            }
+            const float* ac = a + g * G + Cs;
+            fma_row_step(ac, b0, b1, s00, s01);
+            if constexpr (MR > 1) fma_row_step(ac + lda, b0, b1, s10, s11);
+            if constexpr (MR > 2) fma_row_step(ac + 2 * lda, b0, b1, s20, s21);
+            if constexpr (MR > 3) fma_row_step(ac + 3 * lda, b0, b1, s30, s31);
+            if constexpr (MR > 4) fma_row_step(ac + 4 * lda, b0, b1, s40, s41);
+            if constexpr (MR > 5) fma_row_step(ac + 5 * lda, b0, b1, s50, s51);
           }(),
           ...);
     }
     (std::make_integer_sequence<int, G>{});
   }
+  out = WidenedSums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}, {s40, s41}, {s50, s51}}};
+}
+
+// MR rows x 16 columns (one strip of the panel).
+template <class Widen, int MR>
+void widened_strip(std::size_t kc, const float* a, std::size_t lda, const uint16_t* b, std::size_t b_stride,
+                   const float* scale16, float* c, std::size_t ldc) {
+  WidenedSums sums;
+  widened_sums<Widen, MR>(kc, a, lda, b, b_stride, sums);
   for (int i = 0; i < MR; ++i) {
     float* ci = c + static_cast<std::size_t>(i) * ldc;
+    const __m256* acc = sums.v[i];
     if (scale16 != nullptr) {
-      _mm256_storeu_ps(ci, _mm256_mul_ps(acc[i][0], _mm256_loadu_ps(scale16)));
-      _mm256_storeu_ps(ci + 8, _mm256_mul_ps(acc[i][1], _mm256_loadu_ps(scale16 + 8)));
+      _mm256_storeu_ps(ci, _mm256_mul_ps(acc[0], _mm256_loadu_ps(scale16)));
+      _mm256_storeu_ps(ci + 8, _mm256_mul_ps(acc[1], _mm256_loadu_ps(scale16 + 8)));
     } else {
-      _mm256_storeu_ps(ci, acc[i][0]);
-      _mm256_storeu_ps(ci + 8, acc[i][1]);
+      _mm256_storeu_ps(ci, acc[0]);
+      _mm256_storeu_ps(ci + 8, acc[1]);
     }
   }
 }

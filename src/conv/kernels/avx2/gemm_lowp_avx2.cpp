@@ -152,6 +152,58 @@ void widened_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::siz
   });
 }
 
+// The integer kernels' exact int32 sums: MR rows of V (int16) times two registers of U (int16) per step
+// q, where a step is a pair of channels (kChannels = 2: int8-spatial, 16 columns per strip) or a quad
+// (4: int8, 8 columns as 4 x (channels 0+1, channels 2+3)). The row's channels are broadcast from memory
+// (a load, no shuffle) and vpmaddwd adds the products of each pair into int32, exactly. A function of
+// its own, not inlined, with named sums: with an array, inside the callers' loops, GCC 12 kept each
+// step's sums in fresh registers and moved them back, eight vmovdqa per eight vpmaddwd (docs/engine.md,
+// "Session 16"). At 6 rows the 12 sums, 2 registers of U and the broadcast fit the 16 ymm registers.
+constexpr int kIntRows = 6;
+struct IntSums {
+  __m256i v[kIntRows][2];
+};
+
+template <int kChannels>
+inline void madd_row_step(const int16_t* row, std::size_t q, __m256i b0, __m256i b1, __m256i& s0,
+                          __m256i& s1) {
+  __m256i ai;
+  if constexpr (kChannels == 2) {
+    int32_t pair;
+    __builtin_memcpy(&pair, row + 2 * q, 4);
+    ai = _mm256_set1_epi32(pair);
+  } else {
+    static_assert(kChannels == 4);
+    int64_t quad;
+    __builtin_memcpy(&quad, row + 4 * q, 8);
+    ai = _mm256_set1_epi64x(quad);
+  }
+  s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(ai, b0));
+  s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(ai, b1));
+}
+
+// Steps [q0, q1); U's step q at b + q * step_stride (two registers of 16 int16).
+template <int kChannels, int MR>
+__attribute__((noinline)) void madd_sums(std::size_t q0, std::size_t q1, const int16_t* a, std::size_t lda,
+                                         const int16_t* b, std::size_t step_stride, IntSums& out) {
+  static_assert(MR >= 1 && MR <= kIntRows);
+  const __m256i zero = _mm256_setzero_si256();
+  __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
+  __m256i s40 = zero, s41 = zero, s50 = zero, s51 = zero;
+  for (std::size_t q = q0; q < q1; ++q) {
+    const int16_t* bq = b + q * step_stride;
+    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
+    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
+    madd_row_step<kChannels>(a, q, b0, b1, s00, s01);
+    if constexpr (MR > 1) madd_row_step<kChannels>(a + lda, q, b0, b1, s10, s11);
+    if constexpr (MR > 2) madd_row_step<kChannels>(a + 2 * lda, q, b0, b1, s20, s21);
+    if constexpr (MR > 3) madd_row_step<kChannels>(a + 3 * lda, q, b0, b1, s30, s31);
+    if constexpr (MR > 4) madd_row_step<kChannels>(a + 4 * lda, q, b0, b1, s40, s41);
+    if constexpr (MR > 5) madd_row_step<kChannels>(a + 5 * lda, q, b0, b1, s50, s51);
+  }
+  out = IntSums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}, {s40, s41}, {s50, s51}}};
+}
+
 // The int8 GEMM: both operands widened to int16 once per call (V's u8 codes zero-extended, U's s8
 // sign-extended, each in its own layout), then MR rows x 8 columns per group from the widened copies:
 // a V row's quad of channels is broadcast as four int16 (vpbroadcastq from memory, a load), and
@@ -159,51 +211,11 @@ void widened_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::siz
 // its inner loop (a vpshufb per row and quad, two vpmovsxbw per quad) and ran at half of vpmaddwd's
 // two per cycle: 85-97 GOP/s at one thread against 99-127 now (nova_bench_gemm; whole plans in 0.82-1.02
 // of the time, mostly 0.88-0.95; docs/engine.md, "Session 17").
-//
-// sums[i][0]: columns 0-3, sums[i][1]: columns 4-7 of row i, each as (channels 0+1, channels 2+3) per
-// column; exact int32 for any kc this library makes (|255 * 127 * 2| per pair).
-constexpr int kInt8Rows = 6;
-struct Int8Sums {
-  __m256i v[kInt8Rows][2];
-};
-
-inline void int8_row_step(const int16_t* row, std::size_t q, __m256i b0, __m256i b1, __m256i& s0,
-                          __m256i& s1) {
-  int64_t quad;
-  __builtin_memcpy(&quad, row + 4 * q, 8);
-  const __m256i ai = _mm256_set1_epi64x(quad);
-  s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(ai, b0));
-  s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(ai, b1));
-}
-
-// Named sums in a function of their own, as int16_chunk_sums below (GCC kept an array's in fresh
-// registers and moved them back).
-template <int MR>
-__attribute__((noinline)) void int8_group_sums(std::size_t quads, const int16_t* a, std::size_t lda,
-                                               const int16_t* b, std::size_t quad_stride, Int8Sums& out) {
-  static_assert(MR >= 1 && MR <= kInt8Rows);
-  const __m256i zero = _mm256_setzero_si256();
-  __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
-  __m256i s40 = zero, s41 = zero, s50 = zero, s51 = zero;
-  for (std::size_t q = 0; q < quads; ++q) {
-    const int16_t* bq = b + q * quad_stride;
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
-    int8_row_step(a, q, b0, b1, s00, s01);
-    if constexpr (MR > 1) int8_row_step(a + lda, q, b0, b1, s10, s11);
-    if constexpr (MR > 2) int8_row_step(a + 2 * lda, q, b0, b1, s20, s21);
-    if constexpr (MR > 3) int8_row_step(a + 3 * lda, q, b0, b1, s30, s31);
-    if constexpr (MR > 4) int8_row_step(a + 4 * lda, q, b0, b1, s40, s41);
-    if constexpr (MR > 5) int8_row_step(a + 5 * lda, q, b0, b1, s50, s51);
-  }
-  out = Int8Sums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}, {s40, s41}, {s50, s51}}};
-}
-
 template <int MR>
 void int8_group(std::size_t kc, const int16_t* a, std::size_t lda, const int16_t* b, std::size_t quad_stride,
                 const int32_t* comp8, const float* scale8, float* c, std::size_t ldc) {
-  Int8Sums sums;
-  int8_group_sums<MR>(kc / 4, a, lda, b, quad_stride, sums);
+  IntSums sums;  // exact for any kc this library makes: 255 * 127 * 2 per pair
+  madd_sums<4, MR>(0, kc / 4, a, lda, b, quad_stride, sums);
   const __m256i cj = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(comp8));
   const __m256 sj = _mm256_loadu_ps(scale8);
   for (int i = 0; i < MR; ++i) {
@@ -238,7 +250,7 @@ void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size
     widen_bytes<false>(a + static_cast<std::size_t>(i) * lda, a16.data() + static_cast<std::size_t>(i) * kc,
                        kc);
   widen_bytes<true>(b, b16.data(), b_count);
-  in_row_passes<kInt8Rows>(rows, nv, [&]<int R>(int64_t i) {
+  in_row_passes<kIntRows>(rows, nv, [&]<int R>(int64_t i) {
     for (int h = 0; h < 2 * nv; ++h)
       int8_group<R>(kc, a16.data() + static_cast<std::size_t>(i) * kc, kc, b16.data() + 32 * h, quad_stride,
                     comp + 8 * h, scale + 8 * h, c + i * ldc + 8 * h, ldc);
@@ -273,46 +285,6 @@ void round_bf16_8(float* v, int64_t count) {
 // run of `chunk` channels the sums are converted (round to nearest even) and added to the FP32 partial
 // results kept in C, in the portable kernel's order. Rows of 6 x 16 columns (one strip;
 // in_row_passes).
-constexpr int kInt16Rows = 6;
-struct Int16Sums {
-  __m256i v[kInt16Rows][2];
-};
-
-// One row's step: its pair of channels q broadcast, times both halves of the strip, added to its sums.
-inline void int16_row_step(const int16_t* row, std::size_t q, __m256i b0, __m256i b1, __m256i& s0,
-                           __m256i& s1) {
-  int32_t pair;
-  __builtin_memcpy(&pair, row + 2 * q, 4);
-  const __m256i ai = _mm256_set1_epi32(pair);
-  s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(ai, b0));
-  s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(ai, b1));
-}
-
-// The exact int32 sums of channel pairs [q0, q1) for MR rows x 16 columns. A function of its own, not
-// inlined, with named sums: inside int16_strip's loop over chunks, GCC 12 kept each step's sums in fresh
-// registers and moved them back, eight vmovdqa per eight vpmaddwd in the inner loop (docs/engine.md,
-// "Session 16").
-template <int MR>
-__attribute__((noinline)) void int16_chunk_sums(std::size_t q0, std::size_t q1, const int16_t* a,
-                                                std::size_t lda, const int16_t* b, std::size_t pair_stride,
-                                                Int16Sums& out) {
-  static_assert(MR >= 1 && MR <= kInt16Rows);
-  const __m256i zero = _mm256_setzero_si256();
-  __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
-  __m256i s40 = zero, s41 = zero, s50 = zero, s51 = zero;
-  for (std::size_t q = q0; q < q1; ++q) {
-    const int16_t* bq = b + q * pair_stride;
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
-    int16_row_step(a, q, b0, b1, s00, s01);
-    if constexpr (MR > 1) int16_row_step(a + lda, q, b0, b1, s10, s11);
-    if constexpr (MR > 2) int16_row_step(a + 2 * lda, q, b0, b1, s20, s21);
-    if constexpr (MR > 3) int16_row_step(a + 3 * lda, q, b0, b1, s30, s31);
-    if constexpr (MR > 4) int16_row_step(a + 4 * lda, q, b0, b1, s40, s41);
-    if constexpr (MR > 5) int16_row_step(a + 5 * lda, q, b0, b1, s50, s51);
-  }
-  out = Int16Sums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}, {s40, s41}, {s50, s51}}};
-}
 
 template <int MR>
 void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda, const int16_t* b,
@@ -320,8 +292,8 @@ void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_
   kernels_impl::assume_reduction_at_least<16>(kc);
   for (std::size_t c0 = 0; c0 < kc; c0 += chunk) {
     const std::size_t c1 = std::min(kc, c0 + chunk);
-    Int16Sums sums;
-    int16_chunk_sums<MR>(c0 / 2, c1 / 2, a, lda, b, pair_stride, sums);
+    IntSums sums;
+    madd_sums<2, MR>(c0 / 2, c1 / 2, a, lda, b, pair_stride, sums);
     const auto& acc = sums.v;
     const bool last = c1 == kc;
     for (int i = 0; i < MR; ++i)
@@ -338,7 +310,7 @@ void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_
 void int16_gemm(int64_t rows, int nv, std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda,
                 const int16_t* b, const float* scale, float* c, std::size_t ldc) {
   const auto pair_stride = static_cast<std::size_t>(32 * nv);  // 2 channels x 16*nv columns
-  in_row_passes<kInt16Rows>(rows, nv, [&]<int R>(int64_t i) {
+  in_row_passes<kIntRows>(rows, nv, [&]<int R>(int64_t i) {
     for (int s = 0; s < nv; ++s)
       int16_strip<R>(kc, chunk, a + i * lda, lda, b + 32 * s, pair_stride, scale + 16 * s,
                      c + i * ldc + 16 * s, ldc);

@@ -3,12 +3,15 @@
 // are not multiples of the vector width, padding 0..2, batch 1..3, partial edge tiles, bias and ReLU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <random>
 
 #include "conv/algorithm_choice.hpp"
+#include "conv/aligned_buffer.hpp"
 #include "conv/plan_impl.hpp"
 #include "conv_test_util.hpp"
 #include "nova/conv/default_transforms.hpp"
@@ -253,6 +256,32 @@ TEST(WinogradLayout, PositionStrideAlignsEveryElementSizeAndAvoids4KiB) {
         ASSERT_NE(stride * bytes % 4096, 0) << rows << " x " << cols << ", " << bytes << "-byte elements";
       }
     }
+}
+
+// Buffers of 4 MiB and more are 2 MiB aligned for transparent huge pages, with their whole size
+// usable; smaller ones 64-byte aligned. A resize keeps the count asked for.
+TEST(WinogradLayout, AlignedBufferAlignsLargeBuffersForHugePages) {
+  for (const std::size_t count : {std::size_t{1}, std::size_t{1000}, std::size_t{1} << 20,
+                                  (std::size_t{1} << 20) + 17, std::size_t{3} << 20}) {
+    AlignedBuffer b(count);
+    ASSERT_EQ(b.size(), count);
+    const auto address = reinterpret_cast<std::uintptr_t>(b.data());
+    const bool large = count * sizeof(float) >= (std::size_t{4} << 20);
+    EXPECT_EQ(address % (large ? std::size_t{2} << 20 : 64), 0u) << count;
+    std::fill(b.data(), b.data() + count, 2.0f);  // every element is writable (ASan checks the bounds)
+    EXPECT_EQ(b.data()[count - 1], 2.0f);
+  }
+}
+
+// A plan whose U is on huge pages (21 MB at F(7,3) with 256 channels) against the float64 reference.
+TEST(WinogradLayout, PlanWithLargeFiltersMatchesTheReference) {
+  const ConvShape s{1, 256, 9, 9, 256, 3, 3, 1, 1, 1, 1, 1};
+  const testing::Problem p = testing::random_problem(s, 23);
+  PlanOptions o;
+  o.tile = TileSize{7, 3};
+  o.threads = 2;
+  const std::vector<float> y = testing::run(p, o);
+  EXPECT_LT(testing::rel_l2(y, testing::reference(p, o.layout, o.relu)), 1e-4);
 }
 
 }  // namespace

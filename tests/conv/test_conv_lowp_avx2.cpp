@@ -81,10 +81,10 @@ TEST(LowpAvx2, Int8GemmEqualsThePortableOneAndDoesNotSaturate) {
   if (!avx2()) GTEST_SKIP() << "no avx2 path on this CPU";
   std::mt19937 rng(32);
   // kc from one quad group to 272 channels, in an order that grows and shrinks the kernel's per-thread
-  // widened copies between calls.
+  // widened copies between calls; 67 rows take two of its runs of V rows (60 and 7).
   for (const std::size_t kc : {std::size_t{64}, std::size_t{16}, std::size_t{272}, std::size_t{32}})
     for (int nv = 1; nv <= kMaxNV; ++nv)
-      for (const int64_t rows : {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{11}, int64_t{13}})
+      for (const int64_t rows : {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{11}, int64_t{13}, int64_t{67}})
         for (const bool extreme : {true, false}) {
           const std::size_t w = static_cast<std::size_t>(16 * nv), lda = kc + 4, ldc = w + 3;
           std::vector<uint8_t> a(static_cast<std::size_t>(rows) * lda);

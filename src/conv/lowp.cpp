@@ -128,6 +128,7 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       case Precision::kFp16:
         w.widened_gemm = fp16_gemm_avx2();
         w.round_v = fp16_round_avx2();
+        w.fp16_round_in_transform = true;
         p.gemm_path_detail = "fp16 GEMM: avx2-f16c (vcvtph2ps + fp32 fma)";
         if (p.fp16_arithmetic == Fp16Arithmetic::kAuto)
           p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on the avx2 path)";

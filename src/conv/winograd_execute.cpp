@@ -100,7 +100,8 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
 }
 
 // Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad), by `fn`: the plain
-// transform, or the one that rounds V to bf16 values as it stores it (w.fns.input_bf16_round).
+// transform, or one that rounds V to bf16 or fp16 values as it stores it (w.fns.input_bf16_round,
+// input_fp16_round).
 void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0, int64_t t1,
                  float* v, std::size_t pos_v, InputTileFn fn) {
   for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
@@ -351,7 +352,12 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                                                  : nullptr;
   const bool bf16_round_direct =
       lowp && w.precision == Precision::kBf16 && w.v_in_place() && w.fns.input_bf16_round != nullptr;
-  const InputTileFn plain_fn = bf16_round_direct ? w.fns.input_bf16_round : w.fns.input;
+  // fp16 values kept in floats for the F16C-widened GEMM, where the plan chose that path.
+  const bool fp16_round_direct = lowp && w.precision == Precision::kFp16 && w.v_in_place() &&
+                                 w.fp16_round_in_transform && w.fns.input_fp16_round != nullptr;
+  const InputTileFn plain_fn = bf16_round_direct   ? w.fns.input_bf16_round
+                               : fp16_round_direct ? w.fns.input_fp16_round
+                                                   : w.fns.input;
   // int8-spatial: V' as int16 from the transform itself where the ISA has it (the conversion's bits).
   const bool int16_direct = spatial && w.fns.input_int16 != nullptr;
   // int8-spatial on an int8 tensor whose scale is the input scale of this call (calibrated, or the
@@ -360,7 +366,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   // themselves and the pass is skipped. The same bits, one pass over the input fewer.
   // Whether the transform writes the GEMM's operand itself, with no conversion pass over an FP32 V after
   // it (int8: once the scales are known).
-  const bool v_direct = words_fn != nullptr || int16_direct || int8_direct || bf16_round_direct;
+  const bool v_direct =
+      words_fn != nullptr || int16_direct || int8_direct || bf16_round_direct || fp16_round_direct;
   const bool codes_given =
       spatial && p.input_format.type == DataType::kInt8 && p.d_scale == p.input_format.scale;
   const TensorFormat pack_format = codes_given ? TensorFormat{DataType::kInt8, 1.0f} : p.input_format;

@@ -61,6 +61,7 @@ struct TileFns {
   InputTileFp16Fn input_fp16 = nullptr;    // where the ISA converts to fp16 (AVX-512F), else null
   InputTileFp16Fn input_bf16 = nullptr;    // bf16 bits, where the ISA has it (AVX-512F), else null
   InputTileFn input_bf16_round = nullptr;  // bf16 values as floats, where the ISA has it, else null
+  InputTileFn input_fp16_round = nullptr;  // fp16 values as floats, where the ISA file has F16C, else null
   InputTileInt16Fn input_int16 = nullptr;  // where the ISA converts to int16 (AVX-512F), else null
   InputTileInt8Fn input_int8 = nullptr;    // every ISA (AVX-512: a fast and an exact store; others scalar)
   InputTileAmaxFn input_amax = nullptr;    // every ISA

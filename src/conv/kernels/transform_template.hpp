@@ -74,14 +74,18 @@ template <class V, int N, class Op, class Store>
 }
 
 // How V is stored: as floats, fp16 bits (V::store_fp16), bf16 bits (V::store_bf16; kBf16Hw:
-// V::store_bf16_hw, vcvtneps2bf16, in files compiled with AVX512-BF16), or bf16 values kept in floats
-// (V::store_bf16_rounded).
-enum class VStore { kFloat, kFp16, kBf16, kBf16Rounded, kBf16Hw };
+// V::store_bf16_hw, vcvtneps2bf16, in files compiled with AVX512-BF16), or bf16 or fp16 values kept in
+// floats (V::store_bf16_rounded, V::store_fp16_rounded).
+enum class VStore { kFloat, kFp16, kBf16, kBf16Rounded, kBf16Hw, kFp16Rounded };
+// Whether a store keeps V as floats (the widened GEMMs' operand).
+constexpr bool stores_floats(VStore s) {
+  return s == VStore::kFloat || s == VStore::kBf16Rounded || s == VStore::kFp16Rounded;
+}
 
 template <class V, int N, VStore S = VStore::kFloat, class Op, class T>
 inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                         std::ptrdiff_t scb, int cbs, T* dst, std::size_t pos_stride) {
-  static_assert(std::is_same_v<T, float> == (S == VStore::kFloat || S == VStore::kBf16Rounded));
+  static_assert(std::is_same_v<T, float> == stores_floats(S));
   input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
     T* o = dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride;
     if constexpr (S == VStore::kFloat)
@@ -92,6 +96,8 @@ inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy
       V::store_bf16(o, z);
     else if constexpr (S == VStore::kBf16Hw)
       V::store_bf16_hw(o, z);
+    else if constexpr (S == VStore::kFp16Rounded)
+      V::store_fp16_rounded(o, z);
     else
       V::store_bf16_rounded(o, z);
   });
@@ -168,9 +174,9 @@ inline void output_tile(const Op& op, int n, int m, const float* src, std::size_
   }
 }
 
-// V's element type for a store: floats (kFloat, kBf16Rounded) or 16-bit words.
+// V's element type for a store: floats (stores_floats) or 16-bit words.
 template <VStore S>
-using VStoreElement = std::conditional_t<S == VStore::kFloat || S == VStore::kBf16Rounded, float, uint16_t>;
+using VStoreElement = std::conditional_t<stores_floats(S), float, uint16_t>;
 
 template <class V, class Gen, VStore S = VStore::kFloat>
 void generated_input(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
@@ -274,6 +280,10 @@ inline constexpr bool kHasBf16Store = requires(uint16_t* p, float* f, V x) {
   V::store_bf16_rounded(f, x);
 };
 template <class V>
+inline constexpr bool kHasFp16RoundedStore = requires(float* f, V x) {
+  V::store_fp16_rounded(f, x);
+};
+template <class V>
 inline constexpr bool kHasInt16Store = requires(int16_t* p, V x) {
   V::store_int16(p, x);
 };
@@ -294,6 +304,7 @@ TileFns generated_fns() {
     f.input_bf16 = &generated_input<V, Gen, VStore::kBf16>;
     f.input_bf16_round = &generated_input<V, Gen, VStore::kBf16Rounded>;
   }
+  if constexpr (kHasFp16RoundedStore<V>) f.input_fp16_round = &generated_input<V, Gen, VStore::kFp16Rounded>;
   if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
@@ -316,6 +327,7 @@ TransformTable make_transform_table() {
     t.generic.input_bf16 = &generic_input<V, VStore::kBf16>;
     t.generic.input_bf16_round = &generic_input<V, VStore::kBf16Rounded>;
   }
+  if constexpr (kHasFp16RoundedStore<V>) t.generic.input_fp16_round = &generic_input<V, VStore::kFp16Rounded>;
   if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;

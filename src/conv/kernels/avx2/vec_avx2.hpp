@@ -28,6 +28,16 @@ struct VecAvx2 {
                   hi = _mm256_srli_epi32(bf16_round_rne8(_mm256_castps_si256(x.hi)), 16);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), narrow_words_in_order<true>(lo, hi));  // 0..0xFFFF
   }
+#if defined(__F16C__)
+  // As fp16 values kept in floats: round_fp16's bits (vcvtps2ph, round to nearest even, and back), the
+  // fp16 GEMM's operand on the avx2-f16c path, written without the rounding pass over V. Only in files
+  // compiled with F16C (transforms_avx2.cpp); plans call it only where lowp.cpp chose that path.
+  static void store_fp16_rounded(float* p, VecAvx2 x) {
+    constexpr int kRne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+    _mm256_storeu_ps(p, _mm256_cvtph_ps(_mm256_cvtps_ph(x.lo, kRne)));
+    _mm256_storeu_ps(p + 8, _mm256_cvtph_ps(_mm256_cvtps_ph(x.hi, kRne)));
+  }
+#endif
   static void store_bf16_rounded(float* p, VecAvx2 x) {
     const __m256i high = _mm256_set1_epi32(static_cast<int>(0xFFFF0000u));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
@@ -117,8 +127,12 @@ struct VecAvx2 {
     amax_half(m, x.lo);
     amax_half(m + 8, x.hi);
   }
-  static VecAvx2 zero() { return {_mm256_setzero_ps(), _mm256_setzero_ps()}; }
-  static VecAvx2 load(const float* p) { return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)}; }
+  static VecAvx2 zero() {
+    return {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  }
+  static VecAvx2 load(const float* p) {
+    return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)};
+  }
   static void store(float* p, VecAvx2 x) {
     _mm256_storeu_ps(p, x.lo);
     _mm256_storeu_ps(p + 8, x.hi);
@@ -127,9 +141,15 @@ struct VecAvx2 {
     const __m256 b = _mm256_set1_ps(s);
     return {b, b};
   }
-  static VecAvx2 add(VecAvx2 a, VecAvx2 b) { return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)}; }
-  static VecAvx2 sub(VecAvx2 a, VecAvx2 b) { return {_mm256_sub_ps(a.lo, b.lo), _mm256_sub_ps(a.hi, b.hi)}; }
-  static VecAvx2 neg(VecAvx2 a) { return sub(zero(), a); }
+  static VecAvx2 add(VecAvx2 a, VecAvx2 b) {
+    return {_mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi)};
+  }
+  static VecAvx2 sub(VecAvx2 a, VecAvx2 b) {
+    return {_mm256_sub_ps(a.lo, b.lo), _mm256_sub_ps(a.hi, b.hi)};
+  }
+  static VecAvx2 neg(VecAvx2 a) {
+    return sub(zero(), a);
+  }
   static VecAvx2 mulc(VecAvx2 a, float c) {
     const __m256 k = _mm256_set1_ps(c);
     return {_mm256_mul_ps(a.lo, k), _mm256_mul_ps(a.hi, k)};

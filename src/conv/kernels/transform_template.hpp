@@ -211,8 +211,8 @@ void generated_output(const void*, const float* src, std::size_t pos_stride, con
                                  dst_row);
 }
 
-// The FP32 transforms over a half-width vector type H (8 lanes): each channel block's two halves in
-// turn, for ISAs whose 16-lane type takes two registers per value (make_transform_table<V, H>).
+// The generated FP32 transforms over a half-width vector type H (8 lanes): each channel block's two
+// halves in turn, for ISAs whose 16-lane type takes two registers per value (make_transform_table<V, H>).
 template <class H, class Gen>
 void generated_input_halves(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                             std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride) {
@@ -313,7 +313,7 @@ TileFns generated_fns() {
 
 template <class V, class H = void>
 TransformTable make_transform_table() {
-  // H = void: no half type; generated::Tile##i<void> is named, never instantiated.
+  // H = void: no half type (GenH is then Tile<V>, unused).
   using HV = std::conditional_t<std::is_void_v<H>, V, H>;
 #define NOVA_GEN_ENTRY(i) generated_fns<V, generated::Tile##i<V>, H, generated::Tile##i<HV>>(),
   static const TileFns kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
@@ -321,6 +321,8 @@ TransformTable make_transform_table() {
   TransformTable t;
   t.generated = kGenerated;
   t.generated_count = generated::kGeneratedCount;
+  // The generic path keeps V: its operators loop over coefficient tables, whose loads and indices the
+  // halves would repeat (F(7,3) on 1x128x28x28, one thread: input 0.17 -> 0.25 ms, output 0.13 -> 0.19).
   t.generic = TileFns{&generic_input<V>, &generic_output<V>};
   if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input<V, VStore::kFp16>;
   if constexpr (kHasBf16Store<V>) {

@@ -10,7 +10,7 @@
 //     operands are widened to int16 (once per call, into per-thread copies) and vpmaddwd adds pairs into
 //     int32, exactly. A quad of channels of a V row is broadcast as four int16; eight columns' quads of
 //     the U panel fill two registers of four columns each. The int32 sums are exact, so their order
-//     does not matter: the bits are the portable kernel's. Rows of 6 x 8 columns (in_row_passes).
+//     does not matter: the bits are the portable kernel's. Rows of 6 x 8 columns.
 //   int8-spatial (int16 x int16): vpmaddwd on channel pairs, exact int32 sums per run of `chunk` channels
 //     converted and added in the portable kernel's order (int16_kernels.hpp).
 #include <immintrin.h>
@@ -30,23 +30,12 @@ namespace nova::conv {
 
 namespace {
 
-// The blocking's row groups (lowp_blocks: 6 rows and every tail) in passes of at most Rows rows, for the
-// integer kernels: pass.template operator()<R>(first_row) for each. Both keep their sums named in a
-// function of their own, and so in registers at 6 rows (12 sums, 2 of U, 1 broadcast). The int16
+// Every kernel here runs lowp_blocks' row groups (6 rows and every tail) whole. The integer kernels used
+// to run them in passes of 3 or 4 rows, where GCC spilled or moved their sums; with the sums named in a
+// function of their own they stay in registers at 6 rows (12 sums, 2 of U, 1 broadcast): the int16
 // kernel ran 116-137 GOP/s at one thread against 95-117 at 4 (nova_bench_gemm), whole plans in
-// 0.90-0.95 of the time (docs/engine.md, "Session 17"). The widened bf16/fp16 kernels keep 6 rows: at 4 they
-// ran 0.78-1.04x as fast (1 thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
-template <int Rows, class Pass>
-void in_row_passes(int64_t rows, int nv, const Pass& pass) {
-  lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
-    if constexpr (MR > Rows) {
-      pass.template operator()<Rows>(i);
-      pass.template operator()<MR - Rows>(i + Rows);
-    } else {
-      pass.template operator()<MR>(i);
-    }
-  });
-}
+// 0.90-0.95 of the time (docs/engine.md, "Session 17"). The widened bf16/fp16 kernels ran 0.78-1.04x as
+// fast at 4 rows as at 6 (1 thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
 
 // A widening: kGroup channels per group row of B, and channel C of a group as 8 floats for the columns
 // 8h..8h+7 of the strip starting at `group` (h = 0, 1).
@@ -159,7 +148,7 @@ void widened_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::siz
 // its own, not inlined, with named sums: with an array, inside the callers' loops, GCC 12 kept each
 // step's sums in fresh registers and moved them back, eight vmovdqa per eight vpmaddwd (docs/engine.md,
 // "Session 16"). At 6 rows the 12 sums, 2 registers of U and the broadcast fit the 16 ymm registers.
-constexpr int kIntRows = 6;
+constexpr int kIntRows = lowp_blocks::kLowpRows;
 struct IntSums {
   __m256i v[kIntRows][2];
 };
@@ -255,7 +244,7 @@ void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size
     for (int64_t r = 0; r < run; ++r)
       widen_bytes<false>(a + static_cast<std::size_t>(r0 + r) * lda,
                          a16.data() + static_cast<std::size_t>(r) * kc, kc);
-    in_row_passes<kIntRows>(run, nv, [&]<int R>(int64_t i) {
+    lowp_blocks::for_each_block(run, nv, [&]<int R, int>(int64_t i) {
       for (int h = 0; h < 2 * nv; ++h)
         int8_group<R>(kc, a16.data() + static_cast<std::size_t>(i) * kc, kc, b16.data() + 32 * h, quad_stride,
                       comp + 8 * h, scale + 8 * h, c + (r0 + i) * ldc + 8 * h, ldc);
@@ -289,8 +278,7 @@ void round_bf16_8(float* v, int64_t count) {
 // The int8-spatial GEMM (int16_kernels.hpp): vpmaddwd multiplies a broadcast pair of channels of a V' row
 // with 8 columns x 2 channels of the U' panel and adds the two products into int32, exactly; after every
 // run of `chunk` channels the sums are converted (round to nearest even) and added to the FP32 partial
-// results kept in C, in the portable kernel's order. Rows of 6 x 16 columns (one strip;
-// in_row_passes).
+// results kept in C, in the portable kernel's order. Rows of 6 x 16 columns (one strip).
 
 template <int MR>
 void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda, const int16_t* b,
@@ -316,7 +304,7 @@ void int16_strip(std::size_t kc, std::size_t chunk, const int16_t* a, std::size_
 void int16_gemm(int64_t rows, int nv, std::size_t kc, std::size_t chunk, const int16_t* a, std::size_t lda,
                 const int16_t* b, const float* scale, float* c, std::size_t ldc) {
   const auto pair_stride = static_cast<std::size_t>(32 * nv);  // 2 channels x 16*nv columns
-  in_row_passes<kIntRows>(rows, nv, [&]<int R>(int64_t i) {
+  lowp_blocks::for_each_block(rows, nv, [&]<int R, int>(int64_t i) {
     for (int s = 0; s < nv; ++s)
       int16_strip<R>(kc, chunk, a + i * lda, lda, b + 32 * s, pair_stride, scale + 16 * s,
                      c + i * ldc + 16 * s, ldc);

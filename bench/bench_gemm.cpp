@@ -94,7 +94,8 @@ BENCHMARK(BM_GemmKernel)->Apply(Args)->ArgNames({"isa", "C", "K", "rows"})->Unit
 // The low-precision GEMM kernels (kernels/lowp_kernels.hpp) as the engine calls them: one position's
 // [rows x C] x [C x C], a call per panel of 64 columns. The AMX kernels twice: configuring the tiles in
 // every call ("per call"), and in one tile session around the position's calls, as the engine runs them.
-// The AVX2 kernels (CPUs without AVX-512) last: int8 (vpmaddwd on widened operands) and bf16 on FMAs.
+// The AVX2 kernels (CPUs without AVX-512) last: int8 (vpmaddwd on widened operands), bf16 on FMAs and
+// the int8-spatial int16 kernel (one exact run over all channels).
 enum LowpKind {
   kInt8Vnni,
   kInt8Amx,

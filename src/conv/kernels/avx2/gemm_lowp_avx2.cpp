@@ -7,10 +7,10 @@
 //     vfmadd231ps from +0, then multiplied by col_scale: portable's std::fma order, hence its bits.
 //     Rows of 6 x 16 columns (12 ymm accumulators), a panel one 16-column strip at a time.
 //   int8: vpmaddubsw would add u8 x s8 pairs into saturating int16 (255 x 127 x 2 > 32767), so both
-//     operands are widened to int16 (once per call, into per-thread copies) and vpmaddwd adds pairs into
-//     int32, exactly. A quad of channels of a V row is broadcast as four int16; eight columns' quads of
-//     the U panel fill two registers of four columns each. The int32 sums are exact, so their order
-//     does not matter: the bits are the portable kernel's. Rows of 6 x 8 columns.
+//     operands are widened to int16 (V once per call, into a per-thread copy; U as it is loaded) and
+//     vpmaddwd adds pairs into int32, exactly. A quad of channels of a V row is broadcast as four int16;
+//     eight columns' quads of the U panel fill two registers of four columns each. The int32 sums are exact,
+//     so their order does not matter: the bits are the portable kernel's. Rows of 6 x 8 columns.
 //   int8-spatial (int16 x int16): vpmaddwd on channel pairs, exact int32 sums per run of `chunk` channels
 //     converted and added in the portable kernel's order (int16_kernels.hpp).
 #include <immintrin.h>
@@ -171,18 +171,25 @@ inline void madd_row_step(const int16_t* row, std::size_t q, __m256i b0, __m256i
   s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(ai, b1));
 }
 
-// Steps [q0, q1); U's step q at b + q * step_stride (two registers of 16 int16).
-template <int kChannels, int MR>
+// Steps [q0, q1); U's step q at b + q * step_stride: two registers of 16 int16, loaded as they are
+// (B = int16_t) or sign-extended from 32 int8 (B = int8_t).
+template <int kChannels, int MR, class B>
 __attribute__((noinline)) void madd_sums(std::size_t q0, std::size_t q1, const int16_t* a, std::size_t lda,
-                                         const int16_t* b, std::size_t step_stride, IntSums& out) {
+                                         const B* b, std::size_t step_stride, IntSums& out) {
   static_assert(MR >= 1 && MR <= kIntRows);
   const __m256i zero = _mm256_setzero_si256();
   __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
   __m256i s40 = zero, s41 = zero, s50 = zero, s51 = zero;
   for (std::size_t q = q0; q < q1; ++q) {
-    const int16_t* bq = b + q * step_stride;
-    const __m256i b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
-    const __m256i b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
+    const B* bq = b + q * step_stride;
+    __m256i b0, b1;
+    if constexpr (sizeof(B) == 1) {
+      b0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bq)));
+      b1 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bq + 16)));
+    } else {
+      b0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq));
+      b1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bq + 16));
+    }
     madd_row_step<kChannels>(a, q, b0, b1, s00, s01);
     if constexpr (MR > 1) madd_row_step<kChannels>(a + lda, q, b0, b1, s10, s11);
     if constexpr (MR > 2) madd_row_step<kChannels>(a + 2 * lda, q, b0, b1, s20, s21);
@@ -193,15 +200,14 @@ __attribute__((noinline)) void madd_sums(std::size_t q0, std::size_t q1, const i
   out = IntSums{{{s00, s01}, {s10, s11}, {s20, s21}, {s30, s31}, {s40, s41}, {s50, s51}}};
 }
 
-// The int8 GEMM: both operands widened to int16 once per call (V's u8 codes zero-extended, U's s8
-// sign-extended, each in its own layout), then MR rows x 8 columns per group from the widened copies:
+// The int8 GEMM: V's u8 codes zero-extended to int16 once per call (per thread, in runs of rows that all
+// column groups read), U's s8 panel sign-extended as it is loaded; then MR rows x 8 columns per group:
 // a V row's quad of channels is broadcast as four int16 (vpbroadcastq from memory, a load), and
-// vpmaddwd multiplies it with 4 columns x 4 channels of U per register. Before, the kernel widened in
-// its inner loop (a vpshufb per row and quad, two vpmovsxbw per quad) and ran at half of vpmaddwd's
-// two per cycle: 85-97 GOP/s at one thread against 99-127 now (nova_bench_gemm; whole plans in 0.82-1.02
-// of the time, mostly 0.88-0.95; docs/engine.md, "Session 17").
+// vpmaddwd multiplies it with 4 columns x 4 channels of U per register. Before, the kernel also widened
+// each V quad in its inner loop (a vpshufb per row and quad) and ran at half of vpmaddwd's two per
+// cycle: 85-97 GOP/s at one thread against 104-123 now (nova_bench_gemm; docs/engine.md, "Session 17").
 template <int MR>
-void int8_group(std::size_t kc, const int16_t* a, std::size_t lda, const int16_t* b, std::size_t quad_stride,
+void int8_group(std::size_t kc, const int16_t* a, std::size_t lda, const int8_t* b, std::size_t quad_stride,
                 const int32_t* comp8, const float* scale8, float* c, std::size_t ldc) {
   IntSums sums;  // exact for any kc this library makes: 255 * 127 * 2 per pair
   madd_sums<4, MR>(0, kc / 4, a, lda, b, quad_stride, sums);
@@ -230,15 +236,14 @@ void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size
                const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
   kernels_impl::assume_reduction_at_least<16>(kc);
   const auto quad_stride = static_cast<std::size_t>(64 * nv);  // 4 channels x 16*nv columns
-  // Per thread: one panel of U, and V's rows in runs of kRun. Widening each 6-row pass's rows just before
-  // its groups read them ran 3-4 % slower on 8x128x28x28 and 8x512x7x7; widening all of a phased call's
-  // rows at once kept up to rows x kc x 2 bytes per thread (25 MB at 25,000 tiles of 512 channels).
+  // V's rows widened per thread in runs of kRun, each run read by every column group; U's panel is
+  // sign-extended as it is loaded (two vpmovsxbw per quad and 6-row pass). Widening the panel into a
+  // copy per call instead cost 10-17 % of the GEMM (a call per position and block, 64 KB of int16 at 512
+  // channels). Widening each 6-row pass's V rows just before its groups read them ran 3-4 % slower than
+  // runs; widening all of a phased call's rows at once kept up to rows x kc x 2 bytes per thread.
   constexpr int64_t kRun = 10 * kIntRows;
-  thread_local std::vector<int16_t> a16, b16;
-  const std::size_t b_count = kc / 4 * quad_stride;
+  thread_local std::vector<int16_t> a16;
   if (a16.size() < kRun * kc) a16.resize(kRun * kc);
-  if (b16.size() < b_count) b16.resize(b_count);
-  widen_bytes<true>(b, b16.data(), b_count);
   for (int64_t r0 = 0; r0 < rows; r0 += kRun) {
     const int64_t run = std::min(kRun, rows - r0);
     for (int64_t r = 0; r < run; ++r)
@@ -246,7 +251,7 @@ void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size
                          a16.data() + static_cast<std::size_t>(r) * kc, kc);
     lowp_blocks::for_each_block(run, nv, [&]<int R, int>(int64_t i) {
       for (int h = 0; h < 2 * nv; ++h)
-        int8_group<R>(kc, a16.data() + static_cast<std::size_t>(i) * kc, kc, b16.data() + 32 * h, quad_stride,
+        int8_group<R>(kc, a16.data() + static_cast<std::size_t>(i) * kc, kc, b + 32 * h, quad_stride,
                       comp + 8 * h, scale + 8 * h, c + (r0 + i) * ldc + 8 * h, ldc);
     });
   }

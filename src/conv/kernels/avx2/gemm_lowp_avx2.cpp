@@ -221,15 +221,11 @@ void int8_group(std::size_t kc, const int16_t* a, std::size_t lda, const int8_t*
   }
 }
 
-// `count` bytes (a multiple of 16) widened to int16: zero-extended (V's codes) or sign-extended (U's).
-template <bool kSigned>
-void widen_bytes(const void* src, int16_t* dst, std::size_t count) {
-  const auto* s = static_cast<const unsigned char*>(src);
-  for (std::size_t i = 0; i < count; i += 16) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+// `count` u8 codes (a multiple of 16) zero-extended to int16.
+void widen_codes(const uint8_t* src, int16_t* dst, std::size_t count) {
+  for (std::size_t i = 0; i < count; i += 16)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
-                        kSigned ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v));
-  }
+                        _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
 }
 
 void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
@@ -247,8 +243,8 @@ void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size
   for (int64_t r0 = 0; r0 < rows; r0 += kRun) {
     const int64_t run = std::min(kRun, rows - r0);
     for (int64_t r = 0; r < run; ++r)
-      widen_bytes<false>(a + static_cast<std::size_t>(r0 + r) * lda,
-                         a16.data() + static_cast<std::size_t>(r) * kc, kc);
+      widen_codes(a + static_cast<std::size_t>(r0 + r) * lda, a16.data() + static_cast<std::size_t>(r) * kc,
+                  kc);
     lowp_blocks::for_each_block(run, nv, [&]<int R, int>(int64_t i) {
       for (int h = 0; h < 2 * nv; ++h)
         int8_group<R>(kc, a16.data() + static_cast<std::size_t>(i) * kc, kc, b + 32 * h, quad_stride,

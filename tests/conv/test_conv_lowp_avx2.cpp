@@ -265,5 +265,34 @@ TEST(LowpAvx2, PlansOfTheAvx2PathGiveThePortableBits) {
       }
 }
 
+// The widened paths' V rounding: the AVX2 input transform's store rounds V to bf16 values kept in
+// floats for every plan on the avx2 ISA, and to fp16 values where the plan runs the avx2-f16c kernels
+// (which checked for F16C); the fp16 plans of the portable kernels round V in a pass. The bits are the
+// same either way (PlansOfTheAvx2PathGiveThePortableBits); the stage clocks say which one ran.
+TEST(LowpAvx2, WidenedPathsRoundVInTheInputTransform) {
+  if (!avx2() || !f16c()) GTEST_SKIP() << "no avx2 path with F16C on this CPU";
+  const testing::Problem p = testing::random_problem(ConvShape{1, 32, 20, 20, 32}, 36);
+  for (const Precision prec : {Precision::kBf16, Precision::kFp16})
+    for (const LowpKernel k : {LowpKernel::kAuto, LowpKernel::kPortable}) {
+      PlanOptions o;
+      o.precision = prec;
+      o.isa = Isa::kAvx2;
+      o.lowp_kernel = k;
+      o.tile = TileSize{4, 3};
+      o.threads = 2;
+      Plan plan = Plan::create(p.shape, p.weights.data(), p.bias.data(), o);
+      plan.set_profiling(true);
+      std::vector<float> y(static_cast<std::size_t>(p.shape.output_size()));
+      for (int i = 0; i < 2; ++i) plan.execute(p.input.data(), y.data());
+      const StageProfile s = plan.stage_profile();
+      SCOPED_TRACE(to_string(prec) + " " + plan.gemm_path());
+      EXPECT_GT(s.input_ms, 0.0);
+      if (prec == Precision::kFp16 && k == LowpKernel::kPortable)
+        EXPECT_GT(s.convert_ms, 0.0);
+      else
+        EXPECT_EQ(s.convert_ms, 0.0);
+    }
+}
+
 }  // namespace
 }  // namespace nova::conv

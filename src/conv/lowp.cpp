@@ -123,12 +123,13 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       case Precision::kBf16:
         w.widened_gemm = bf16_fma_gemm_avx2();
         w.round_v = bf16_round_avx2();
+        w.rounding_input = w.fns.input_bf16_round;
         p.gemm_path_detail = "bf16 GEMM: avx2-fma (bf16 U widened, vfmadd231ps per channel)";
         break;
       case Precision::kFp16:
         w.widened_gemm = fp16_gemm_avx2();
         w.round_v = fp16_round_avx2();
-        w.fp16_round_in_transform = true;
+        w.rounding_input = w.fns.input_fp16_round;
         p.gemm_path_detail = "fp16 GEMM: avx2-f16c (vcvtph2ps + fp32 fma)";
         if (p.fp16_arithmetic == Fp16Arithmetic::kAuto)
           p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on the avx2 path)";
@@ -193,6 +194,7 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       if (bf16_fma) {
         w.widened_gemm = use_simd ? bf16_fma_gemm_avx512() : bf16_fma_gemm_portable();
         w.round_v = use_simd ? bf16_round_avx512() : w.convert.bf16_round;
+        w.rounding_input = w.fns.input_bf16_round;
         p.gemm_path_detail = use_simd ? "bf16 GEMM: avx512-fma (bf16 U widened, vfmadd231ps per channel"
                                       : "bf16 GEMM: portable (fp32 fma per channel";
       } else {

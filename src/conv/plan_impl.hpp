@@ -120,9 +120,11 @@ struct WinogradPlan {
   // format's values by round_v, then widened_gemm. Set: these paths; null: the others.
   WidenedGemmFn widened_gemm = nullptr;
   RoundFn round_v = nullptr;
-  // fp16 on the avx2-f16c path: the input transform's store rounds V (fns.input_fp16_round, the same
-  // bits as round_v), so no rounding pass runs. Set where that path is chosen, which checked F16C.
-  bool fp16_round_in_transform = false;
+  // The input transform that writes V already rounded as round_v rounds it (fns.input_bf16_round,
+  // input_fp16_round: the same bits), so that no rounding pass runs; null: the pass runs. Set with the
+  // kernels (lowp.cpp): bf16 wherever the ISA's table has the store, fp16 only on the avx2-f16c path,
+  // which checked for F16C.
+  InputTileFn rounding_input = nullptr;
   Fp16FmaGemmFn fp16_fma_gemm = nullptr;
   bool fp16_fma = false;  // kFp16 with fp16 arithmetic: V as fp16 bits, fp16_fma_gemm
   Int8GemmFn int8_gemm = nullptr;

@@ -350,14 +350,10 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                                    : fp16_direct ? w.fns.input_fp16
                                    : bf16_bits   ? w.fns.input_bf16
                                                  : nullptr;
-  const bool bf16_round_direct =
-      lowp && w.precision == Precision::kBf16 && w.v_in_place() && w.fns.input_bf16_round != nullptr;
-  // fp16 values kept in floats for the F16C-widened GEMM, where the plan chose that path.
-  const bool fp16_round_direct = lowp && w.precision == Precision::kFp16 && w.v_in_place() &&
-                                 w.fp16_round_in_transform && w.fns.input_fp16_round != nullptr;
-  const InputTileFn plain_fn = bf16_round_direct   ? w.fns.input_bf16_round
-                               : fp16_round_direct ? w.fns.input_fp16_round
-                                                   : w.fns.input;
+  // The widened GEMMs' V rounded to bf16 or fp16 values by the transform's store, where the plan found
+  // one (WinogradPlan::rounding_input).
+  const bool round_direct = w.rounding_input != nullptr;
+  const InputTileFn plain_fn = round_direct ? w.rounding_input : w.fns.input;
   // int8-spatial: V' as int16 from the transform itself where the ISA has it (the conversion's bits).
   const bool int16_direct = spatial && w.fns.input_int16 != nullptr;
   // int8-spatial on an int8 tensor whose scale is the input scale of this call (calibrated, or the
@@ -366,8 +362,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   // themselves and the pass is skipped. The same bits, one pass over the input fewer.
   // Whether the transform writes the GEMM's operand itself, with no conversion pass over an FP32 V after
   // it (int8: once the scales are known).
-  const bool v_direct =
-      words_fn != nullptr || int16_direct || int8_direct || bf16_round_direct || fp16_round_direct;
+  const bool v_direct = words_fn != nullptr || int16_direct || int8_direct || round_direct;
   const bool codes_given =
       spatial && p.input_format.type == DataType::kInt8 && p.d_scale == p.input_format.scale;
   const TensorFormat pack_format = codes_given ? TensorFormat{DataType::kInt8, 1.0f} : p.input_format;

@@ -70,8 +70,11 @@ struct Bf16Widen {
 // rows (a store and an FMA from memory per step). bf16: 80-86 GOP/s at one thread against 59-63
 // (nova_bench_gemm), plans in 0.72-0.82 of the time; fp16, which did not spill, 1.00-1.03 (the sums'
 // trip through memory per strip; docs/engine.md, "Session 17").
+// The named sums' way out of their function: the rows of lowp_blocks' row groups, two registers each
+// (two structs, not a template: a template argument would drop the vector types' alignment).
+constexpr int kRows = lowp_blocks::kLowpRows;
 struct WidenedSums {
-  __m256 v[6][2];
+  __m256 v[kRows][2];
 };
 
 inline void fma_row_step(const float* a, __m256 b0, __m256 b1, __m256& s0, __m256& s1) {
@@ -83,7 +86,7 @@ inline void fma_row_step(const float* a, __m256 b0, __m256 b1, __m256& s0, __m25
 template <class Widen, int MR>
 __attribute__((noinline)) void widened_sums(std::size_t kc, const float* a, std::size_t lda,
                                             const uint16_t* b, std::size_t b_stride, WidenedSums& out) {
-  static_assert(MR >= 1 && MR <= 6);
+  static_assert(MR >= 1 && MR <= kRows);
   constexpr int G = Widen::kGroup;
   kernels_impl::assume_reduction_at_least<16>(kc);
   const __m256 zero = _mm256_setzero_ps();
@@ -148,9 +151,8 @@ void widened_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::siz
 // its own, not inlined, with named sums: with an array, inside the callers' loops, GCC 12 kept each
 // step's sums in fresh registers and moved them back, eight vmovdqa per eight vpmaddwd (docs/engine.md,
 // "Session 16"). At 6 rows the 12 sums, 2 registers of U and the broadcast fit the 16 ymm registers.
-constexpr int kIntRows = lowp_blocks::kLowpRows;
 struct IntSums {
-  __m256i v[kIntRows][2];
+  __m256i v[kRows][2];
 };
 
 template <int kChannels>
@@ -176,7 +178,7 @@ inline void madd_row_step(const int16_t* row, std::size_t q, __m256i b0, __m256i
 template <int kChannels, int MR, class B>
 __attribute__((noinline)) void madd_sums(std::size_t q0, std::size_t q1, const int16_t* a, std::size_t lda,
                                          const B* b, std::size_t step_stride, IntSums& out) {
-  static_assert(MR >= 1 && MR <= kIntRows);
+  static_assert(MR >= 1 && MR <= kRows);
   const __m256i zero = _mm256_setzero_si256();
   __m256i s00 = zero, s01 = zero, s10 = zero, s11 = zero, s20 = zero, s21 = zero, s30 = zero, s31 = zero;
   __m256i s40 = zero, s41 = zero, s50 = zero, s51 = zero;
@@ -237,7 +239,7 @@ void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size
   // copy per call instead cost 10-17 % of the GEMM (a call per position and block, 64 KB of int16 at 512
   // channels). Widening each 6-row pass's V rows just before its groups read them ran 3-4 % slower than
   // runs; widening all of a phased call's rows at once kept up to rows x kc x 2 bytes per thread.
-  constexpr int64_t kRun = 10 * kIntRows;
+  constexpr int64_t kRun = 10 * kRows;
   thread_local std::vector<int16_t> a16;
   if (a16.size() < kRun * kc) a16.resize(kRun * kc);
   for (int64_t r0 = 0; r0 < rows; r0 += kRun) {

@@ -38,6 +38,27 @@ double stream_rate(Isa isa, Precision precision, double u_bytes) {
   return kStreamRate;
 }
 
+// Bytes per element of the transformed filters U as the GEMMs read them, for the streaming term. On AVX2
+// (and the portable path) each precision's GEMM reads U at its stored size: int8 codes, int16 U' of
+// int8-spatial, bf16 and fp16 bits (widened as they are loaded). Counted at 4 bytes, as before, the
+// model streamed 4x an int8 U and took F(2,3) for 1x512x7x7 in every low precision, where F(4,3) ran in
+// 0.63-0.68 of its time on the EPYC ("Session 18"). AVX-512 keeps 4 bytes: its low-precision choices were
+// measured with them on the Xeon, and there the AMX kernels pad F(4,3)'s 4-tile GEMMs to 16 rows, which
+// this model does not see (F(2,3) ran 1.2-1.8x faster on 1x512x7x7, "Session 16").
+double u_element_bytes(Isa isa, Precision precision) {
+  if (isa == Isa::kAvx512) return 4.0;
+  switch (precision) {
+    case Precision::kInt8:
+      return 1.0;
+    case Precision::kInt8Spatial:
+    case Precision::kBf16:
+    case Precision::kFp16:
+      return 2.0;
+    default:
+      return 4.0;
+  }
+}
+
 }  // namespace
 
 std::string winograd_ineligible(const ConvShape& s) {
@@ -74,7 +95,7 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   const double vin = T * Cb * (2 * n * n + 2 * n * in_ops);
   const double vout = T * Kb * (n * n + (n + m) * out_ops + m * m * (layout == Layout::kNCHW ? 10.0 : 2.0));
   const double pack = static_cast<double>(s.N) * Cb * (ty * m + n) * (tx * m + n) * (layout == Layout::kNCHW ? 3.0 : 1.0);
-  const double u_bytes = n * n * Cb * Kb * 256 * 4;
+  const double u_bytes = n * n * Cb * Kb * 256 * u_element_bytes(isa, precision);
   // Filter bytes: the fused order reads U once per block, the phased order about once.
   const double per_tile = n * n * (Cb + Kb) * 16 * 4;
   const double block = std::max(12.0, std::min(1.5e6 / per_tile, std::ceil(T / threads)));

@@ -13,6 +13,7 @@ VARIANTS = {
     "fp32 16c": ["--layout", "nchw16c"],
     "fp32": [],
     "int8": ["--dtype", "int8", "--calibrate", "--input-type", "int8"],
+    "int8-spatial 16c": ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"],
 }
 reps = int(sys.argv[1])
 binaries = dict(x.split("=") for x in sys.argv[2].split(","))

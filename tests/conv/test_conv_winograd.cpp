@@ -194,7 +194,9 @@ TEST(WinogradAccuracy, EveryDefaultTileWithinTheHarnessFp32Emulation) {
 TEST(WinogradChoice, Avx2LowPrecisionEstimatesStreamUAtItsStoredSize) {
   const ConvShape s{1, 512, 7, 7, 512, 3, 3, 1, 1};
   for (const TileSize t : {TileSize{2, 3}, TileSize{4, 3}}) {
-    auto ms = [&](Isa isa, Precision p) { return estimate_winograd(s, Layout::kNCHW16c, 2, isa, t, 1.0, p).ms; };
+    auto ms = [&](Isa isa, Precision p) {
+      return estimate_winograd(s, Layout::kNCHW16c, 2, isa, t, 1.0, p).ms;
+    };
     const double int8 = ms(Isa::kAvx2, Precision::kInt8), bf16 = ms(Isa::kAvx2, Precision::kBf16);
     EXPECT_LT(int8, bf16) << t.to_string();
     EXPECT_EQ(ms(Isa::kAvx2, Precision::kFp16), bf16) << t.to_string();

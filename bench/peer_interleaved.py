@@ -3,12 +3,18 @@ interleaved: every repetition times each column once, layer by layer, so that a 
 (a shared VM) slows both sides alike. Prints per layer the median and best time of each column and nova's
 speed-ups (oneDNN's time over nova's) from the best times and as the median of the per-repetition ratios.
 
-  python3 bench/peer_interleaved.py [--build build] [--threads 2] [--reps 5] [--fp32] [--json out.json]
+  python3 bench/peer_interleaved.py [--build build] [--threads 2] [--reps 5] [--fp32] [--ncnn] [--json out.json]
 
 Columns: nova bf16 with bf16 tensors in the NCHW16c layout (the peers' timed layout) and in NCHW; oneDNN
 bf16 direct (AMX where the CPU has it); nova int8 (calibrated scales, int8 input) in NCHW16c; oneDNN int8
 Winograd (u8 input) and int8 direct. nova through `nova bench conv --format json` (median_ms), oneDNN
 through build/nova_peer_onednn (median_ms, OMP_NUM_THREADS=threads). Used for docs/engine.md, "Session 11".
+
+--ncnn: also ncnn's int8 and bf16 (bench/peers/ncnn_lowp.py through peer_bench.py's worker, one process per
+layer and repetition, median wall ms of its executes with its pre-quantized / bf16 packed input and raw output)
+and nova's int8-spatial, interleaved with the rest; run it with a Python that has ncnn (the project's .venv).
+The per-repetition pairing makes its ratios steadier than peer_bench.py's best-of-rounds CPU times, which
+swung 2x from run to run for ncnn on the AVX2 machine (docs/engine.md, "Session 18").
 
 --fp32: issue 5's FP32 comparison instead: nova FP32 (automatic tile) on NCHW and on NCHW16c tensors against
 oneDNN's FP32 direct and Winograd convolutions (its blocked layouts, reorders outside the timing), and against
@@ -31,6 +37,10 @@ ONEDNN = [("dnnl bf16 d", "direct", "bf16"), ("dnnl int8 w", "winograd", "int8")
 # (nova column, oneDNN column): the speed-ups printed.
 PAIRS = [("nova bf16 io 16c", "dnnl bf16 d"), ("nova bf16 io", "dnnl bf16 d"), ("nova int8 i8 16c", "dnnl int8 w"),
          ("nova int8 i8 16c", "dnnl int8 d")]
+NOVA_NCNN = [("nova int8sp i8 16c",
+              ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"])]
+NCNN = ["ncnn int8", "ncnn bf16"]
+PAIRS_NCNN = [("nova int8 i8 16c", "ncnn int8"), ("nova int8sp i8 16c", "ncnn int8"), ("nova bf16 io 16c", "ncnn bf16")]
 NOVA_FP32 = [("nova fp32", []), ("nova fp32 16c", ["--layout", "nchw16c"])]
 ONEDNN_FP32 = [("dnnl fp32 d", "direct", "f32"), ("dnnl fp32 w", "winograd", "f32")]
 PAIRS_FP32 = [("nova fp32", "dnnl best"), ("nova fp32 16c", "dnnl best")]
@@ -59,19 +69,44 @@ def onednn(args, layer, algorithm, dtype):
     return (j["median_ms"], j.get("impl", "")) if j.get("created") else (None, "not created")
 
 
+def ncnn_both(args, layer):
+    """ncnn's int8 and bf16 median wall ms on the layer (None and why where a kind failed), from one worker."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.dont_write_bytecode = True
+    import peer_bench
+    out, why = peer_bench.run_worker("ncnn_lowp", [(list(layer), args.threads)])
+    if out is None:
+        return {k: (None, why) for k in ("int8", "bf16")}
+    o = out[0]
+    return {k: (o.get(k + "_ms"), o.get(k + "_why", "")) for k in ("int8", "bf16")}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--fp32", action="store_true", help="FP32: nova against oneDNN's FP32 direct and Winograd")
+    ap.add_argument("--ncnn", action="store_true", help="also ncnn's int8 and bf16, and nova's int8-spatial")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.ncnn and args.fp32:
+        sys.exit("--ncnn compares the low-precision columns; it does not go with --fp32")
     if not os.path.exists(os.path.join(args.build, "nova_peer_onednn")):
         sys.exit(f"{args.build}/nova_peer_onednn not built (oneDNN not found)")
     nova_cols, onednn_cols, pairs = (NOVA_FP32, ONEDNN_FP32, PAIRS_FP32) if args.fp32 else (NOVA, ONEDNN, PAIRS)
+    if args.ncnn:
+        nova_cols, pairs = nova_cols + NOVA_NCNN, pairs + PAIRS_NCNN
     columns = [(n, (lambda l, e=e: nova(args, l, e))) for n, e in nova_cols] + \
               [(n, (lambda l, a=a, d=d: onednn(args, l, a, d))) for n, a, d in onednn_cols]
+    if args.ncnn:  # one worker per layer and repetition gives both ncnn columns: the first runs it
+        cache = {}
+
+        def ncnn_col(layer, kind):
+            if kind == "int8" or layer not in cache:
+                cache[layer] = ncnn_both(args, layer)
+            return cache[layer][kind]
+        columns += [("ncnn int8", lambda l: ncnn_col(l, "int8")), ("ncnn bf16", lambda l: ncnn_col(l, "bf16"))]
     rows = []
     print(f"{args.threads} threads, {args.reps} interleaved repetitions; ms: median (best); speed-up: oneDNN's time "
           "over nova's, from the best times / median of the per-repetition ratios")

@@ -164,9 +164,9 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // for 16 rows); they pay where every thread gets at least two of them, so that the last block does
   // not leave a thread idle ("Session 18": 0.85-0.93x on the 196- and 3136-tile layers, 1.39x on a
   // 49-tile one).
-  constexpr int64_t kAmxRows = 16;
+  constexpr int64_t kAmxRows = 16, kAmxPairRows = 2 * kAmxRows;
   const bool amx_rows = lowp_gemm_speedup(p, s.C) > 1.0;  // above 1 only where AMX runs the GEMMs
-  const int64_t amx_block = w.tiles >= 2 * p.threads * 2 * kAmxRows ? 2 * kAmxRows : kAmxRows;
+  const int64_t amx_block = w.tiles >= 2 * p.threads * kAmxPairRows ? kAmxPairRows : kAmxRows;
   if (amx_rows) block = std::min(w.tiles, std::max<int64_t>(amx_block, block / amx_block * amx_block));
   w.block = block;
   if (block_option > 0) {

@@ -39,7 +39,6 @@ PAIRS = [("nova bf16 io 16c", "dnnl bf16 d"), ("nova bf16 io", "dnnl bf16 d"), (
          ("nova int8 i8 16c", "dnnl int8 d")]
 NOVA_NCNN = [("nova int8sp i8 16c",
               ["--dtype", "int8-spatial", "--calibrate", "--input-type", "int8", "--layout", "nchw16c"])]
-NCNN = ["ncnn int8", "ncnn bf16"]
 PAIRS_NCNN = [("nova int8 i8 16c", "ncnn int8"), ("nova int8sp i8 16c", "ncnn int8"), ("nova bf16 io 16c", "ncnn bf16")]
 NOVA_FP32 = [("nova fp32", []), ("nova fp32 16c", ["--layout", "nchw16c"])]
 ONEDNN_FP32 = [("dnnl fp32 d", "direct", "f32"), ("dnnl fp32 w", "winograd", "f32")]
@@ -71,8 +70,10 @@ def onednn(args, layer, algorithm, dtype):
 
 def ncnn_both(args, layer):
     """ncnn's int8 and bf16 median wall ms on the layer (None and why where a kind failed), from one worker."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    sys.dont_write_bytecode = True
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     import peer_bench
     out, why = peer_bench.run_worker("ncnn_lowp", [(list(layer), args.threads)])
     if out is None:

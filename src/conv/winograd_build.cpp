@@ -161,9 +161,10 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // to 16), so blocks are whole multiples of 16 rows. Measured on a Xeon with AMX (docs/engine.md,
   // "Session 11"): bf16 blocks of 16 or 32 tiles took 0.81-0.92x the time of the FP32 rule's 24.
   // Blocks of 32 let the kernels run their 2x2 tile form (one tile load per tile product, against 1.5
-  // for 16 rows); they pay where every thread gets at least two of them, so that the last block does
-  // not leave a thread idle ("Session 18": 0.85-0.93x on the 196- and 3136-tile layers, 1.39x on a
-  // 49-tile one).
+  // for 16 rows), where every thread gets at least two of them, so that the last block does not leave
+  // a thread idle ("Session 18": in a sweep, 32 took 0.85-0.93 of 16's time on layers of 196-3136
+  // tiles and 1.39 on one of 49; this rule against 16 everywhere, interleaved: 0.89-1.08, within that
+  // host's noise except 1x64x224x224 at 0.92-0.94).
   constexpr int64_t kAmxRows = 16, kAmxPairRows = 2 * kAmxRows;
   const bool amx_rows = lowp_gemm_speedup(p, s.C) > 1.0;  // above 1 only where AMX runs the GEMMs
   const int64_t amx_block = w.tiles >= 2 * p.threads * kAmxPairRows ? kAmxPairRows : kAmxRows;

@@ -132,6 +132,10 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // about 1.25 MB amortize streaming U from L3. The phased order (each stage over all tiles, GEMMs split
   // by position and panel) reads U once but streams V and M through L3: it wins when U is large and
   // there are few tiles.
+  // Bytes at FP32 sizes for every precision. The tile estimate counts a low-precision U at its stored
+  // size on AVX2 (algorithm_choice.cpp); here that would move the AVX2 int8 plans to smaller fused
+  // blocks (1x128x28x28: 13 tiles for 25, 1.06-1.13x the time) or from the phased order to fused ones
+  // (1x256x14x14, 8x256x14x14: 0.98-1.01x), so the blocking keeps these sizes ("Session 18").
   const int64_t mr = p.kernels->gemm.mr;
   const int64_t per_tile = nn * (w.Cpad + w.Kpad) * 4;
   const int64_t u_bytes = nn * w.Cpad * w.Kpad * 4;

@@ -25,6 +25,7 @@
 #include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
 #include "bf16_round_avx2.hpp"
+#include "lanes_below_avx2.hpp"
 
 namespace nova::conv {
 
@@ -312,12 +313,6 @@ void int16_gemm(int64_t rows, int nv, std::size_t kc, std::size_t chunk, const i
       int16_strip<R>(kc, chunk, a + i * lda, lda, b + 32 * s, pair_stride, scale + 16 * s,
                      c + i * ldc + 16 * s, ldc);
   });
-}
-
-// The lanes of an 8-float step that lie below `left` (all when left >= 8), as a maskload/maskstore mask.
-inline __m256i lanes_below(int64_t left) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(left, 8))),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 // Int8CodesFn (int16_kernels.hpp), 8 values at a time; a tail through masked loads and stores. The

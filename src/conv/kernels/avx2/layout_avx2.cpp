@@ -8,6 +8,7 @@
 
 #include "../kernel_table.hpp"
 #include "convert_vectors_avx2.hpp"
+#include "lanes_below_avx2.hpp"
 
 namespace nova::conv {
 
@@ -29,14 +30,6 @@ inline void transpose8(__m256 r[8]) {
     r[i] = _mm256_permute2f128_ps(s[i], s[4 + i], 0x20);
     r[4 + i] = _mm256_permute2f128_ps(s[i], s[4 + i], 0x31);
   }
-}
-
-// The first n (< 8) of 8 float lanes, as a vmaskmovps mask: the loads of the last columns of a row with
-// fewer than 8 left. 7x7 and 14x14 images had all or 6 of 14 columns moved one float at a time (the pack
-// of 1x512x7x7 took 4 times as long; docs/engine.md, "Session 17").
-inline __m256i columns_below(std::ptrdiff_t n) {
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
-                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
 // The first n (< 8) floats of v to p, as 4, 2 and 1: vmaskmovps stores made 14x14 outputs 10-15 %
@@ -102,9 +95,12 @@ void pack_rows16(const void* src_v, float scale, std::ptrdiff_t channel_stride, 
       transpose8(r);
       for (int x = 0; x < 8; ++x) _mm256_storeu_ps(dst + (x0 + x) * 16 + 8 * h, r[x]);
     }
-  if (T == DataType::kFp32 && x0 < count) {  // fewer than 8 columns: vmaskmovps loads, the same transpose
+  // Fewer than 8 columns left: vmaskmovps loads and the same transpose. 7x7 and 14x14 images had all or 6
+  // of 14 columns moved one float at a time (the pack of 1x512x7x7 took 4 times as long; docs/engine.md,
+  // "Session 17").
+  if (T == DataType::kFp32 && x0 < count) {
     const std::ptrdiff_t xs = count - x0;
-    const __m256i mask = columns_below(xs);
+    const __m256i mask = lanes_below(xs);
     const auto* f = static_cast<const float*>(src_v);
     for (int h = 0; h < 2; ++h) {
       __m256 r[8];

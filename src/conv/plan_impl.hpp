@@ -103,14 +103,13 @@ struct WinogradPlan {
   // computed right after, while the copy is still in cache (all of them in the phased order).
   int64_t image_group = 1;
   // NCHW16c or NHWC plans whose channels are whole blocks of 16 (not int8-spatial): the input transforms
-  // read FP32 tensors (the input, calibration samples) themselves, tiles that reach into the padding
-  // staged first per thread, with no blocked copy (winograd_execute.cpp, TileSource). Set by the build.
+  // read the tensors (the input, calibration samples) themselves, with no blocked copy
+  // (winograd_execute.cpp, TileSource). FP32 windows inside the image are read where they are; those that
+  // reach into the padding, and every window of a typed (bf16, fp16, int8) tensor, are staged per thread
+  // first (widened as the copy would widen them). Set by the build.
   bool reads_input_directly = false;
-  // Whether tensors of this format are read in place: the layout allows it and they hold FP32 (the input
-  // of an execute, or calibration samples, which are FP32 whatever the plan's input type).
-  bool reads_in_place(TensorFormat format) const {
-    return reads_input_directly && format.type == DataType::kFp32;
-  }
+  // Whether tensors of this format are read in place (every type is, where the layout allows it).
+  bool reads_in_place(TensorFormat) const { return reads_input_directly; }
 
   // Low-precision GEMMs (lowp.cpp; kFp32: U above and the FP32 kernels). U is packed in the same panels
   // as the FP32 U, in the element layout of the type (kernels/lowp_kernels.hpp); the FP32 U is freed.
@@ -272,6 +271,9 @@ void check_int8_scale(const TensorFormat& format, const std::string& what);
 
 void build_direct(Plan::Impl& p, const float* weights, const float* bias);
 void execute_direct(Plan::Impl& p, const float* input, float* output);
+
+// Floats of a worker's input stage (thread_stage) for the in-place reads (winograd_execute.cpp).
+std::size_t input_stage_floats(const WinogradPlan& w);
 
 // Input copies (input_pack.cpp): NCHW or NHWC into the channel-blocked, zero-padded layout
 // [images][Cb][Hp][Wp][16] with the image at offset (pad_h, pad_w), widened to FP32 from the input's

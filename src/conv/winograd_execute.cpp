@@ -27,75 +27,133 @@ TileCoord coord(const WinogradPlan& w, int64_t t) {
 }
 
 // Where the input transforms read their tiles: the blocked, zero-padded copy of images from img0 on (xb),
-// or, where the plan reads FP32 tensors in place (WinogradPlan::reads_input_directly), the tensor itself,
-// with `stage` (the worker's) for the tiles that reach into the padding.
+// or, where the plan reads tensors in place (WinogradPlan::reads_in_place), the tensor itself, with
+// `stage` (the worker's) for the tiles that are staged: those that reach into the padding, and every tile
+// of a typed (bf16, fp16, int8) tensor, widened as staged.
 struct TileSource {
   const float* xb = nullptr;
   int64_t img0 = 0;
-  const float* tensor = nullptr;  // set: read in place
+  const void* tensor = nullptr;  // set: read in place
+  TensorFormat format{};         // the tensor's type and scale
+  WidenFn widen = nullptr;       // typed tensor: its widening (the blocked copy's, so the same values)
   float* stage = nullptr;
 };
 
-TileSource tile_source(Plan::Impl& p, const float* xb, int64_t img0, const void* tensor, int worker) {
-  if (tensor == nullptr) return {xb, img0, nullptr, nullptr};
-  return {nullptr, 0, static_cast<const float*>(tensor),
-          p.thread_stage[static_cast<std::size_t>(worker)].data()};
+TileSource tile_source(Plan::Impl& p, const float* xb, int64_t img0, const void* tensor, TensorFormat format,
+                       int worker) {
+  if (tensor == nullptr) return {xb, img0, nullptr, {}, nullptr, nullptr};
+  const WidenFn widen =
+      format.type == DataType::kFp32 ? nullptr : p.kernels->convert.widen[static_cast<int>(format.type)];
+  return {nullptr, 0, tensor, format, widen, p.thread_stage[static_cast<std::size_t>(worker)].data()};
 }
 
-// Calls tile(i, src, sy, sx, scb) for tiles t0 + i in [t0, t1), with element (y, x) of channel block cb
-// of the tile's n x n window at src + cb*scb + y*sy + x*sx.
+// Typed tensors read in place: a run of up to kTypedRunTiles consecutive tiles of one tile row is staged
+// once as a band of n rows x ((run - 1) * m + n) pixels (the windows of neighbouring tiles share n - m
+// columns), widened as the blocked copy widens, a piece of channel blocks at a time (as many as fit
+// kTypedBandBytes, at least one), and each tile is transformed from its place in the band. Each element
+// is widened about n/m times (1.55 at F(4,3)) instead of (n/m)^2 (2.25) when every window was staged on
+// its own, which cost more than the copy it saved (docs/engine.md, session 16). Runs of 4 or 8 tiles and
+// pieces of 24-256 KiB measured the same within 3 % on AVX2 (session 19), where fewer, larger pieces
+// (fewer transform calls) helped more than a band kept in L1.
+constexpr int64_t kTypedRunTiles = 8;
+constexpr int64_t kTypedBandBytes = int64_t{48} << 10;
+
+// The stage's floats: an FP32 window of every channel block, or a typed band of one channel block at
+// least (WinogradPlan's build sizes thread_stage with it).
+}  // namespace
+
+std::size_t input_stage_floats(const WinogradPlan& w) {
+  const int64_t fp32_window = int64_t{w.n} * w.n * w.Cb * kLanes;
+  const int64_t band_columns = (std::min(kTypedRunTiles, w.tiles_x) - 1) * w.m + w.n;
+  const int64_t band = std::max(kTypedBandBytes / 4, int64_t{w.n} * band_columns * kLanes);
+  return static_cast<std::size_t>(std::max(fp32_window, band));
+}
+
+namespace {
+
+// Calls tile(i, src, sy, sx, scb, cb0, cbs) for tiles t0 + i in [t0, t1): channel blocks [cb0, cb0 + cbs)
+// of the tile's n x n window, element (y, x) of block cb0 + j at src + j*scb + y*sy + x*sx (all of a
+// tile's blocks in one call, but for typed tensors).
 // - Blocked copy: src points into xb.
-// - In place (NCHW16c or NHWC, whole channel blocks): a window inside the image is read where it is,
-//   with the layout's strides; one that reaches into the zero padding (or past the image, for partial
-//   tiles) is first copied with its zeros into the stage (n x n pixels of 16 channels per channel
-//   block). The values are those of the blocked copy, so the bits are the same.
+// - In place (NCHW16c or NHWC, whole channel blocks): an FP32 window inside the image is read where it
+//   is, with the layout's strides; one that reaches into the zero padding (or past the image, for partial
+//   tiles) is first copied with its zeros into the stage (n x n pixels of 16 channels per channel block).
+//   Typed tensors are staged by runs of tiles, widened (kTypedRunTiles above). The values are those of
+//   the blocked copy, so the bits are the same.
 template <class Tile>
 void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
                          int64_t t1, Tile&& tile) {
+  const int cb_all = static_cast<int>(w.Cb);
   if (from.tensor == nullptr) {
     const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
     const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
     for (int64_t t = t0; t < t1; ++t) {
       const TileCoord c = coord(w, t);
       tile(t - t0, from.xb + (c.img - from.img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx, sy, sx,
-           scb);
+           scb, 0, cb_all);
     }
     return;
   }
   const ConvShape& s = p.shape;
-  const int64_t H = s.H, W = s.W, n = w.n;
+  const int64_t H = s.H, W = s.W, n = w.n, m = w.m;
   const bool nhwc = p.layout == Layout::kNHWC;
+  const bool typed = from.widen != nullptr;
+  const DataType type = from.format.type;
   const std::ptrdiff_t sx = nhwc ? s.C : kLanes, sy = W * sx, scb = nhwc ? kLanes : H * W * kLanes;
   const std::ptrdiff_t image_stride = H * W * w.Cb * kLanes;
-  const std::ptrdiff_t stage_sy = n * kLanes, stage_scb = n * n * kLanes;
-  for (int64_t t = t0; t < t1; ++t) {
+  for (int64_t t = t0; t < t1;) {
     const TileCoord c = coord(w, t);
-    const int64_t y = c.ty * w.m - s.pad_h, x = c.tx * w.m - s.pad_w;
-    const float* image = from.tensor + c.img * image_stride;
-    if (y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
-      tile(t - t0, image + y * sy + x * sx, sy, sx, scb);
+    const int64_t y = c.ty * m - s.pad_h, x = c.tx * m - s.pad_w;
+    const int64_t image = c.img * image_stride;  // element offsets into the tensor
+    if (!typed && y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
+      tile(t - t0, static_cast<const float*>(from.tensor) + image + y * sy + x * sx, sy, sx, scb, 0, cb_all);
+      ++t;
       continue;
     }
-    const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(n, W - x);  // columns inside
-    for (int64_t cb = 0; cb < w.Cb; ++cb)
-      for (int64_t i = 0; i < n; ++i) {
-        float* row = from.stage + cb * stage_scb + i * stage_sy;
-        const int64_t yy = y + i;
-        if (yy < 0 || yy >= H || x_lo >= x_hi) {
-          std::memset(row, 0, static_cast<std::size_t>(n * kLanes) * sizeof(float));
-          continue;
+    // Staged: one window (FP32), or a run of windows of one tile row (typed).
+    int64_t run = 1;
+    if (typed)
+      while (run < kTypedRunTiles && t + run < t1 && c.tx + run < w.tiles_x) ++run;
+    const int64_t width = (run - 1) * m + n;  // staged columns
+    const std::ptrdiff_t stage_sy = width * kLanes, stage_scb = n * width * kLanes;
+    const int64_t piece =
+        typed ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, w.Cb) : w.Cb;
+    const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(width, W - x);  // inside
+    for (int64_t cb0 = 0; cb0 < w.Cb; cb0 += piece) {
+      const int64_t cbs = std::min(piece, w.Cb - cb0);
+      for (int64_t j = 0; j < cbs; ++j)
+        for (int64_t i = 0; i < n; ++i) {
+          float* row = from.stage + j * stage_scb + i * stage_sy;
+          const int64_t yy = y + i;
+          if (yy < 0 || yy >= H || x_lo >= x_hi) {
+            std::memset(row, 0, static_cast<std::size_t>(width * kLanes) * sizeof(float));
+            continue;
+          }
+          std::memset(row, 0, static_cast<std::size_t>(x_lo * kLanes) * sizeof(float));
+          const int64_t first = image + (cb0 + j) * scb + yy * sy + (x + x_lo) * sx;
+          float* inside = row + x_lo * kLanes;
+          const int64_t cols = x_hi - x_lo;
+          if (typed && nhwc)
+            for (int64_t q = 0; q < cols; ++q)
+              from.widen(element_at(from.tensor, type, first + q * sx), inside + q * kLanes, kLanes,
+                         from.format.scale);
+          else if (typed)
+            from.widen(element_at(from.tensor, type, first), inside, cols * kLanes, from.format.scale);
+          else if (nhwc)
+            for (int64_t q = 0; q < cols; ++q)
+              copy_pixel_lanes(inside + q * kLanes, static_cast<const float*>(from.tensor) + first + q * sx,
+                               kLanes);
+          else
+            std::memcpy(inside, static_cast<const float*>(from.tensor) + first,
+                        static_cast<std::size_t>(cols * kLanes) * sizeof(float));
+          std::memset(row + x_hi * kLanes, 0,
+                      static_cast<std::size_t>((width - x_hi) * kLanes) * sizeof(float));
         }
-        std::memset(row, 0, static_cast<std::size_t>(x_lo * kLanes) * sizeof(float));
-        const float* src = image + cb * scb + yy * sy + (x + x_lo) * sx;
-        if (nhwc)
-          for (int64_t j = 0; j < x_hi - x_lo; ++j)
-            copy_pixel_lanes(row + (x_lo + j) * kLanes, src + j * sx, kLanes);
-        else
-          std::memcpy(row + x_lo * kLanes, src,
-                      static_cast<std::size_t>((x_hi - x_lo) * kLanes) * sizeof(float));
-        std::memset(row + x_hi * kLanes, 0, static_cast<std::size_t>((n - x_hi) * kLanes) * sizeof(float));
-      }
-    tile(t - t0, from.stage, stage_sy, std::ptrdiff_t{kLanes}, stage_scb);
+      for (int64_t q = 0; q < run; ++q)
+        tile(t + q - t0, from.stage + q * m * kLanes, stage_sy, std::ptrdiff_t{kLanes}, stage_scb,
+             static_cast<int>(cb0), static_cast<int>(cbs));
+    }
+    t += run;
   }
 }
 
@@ -104,16 +162,16 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
 // input_fp16_round).
 void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0, int64_t t1,
                  float* v, std::size_t pos_v, InputTileFn fn) {
-  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
-    fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
+  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
+    fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
   });
 }
 
 // V written as 16-bit words by `fn`: fp16 bits (w.fns.input_fp16) or bf16 bits (w.fns.input_bf16).
 void input_stage_words(const Plan::Impl& p, const WinogradPlan& w, InputTileFp16Fn fn, const TileSource& from,
                        int64_t t0, int64_t t1, uint16_t* v, std::size_t pos_v) {
-  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
-    fn(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v);
+  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
+    fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
   });
 }
 
@@ -121,10 +179,11 @@ void input_stage_words(const Plan::Impl& p, const WinogradPlan& w, InputTileFp16
 // holding NaN/Inf (or a |V'| beyond int16, which only they can give), as the conversion pass does.
 void input_stage_int16(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
                        int64_t t1, int16_t* v, std::size_t pos_v, uint8_t* flags) {
-  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
     int bad = 0;
-    w.fns.input_int16(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v, &bad);
-    flags[i] = static_cast<uint8_t>(bad);
+    w.fns.input_int16(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v, &bad);
+    if (cb0 == 0) flags[i] = 0;
+    flags[i] = static_cast<uint8_t>(flags[i] | bad);
   });
 }
 
@@ -133,11 +192,12 @@ void input_stage_int16(const Plan::Impl& p, const WinogradPlan& w, const TileSou
 int64_t input_stage_int8(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
                          int64_t t1, uint8_t* v, std::size_t pos_v, const float* inv, uint8_t* flags) {
   int64_t saturated = 0;
-  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb) {
+  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
     int bad = 0;
-    saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), v + i * w.Cpad, pos_v,
+    saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v,
                                   inv, &bad);
-    flags[i] = static_cast<uint8_t>(bad);
+    if (cb0 == 0) flags[i] = 0;
+    flags[i] = static_cast<uint8_t>(flags[i] | bad);
   });
   return saturated;
 }
@@ -282,9 +342,9 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
       float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
       const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
       const int64_t t1 = std::min(last, t0 + per_task);
-      const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, worker);
-      for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb) {
-        w.fns.input_amax(&w.coeffs, src, sy, sx, scb, static_cast<int>(w.Cb), lane_max);
+      const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, format, worker);
+      for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb, int, int cbs) {
+        w.fns.input_amax(&w.coeffs, src, sy, sx, scb, cbs, lane_max);
       });
     };
     p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)),
@@ -380,7 +440,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     const auto transform_chunk = [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
-      const TileSource from = tile_source(p, xb, 0, tensor, worker);
+      const TileSource from = tile_source(p, xb, 0, tensor, p.input_format, worker);
       if (words_fn)
         input_stage_words(p, w, words_fn, from, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
       else if (int16_direct)
@@ -459,7 +519,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
-      const TileSource from = tile_source(p, xb, img0, tensor, worker);
+      const TileSource from = tile_source(p, xb, img0, tensor, p.input_format, worker);
       if (!lowp) {
         input_stage(p, w, from, t0, t1, v, pos_v, w.fns.input);
         laps.lap(Stage::kInput);

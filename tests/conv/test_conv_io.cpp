@@ -478,6 +478,13 @@ void expect_typed_plan_equals_conversions(const ConvShape& s) {
       if (out.type == DataType::kInt8 && out.scale == 0.01f) {
         EXPECT_GT(want_counts.saturated, 0) << what;
       }
+      // Whole channel blocks in NCHW16c or NHWC: the input, whatever its type, is read in place (but
+      // by int8-spatial, which quantizes it in the copy, and the direct path).
+      const bool whole_blocks = s.C % 16 == 0 && c.options.layout != Layout::kNCHW &&
+                                c.options.algorithm == AlgorithmChoice::kWinograd &&
+                                c.options.precision != Precision::kInt8Spatial;
+      EXPECT_EQ(plan.describe().find("input read in place") != std::string::npos, whole_blocks)
+          << what << ": " << plan.describe();
       if (in.type != DataType::kFp32 || out.type != DataType::kFp32) {
         EXPECT_NE(plan.describe().find(to_string(in.type)), std::string::npos) << plan.describe();
         EXPECT_NE(plan.describe().find(" out;"), std::string::npos) << plan.describe();
@@ -490,11 +497,13 @@ void expect_typed_plan_equals_conversions(const ConvShape& s) {
 
 // Two shapes: rows narrow to 11 columns, so a run of tiles covers whole output rows (each channel is
 // narrowed in one stretch); 41 columns, so NCHW runs of tiles cover parts of rows (narrowed row by row).
-// A third of whole channel blocks (FP32 NCHW16c and NHWC tensors are read in place there, typed ones go
-// through the widening copy), with partial tiles at the bottom and windows one column past the right edge.
+// A third of whole channel blocks (NCHW16c and NHWC tensors are read in place there, typed ones staged
+// and widened per tile), with partial tiles at the bottom and windows one column past the right edge;
+// a fourth with 144 channels, whose typed tensors are staged by runs of tiles in pieces of at most
+// 48 KiB (winograd_execute.cpp, kTypedBandBytes): F(4,3) in 8 + 1 channel blocks, F(6,3) in 6 + 3.
 TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
-  for (const ConvShape& s :
-       {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21}, ConvShape{2, 32, 9, 12, 24}})
+  for (const ConvShape& s : {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21},
+                             ConvShape{2, 32, 9, 12, 24}, ConvShape{1, 144, 7, 10, 8}})
     expect_typed_plan_equals_conversions(s);  // 3x3, padding 1
 }
 

@@ -351,12 +351,7 @@ std::string Plan::describe() const {
     d += " " + impl_->wino->transform.tile().to_string() + " {" + transform_name() + "} " +
          (impl_->wino->generated ? "generated" : "generic") +
          (impl_->wino->run_phased() ? std::string(" phased")
-                                    : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles" +
-                                          (impl_->wino->k_parts > 1
-                                               ? ", " + std::to_string(impl_->wino->k_parts) +
-                                                     " output-channel parts each"
-                                               : std::string()) +
-                                          ")") +
+                                    : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles)") +
          (impl_->wino->reads_in_place(impl_->input_format) ? ", input read in place" : "");
   }
   d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) +

@@ -99,11 +99,6 @@ struct WinogradPlan {
   // phased (each stage over all tiles, with the GEMMs split by position and panel).
   bool phased = false;
   int64_t block = 0;
-  // Fused order: tasks per block, each for a range of the GEMM panels (output channels), where whole
-  // blocks would leave a thread idle: 2 when the static split of a group's blocks gives one thread over
-  // 1.2 times its share of the tiles (AMX plans, whose blocks are whole 16-row tiles: 49 tiles in blocks
-  // of 16, 16, 16 and 1), else 1. Each part transforms the block's input again.
-  int64_t k_parts = 1;
   // Images per pass: the blocked copy is made for this many images at a time and their tiles are
   // computed right after, while the copy is still in cache (all of them in the phased order).
   int64_t image_group = 1;

@@ -200,23 +200,6 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     w.block = std::max<int64_t>(1, ceil_div(group_tiles, blocks_per_group));
     if (amx_rows) w.block = std::min(w.tiles, round_up(w.block, kAmxRows));
   }
-  // Output-channel parts: with whole blocks per task, the pool's static split gives thread i the tasks
-  // [i*B/T, (i+1)*B/T); where one thread's tiles exceed its share by more than 20 % (AMX blocks of 16
-  // rows: 49 tiles as 16+16 | 16+1) and there are two panels or more, each block becomes two tasks of
-  // half the panels, and the pool's stealing evens out the rest (docs/engine.md, "Session 19").
-  if (!w.phased && p.threads > 1 && ceil_div(w.Kpad, w.panel) >= 2) {
-    const int64_t group_tiles = w.image_group * per_image;
-    const int64_t group_blocks = ceil_div(group_tiles, w.block);
-    int64_t heaviest = 0;
-    for (int64_t th = 0; th < p.threads; ++th) {
-      const int64_t b0 = group_blocks * th / p.threads, b1 = group_blocks * (th + 1) / p.threads;
-      heaviest = std::max(heaviest, std::min(group_tiles, b1 * w.block) - std::min(group_tiles, b0 * w.block));
-    }
-    constexpr double kMaxBlockImbalance = 1.2;
-    if (static_cast<double>(heaviest) * static_cast<double>(p.threads) >
-        kMaxBlockImbalance * static_cast<double>(group_tiles))
-      w.k_parts = 2;
-  }
   p.wino = std::move(w);
 
   // Scratch.

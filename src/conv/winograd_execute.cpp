@@ -230,8 +230,7 @@ void gemm_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, int64_
 // one tile row are transformed into a band [m rows][run*m columns][16 channels] and stored as whole
 // channel rows of 16 floats (full cache lines instead of m-float pieces).
 void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_t t1, const float* mo,
-                  std::size_t pos_m, float* tmp, void* out_any, float* io_rows, NarrowCounts* counts,
-                  int64_t kb0 = 0, int64_t kb1 = -1) {
+                  std::size_t pos_m, float* tmp, void* out_any, float* io_rows, NarrowCounts* counts) {
   const ConvShape& s = p.shape;
   const int64_t OH = s.out_h(), OW = s.out_w(), K = s.K;
   const int m = w.m;
@@ -246,8 +245,7 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   const float inv_scale = 1.0f / p.output_format.scale;
   const StoreBandNchwTypedFn store_typed = p.kernels->layout.store_band_nchw_typed[static_cast<int>(otype)];
   const std::size_t band_row = static_cast<std::size_t>(kBandTiles * m);
-  if (kb1 < 0) kb1 = w.Kb;
-  for (int64_t kb = kb0; kb < kb1; ++kb) {
+  for (int64_t kb = 0; kb < w.Kb; ++kb) {
     const int64_t k0 = kb * kLanes;
     const int64_t lanes = std::min<int64_t>(kLanes, K - k0);
     const float* bias = w.bias.data() + kb * kLanes;
@@ -513,29 +511,21 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                          pack_format, images, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);
-    // Each block's output channels in w.k_parts parts, one task each (WinogradPlan::k_parts): every part
-    // transforms the block's input, runs the GEMMs of its panels and the output transform of its channel
-    // blocks. Counts of the input (saturation, NaN/Inf tiles) are taken by part 0 only.
-    const int64_t parts = w.k_parts;
-    p.pool->run(static_cast<std::size_t>(blocks * parts), [&](std::size_t task, int worker) {
+    p.pool->run(static_cast<std::size_t>(blocks), [&](std::size_t task, int worker) {
       StageLaps laps = p.laps(worker);
       const auto wk = static_cast<std::size_t>(worker);
       float* v = p.thread_scratch[wk].data();
       float* mo = v + static_cast<std::size_t>(nn) * pos_v;
       float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
-      const int64_t b = static_cast<int64_t>(task) / parts, part = static_cast<int64_t>(task) % parts;
-      const int64_t t0 = first + b * w.block;
+      const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
-      const int64_t q0 = panels * part / parts, q1 = panels * (part + 1) / parts;
-      const int64_t kb0 = q0 * w.panel / kLanes, kb1 = std::min(w.Kb, q1 * w.panel / kLanes);
-      const bool counts_input = part == 0;
       const TileSource from = tile_source(p, xb, img0, tensor, p.input_format, worker);
       if (!lowp) {
         input_stage(p, w, from, t0, t1, v, pos_v, w.fns.input);
         laps.lap(Stage::kInput);
-        gemm_stage(p, w, t1 - t0, 0, nn, q0, q1, v, pos_v, mo, pos_m);
+        gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
         laps.lap(Stage::kGemm);
-        output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk], kb0, kb1);
+        output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
         laps.lap(Stage::kOutput);
         return;
       }
@@ -543,28 +533,23 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       // FP32 V, no conversion pass), otherwise converted from the FP32 V.
       float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
       uint8_t* flags = p.thread_flags[wk].data();
-      int64_t saturated = 0;
       if (words_fn) {
         input_stage_words(p, w, words_fn, from, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
       } else if (int16_direct) {
         input_stage_int16(p, w, from, t0, t1, reinterpret_cast<int16_t*>(vl), pos_v, flags);
       } else if (int8_direct) {
-        saturated =
+        p.thread_saturated[wk] +=
             input_stage_int8(p, w, from, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);
       } else {  // FP32 V, or bf16-rounded in place (vl is v)
         input_stage(p, w, from, t0, t1, v, pos_v, plain_fn);
         laps.lap(Stage::kInput);
-        if (!v_direct) saturated = lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
+        if (!v_direct) p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
       }
-      if (counts_input) p.thread_saturated[wk] += saturated;
       laps.lap(v_direct ? Stage::kInput : Stage::kConvert);
-      lowp_gemm_stage(p, t1 - t0, 0, nn, q0, q1, vl, pos_v, mo, pos_m);
+      lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
       laps.lap(Stage::kGemm);
-      if (marks_tiles) {
-        const int64_t poisoned = lowp_poison(p, t1 - t0, flags, mo, pos_m);
-        if (counts_input) p.thread_nonfinite[wk] += poisoned;
-      }
-      output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk], kb0, kb1);
+      if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
+      output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
       laps.lap(Stage::kOutput);
     });
   }

@@ -106,15 +106,11 @@ struct WinogradPlan {
   // input transforms read the tensors (the input, calibration samples) themselves, with no blocked copy
   // (winograd_execute.cpp, TileSource). FP32 NCHW16c and NHWC windows inside the image are read where they
   // are; those that reach into the padding, every window of a typed (bf16, fp16, int8) tensor and every
-  // window of an NCHW tensor are staged per thread first (widened, transposed, as the copy would). NCHW
-  // reads only FP32 tensors so (typed_input_directly false): typed NCHW tensors keep the copy, which was
-  // faster for int8 on AVX2 (docs/engine.md, "Session 19"). Set by the build.
+  // window of an NCHW tensor are staged per thread first (widened, transposed, as the copy would). Set by
+  // the build.
   bool reads_input_directly = false;
-  bool typed_input_directly = false;
-  // Whether tensors of this format are read in place.
-  bool reads_in_place(TensorFormat format) const {
-    return reads_input_directly && (format.type == DataType::kFp32 || typed_input_directly);
-  }
+  // Whether tensors of this format are read in place (every type is, where the layout allows it).
+  bool reads_in_place(TensorFormat) const { return reads_input_directly; }
 
   // Low-precision GEMMs (lowp.cpp; kFp32: U above and the FP32 kernels). U is packed in the same panels
   // as the FP32 U, in the element layout of the type (kernels/lowp_kernels.hpp); the FP32 U is freed.

@@ -210,14 +210,12 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // (widened, or transposed into pixels of 16 channels with the channel tail zeroed, as the copy would;
   // thread_stage). NCHW16c and NHWC need whole channel blocks (a tail's padding lanes in the tensor are
   // not data). Saves the copy: 3-20 % of an FP32 execute on NCHW16c and NHWC (docs/engine.md,
-  // "Session 12"), 0.72-0.97 of the time of typed ones on AMX ("Session 19"). On NCHW, only FP32 tensors
-  // are read so: typed NCHW ones staged by pack_rows16 ran at 1.02-1.23x the copy's time on AVX2 (int8),
-  // FP32 at 0.92-1.01x ("Session 19"). int8-spatial keeps it: its copy quantizes the input.
+  // "Session 12"), 0.72-0.97 of the time of typed ones on AMX and 6-19 % of FP32 NCHW ones at batch 1
+  // on AVX2 ("Session 19"). int8-spatial keeps it: its copy quantizes the input.
   p.wino->reads_input_directly =
       (p.layout == Layout::kNCHW || ((p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) &&
                                      s.C % kLanes == 0)) &&
       p.precision != Precision::kInt8Spatial;
-  p.wino->typed_input_directly = p.layout != Layout::kNCHW;
   const WinogradPlan& wp = *p.wino;
   if (wp.reads_input_directly) {
     p.thread_stage.resize(static_cast<std::size_t>(p.threads));

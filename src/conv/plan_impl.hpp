@@ -102,12 +102,11 @@ struct WinogradPlan {
   // Images per pass: the blocked copy is made for this many images at a time and their tiles are
   // computed right after, while the copy is still in cache (all of them in the phased order).
   int64_t image_group = 1;
-  // NCHW plans, and NCHW16c or NHWC plans whose channels are whole blocks of 16 (not int8-spatial): the
-  // input transforms read the tensors (the input, calibration samples) themselves, with no blocked copy
-  // (winograd_execute.cpp, TileSource). FP32 NCHW16c and NHWC windows inside the image are read where they
-  // are; those that reach into the padding, every window of a typed (bf16, fp16, int8) tensor and every
-  // window of an NCHW tensor are staged per thread first (widened, transposed, as the copy would). Set by
-  // the build.
+  // NCHW16c or NHWC plans whose channels are whole blocks of 16 (not int8-spatial): the input transforms
+  // read the tensors (the input, calibration samples) themselves, with no blocked copy
+  // (winograd_execute.cpp, TileSource). FP32 windows inside the image are read where they are; those that
+  // reach into the padding, and every window of a typed (bf16, fp16, int8) tensor, are staged per thread
+  // first (widened as the copy would widen them). Set by the build.
   bool reads_input_directly = false;
   // Whether tensors of this format are read in place (every type is, where the layout allows it).
   bool reads_in_place(TensorFormat) const { return reads_input_directly; }

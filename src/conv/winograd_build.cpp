@@ -204,18 +204,14 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
 
   // Scratch.
   // The blocked copy exists to pad the input, widen typed tensors, zero padding lanes and give NCHW the
-  // transform's layout (16 channels a vector). Tensors can instead be read in place with their own
-  // strides: FP32 NCHW16c and NHWC windows inside the image where they are; those at the image's edges,
-  // every window of a typed tensor and every window of an NCHW tensor staged per thread by runs of tiles
-  // (widened, or transposed into pixels of 16 channels with the channel tail zeroed, as the copy would;
-  // thread_stage). NCHW16c and NHWC need whole channel blocks (a tail's padding lanes in the tensor are
-  // not data). Saves the copy: 3-20 % of an FP32 execute on NCHW16c and NHWC (docs/engine.md,
-  // "Session 12"), 0.72-0.97 of the time of typed ones on AMX and 6-19 % of FP32 NCHW ones at batch 1
-  // on AVX2 ("Session 19"). int8-spatial keeps it: its copy quantizes the input.
-  p.wino->reads_input_directly =
-      (p.layout == Layout::kNCHW || ((p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) &&
-                                     s.C % kLanes == 0)) &&
-      p.precision != Precision::kInt8Spatial;
+  // transform's layout (16 channels a vector); NCHW16c and NHWC tensors of whole channel blocks can be
+  // read in place with their own strides: FP32 windows inside the image where they are, those at the
+  // image's edges and every window of a typed tensor staged (and widened) per tile, thread_stage. Saves
+  // the copy: 3-20 % of an FP32 execute on those layouts (docs/engine.md, "Session 12"), 13-15 % of an
+  // int8-input one on AVX2 (1x64x224x224 and 1x128x28x28; "Session 19"). int8-spatial keeps it: its copy
+  // quantizes the input.
+  p.wino->reads_input_directly = (p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) &&
+                                 s.C % kLanes == 0 && p.precision != Precision::kInt8Spatial;
   const WinogradPlan& wp = *p.wino;
   if (wp.reads_input_directly) {
     p.thread_stage.resize(static_cast<std::size_t>(p.threads));

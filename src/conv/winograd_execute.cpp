@@ -28,29 +28,26 @@ TileCoord coord(const WinogradPlan& w, int64_t t) {
 
 // Where the input transforms read their tiles: the blocked, zero-padded copy of images from img0 on (xb),
 // or, where the plan reads tensors in place (WinogradPlan::reads_in_place), the tensor itself, with
-// `stage` (the worker's) for the tiles that are staged: those that reach into the padding, every tile
-// of a typed (bf16, fp16, int8) tensor, widened as staged, and every tile of an NCHW tensor, transposed
-// into pixels of 16 channels as staged.
+// `stage` (the worker's) for the tiles that are staged: those that reach into the padding, and every tile
+// of a typed (bf16, fp16, int8) tensor, widened as staged.
 struct TileSource {
   const float* xb = nullptr;
   int64_t img0 = 0;
   const void* tensor = nullptr;  // set: read in place
   TensorFormat format{};         // the tensor's type and scale
   WidenFn widen = nullptr;       // typed tensor: its widening (the blocked copy's, so the same values)
-  PackRows16Fn pack_rows16 = nullptr;  // NCHW: the blocked copy's transposing (and widening) copy
   float* stage = nullptr;
 };
 
 TileSource tile_source(Plan::Impl& p, const float* xb, int64_t img0, const void* tensor, TensorFormat format,
                        int worker) {
-  if (tensor == nullptr) return {xb, img0, nullptr, {}, nullptr, nullptr, nullptr};
-  const auto type = static_cast<int>(format.type);
-  const WidenFn widen = format.type == DataType::kFp32 ? nullptr : p.kernels->convert.widen[type];
-  const PackRows16Fn pack = p.layout == Layout::kNCHW ? p.kernels->layout.pack_rows16[type] : nullptr;
-  return {nullptr, 0, tensor, format, widen, pack, p.thread_stage[static_cast<std::size_t>(worker)].data()};
+  if (tensor == nullptr) return {xb, img0, nullptr, {}, nullptr, nullptr};
+  const WidenFn widen =
+      format.type == DataType::kFp32 ? nullptr : p.kernels->convert.widen[static_cast<int>(format.type)];
+  return {nullptr, 0, tensor, format, widen, p.thread_stage[static_cast<std::size_t>(worker)].data()};
 }
 
-// Typed and NCHW tensors read in place: a run of up to kTypedRunTiles consecutive tiles of one tile row is staged
+// Typed tensors read in place: a run of up to kTypedRunTiles consecutive tiles of one tile row is staged
 // once as a band of n rows x ((run - 1) * m + n) pixels (the windows of neighbouring tiles share n - m
 // columns), widened as the blocked copy widens, a piece of channel blocks at a time (as many as fit
 // kTypedBandBytes, at least one), and each tile is transformed from its place in the band. Each element
@@ -76,14 +73,13 @@ namespace {
 
 // Calls tile(i, src, sy, sx, scb, cb0, cbs) for tiles t0 + i in [t0, t1): channel blocks [cb0, cb0 + cbs)
 // of the tile's n x n window, element (y, x) of block cb0 + j at src + j*scb + y*sy + x*sx (all of a
-// tile's blocks in one call, but for typed and NCHW tensors).
+// tile's blocks in one call, but for typed tensors).
 // - Blocked copy: src points into xb.
-// - In place (NCHW16c or NHWC of whole channel blocks, NCHW): an FP32 NCHW16c or NHWC window inside the
-//   image is read where it is, with the layout's strides; one that reaches into the zero padding (or past
-//   the image, for partial tiles) is first copied with its zeros into the stage (n x n pixels of 16
-//   channels per channel block). Typed and NCHW tensors are staged by runs of tiles (kTypedRunTiles
-//   above), widened, and NCHW transposed into pixels of 16 channels by the copy's pack_rows16 (lanes
-//   past the last channel zero). The values are those of the blocked copy, so the bits are the same.
+// - In place (NCHW16c or NHWC, whole channel blocks): an FP32 window inside the image is read where it
+//   is, with the layout's strides; one that reaches into the zero padding (or past the image, for partial
+//   tiles) is first copied with its zeros into the stage (n x n pixels of 16 channels per channel block).
+//   Typed tensors are staged by runs of tiles, widened (kTypedRunTiles above). The values are those of
+//   the blocked copy, so the bits are the same.
 template <class Tile>
 void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
                          int64_t t1, Tile&& tile) {
@@ -100,31 +96,28 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
   }
   const ConvShape& s = p.shape;
   const int64_t H = s.H, W = s.W, n = w.n, m = w.m;
-  const bool nhwc = p.layout == Layout::kNHWC, nchw = from.pack_rows16 != nullptr;
+  const bool nhwc = p.layout == Layout::kNHWC;
   const bool typed = from.widen != nullptr;
-  const bool bands = typed || nchw;  // every tile staged, by runs of tiles
   const DataType type = from.format.type;
-  // Element strides of the tensor: next pixel, next row, next block of 16 channels, next image.
-  const std::ptrdiff_t sx = nhwc ? s.C : nchw ? 1 : kLanes, sy = W * sx;
-  const std::ptrdiff_t scb = nhwc ? kLanes : nchw ? kLanes * H * W : H * W * kLanes;
-  const std::ptrdiff_t image_stride = nchw ? s.C * H * W : H * W * w.Cb * kLanes;
+  const std::ptrdiff_t sx = nhwc ? s.C : kLanes, sy = W * sx, scb = nhwc ? kLanes : H * W * kLanes;
+  const std::ptrdiff_t image_stride = H * W * w.Cb * kLanes;
   for (int64_t t = t0; t < t1;) {
     const TileCoord c = coord(w, t);
     const int64_t y = c.ty * m - s.pad_h, x = c.tx * m - s.pad_w;
     const int64_t image = c.img * image_stride;  // element offsets into the tensor
-    if (!bands && y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
+    if (!typed && y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
       tile(t - t0, static_cast<const float*>(from.tensor) + image + y * sy + x * sx, sy, sx, scb, 0, cb_all);
       ++t;
       continue;
     }
-    // Staged: one window (FP32 NCHW16c, NHWC), or a run of windows of one tile row (typed, NCHW).
+    // Staged: one window (FP32), or a run of windows of one tile row (typed).
     int64_t run = 1;
-    if (bands)
+    if (typed)
       while (run < kTypedRunTiles && t + run < t1 && c.tx + run < w.tiles_x) ++run;
     const int64_t width = (run - 1) * m + n;  // staged columns
     const std::ptrdiff_t stage_sy = width * kLanes, stage_scb = n * width * kLanes;
     const int64_t piece =
-        bands ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, w.Cb) : w.Cb;
+        typed ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, w.Cb) : w.Cb;
     const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(width, W - x);  // inside
     for (int64_t cb0 = 0; cb0 < w.Cb; cb0 += piece) {
       const int64_t cbs = std::min(piece, w.Cb - cb0);
@@ -140,10 +133,7 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
           const int64_t first = image + (cb0 + j) * scb + yy * sy + (x + x_lo) * sx;
           float* inside = row + x_lo * kLanes;
           const int64_t cols = x_hi - x_lo;
-          if (nchw)
-            from.pack_rows16(element_at(from.tensor, type, first), from.format.scale, H * W,
-                             static_cast<int>(std::min<int64_t>(kLanes, s.C - (cb0 + j) * kLanes)), cols, inside);
-          else if (typed && nhwc)
+          if (typed && nhwc)
             for (int64_t q = 0; q < cols; ++q)
               from.widen(element_at(from.tensor, type, first + q * sx), inside + q * kLanes, kLanes,
                          from.format.scale);

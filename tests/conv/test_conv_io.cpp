@@ -478,12 +478,12 @@ void expect_typed_plan_equals_conversions(const ConvShape& s) {
       if (out.type == DataType::kInt8 && out.scale == 0.01f) {
         EXPECT_GT(want_counts.saturated, 0) << what;
       }
-      // NCHW, and NCHW16c or NHWC of whole channel blocks: the input, whatever its type, is read in place
-      // (but by int8-spatial, which quantizes it in the copy, and the direct path).
-      const bool in_place = (s.C % 16 == 0 || c.options.layout == Layout::kNCHW) &&
-                            c.options.algorithm == AlgorithmChoice::kWinograd &&
-                            c.options.precision != Precision::kInt8Spatial;
-      EXPECT_EQ(plan.describe().find("input read in place") != std::string::npos, in_place)
+      // Whole channel blocks in NCHW16c or NHWC: the input, whatever its type, is read in place (but
+      // by int8-spatial, which quantizes it in the copy, and the direct path).
+      const bool whole_blocks = s.C % 16 == 0 && c.options.layout != Layout::kNCHW &&
+                                c.options.algorithm == AlgorithmChoice::kWinograd &&
+                                c.options.precision != Precision::kInt8Spatial;
+      EXPECT_EQ(plan.describe().find("input read in place") != std::string::npos, whole_blocks)
           << what << ": " << plan.describe();
       if (in.type != DataType::kFp32 || out.type != DataType::kFp32) {
         EXPECT_NE(plan.describe().find(to_string(in.type)), std::string::npos) << plan.describe();

@@ -8,7 +8,7 @@ set -u
 grep -m1 "model name" /proc/cpuinfo; nproc
 run_tests run1_tests.log
 export PYTHONUNBUFFERED=1
-A=bench/results/2026-11-26-session19-amx/ab_multi.py
+A=bench/results/2026-11-26-session18-amx/ab_multi.py
 timeout 170 python3 $A 2 before=build/nova_old,after=build/nova "int8 16c,bf16 16c" 2>&1 | tee "$O/run1_ab_typed.log"
 timeout 40 python3 $A 2 before=build/nova_old,after=build/nova "fp32 16c" 1,64,56,56,64 8,64,56,56,64 1,256,14,14,256 2>&1 | tee "$O/run1_ab_fp32.log"
 for l in 1,64,224,224,64 1,128,28,28,128 8,64,56,56,64; do

@@ -5,6 +5,6 @@
 set -u
 . bench/results/2026-11-26-session16-amx/device_setup.sh
 export PYTHONUNBUFFERED=1
-A=bench/results/2026-11-26-session19-amx/ab_multi.py
+A=bench/results/2026-11-26-session18-amx/ab_multi.py
 timeout 200 python3 $A 4 before=build/nova_old,after=build/nova "int8 16c,bf16 16c" 8,64,56,56,64 8,128,28,28,128 8,256,14,14,256 1,64,224,224,64 2>&1 | tee "$O/run2_ab_typed.log"
 timeout 60 python3 $A 4 before=build/nova_old,after=build/nova "fp16 16c" 1,64,56,56,64 1,128,28,28,128 8,64,56,56,64 2>&1 | tee -a "$O/run2_ab_typed.log"

@@ -13,7 +13,7 @@ for l in 1,64,56,56,64 1,128,28,28,128 1,256,14,14,256 1,512,7,7,512 8,64,56,56,
   done
 done > "$O/run3_plans.log"
 grep -c "output-channel parts" "$O/run3_plans.log"; grep "output-channel parts" "$O/run3_plans.log"
-A=bench/results/2026-11-26-session19-amx/ab_multi.py
+A=bench/results/2026-11-26-session18-amx/ab_multi.py
 timeout 120 python3 $A 4 typed=build/nova_typed,split=build/nova "int8 16c,bf16 16c,fp32 16c" 1,256,14,14,256 1,128,28,28,128 2>&1 | tee "$O/run3_ab_split.log"
 timeout 150 python3 bench/peer_interleaved.py --build build --reps 3 --json "$O/run3_lowp.json" > "$O/run3_lowp.log" 2>&1
 tail -19 "$O/run3_lowp.log"

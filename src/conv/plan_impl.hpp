@@ -110,6 +110,10 @@ struct WinogradPlan {
   bool reads_input_directly = false;
   // Whether tensors of this format are read in place (every type is, where the layout allows it).
   bool reads_in_place(TensorFormat) const { return reads_input_directly; }
+  // int8-spatial plans on int8 NCHW16c or NHWC tensors of whole channel blocks: a call whose input scale
+  // is the plan's (calibrated, or the tensor's largest code is 127) reads the codes in place, staged as
+  // the typed tensors are (widened at scale 1: the codes themselves); other calls quantize in the copy.
+  bool spatial_codes_directly = false;
 
   // Low-precision GEMMs (lowp.cpp; kFp32: U above and the FP32 kernels). U is packed in the same panels
   // as the FP32 U, in the element layout of the type (kernels/lowp_kernels.hpp); the FP32 U is freed.

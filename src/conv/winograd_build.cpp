@@ -212,8 +212,11 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // quantizes the input.
   p.wino->reads_input_directly = (p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) &&
                                  s.C % kLanes == 0 && p.precision != Precision::kInt8Spatial;
+  p.wino->spatial_codes_directly = (p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) &&
+                                   s.C % kLanes == 0 && p.precision == Precision::kInt8Spatial &&
+                                   p.input_format.type == DataType::kInt8;
   const WinogradPlan& wp = *p.wino;
-  if (wp.reads_input_directly) {
+  if (wp.reads_input_directly || wp.spatial_codes_directly) {
     p.thread_stage.resize(static_cast<std::size_t>(p.threads));
     for (auto& b : p.thread_stage) b.resize(input_stage_floats(wp));
   }

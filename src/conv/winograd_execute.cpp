@@ -427,7 +427,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       spatial && p.input_format.type == DataType::kInt8 && p.d_scale == p.input_format.scale;
   const TensorFormat pack_format = codes_given ? TensorFormat{DataType::kInt8, 1.0f} : p.input_format;
   const bool quantize_packed = spatial && !codes_given;
-  const bool in_place = w.reads_in_place(p.input_format);
+  // int8-spatial reads its int8 codes in place when they are this call's codes (the copy would only
+  // widen them); otherwise its copy quantizes the input.
+  const bool in_place = w.reads_in_place(p.input_format) || (codes_given && w.spatial_codes_directly);
   const void* tensor = in_place ? input : nullptr;
   if (w.run_phased()) {
     if (!in_place) pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
@@ -440,7 +442,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     const auto transform_chunk = [&](std::size_t task, int worker) {
       const int64_t t0 = static_cast<int64_t>(task) * chunk;
       const int64_t t1 = std::min(w.tiles, t0 + chunk);
-      const TileSource from = tile_source(p, xb, 0, tensor, p.input_format, worker);
+      const TileSource from = tile_source(p, xb, 0, tensor, pack_format, worker);
       if (words_fn)
         input_stage_words(p, w, words_fn, from, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
       else if (int16_direct)
@@ -519,7 +521,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
-      const TileSource from = tile_source(p, xb, img0, tensor, p.input_format, worker);
+      const TileSource from = tile_source(p, xb, img0, tensor, pack_format, worker);
       if (!lowp) {
         input_stage(p, w, from, t0, t1, v, pos_v, w.fns.input);
         laps.lap(Stage::kInput);

@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "conv_test_util.hpp"
@@ -206,6 +208,74 @@ TEST(Int8Spatial, CalibrationSaturationAndNaN) {
   EXPECT_GT(plan.stats().nonfinite_tiles, 0);
   EXPECT_TRUE(std::isnan(y[static_cast<std::size_t>(5 * 12 + 5)]));
   EXPECT_FALSE(std::isnan(y[static_cast<std::size_t>(11 * 12 + 11)]));
+}
+
+// int8 NCHW16c and NHWC tensors of whole channel blocks: a call at the plan's input scale (calibrated,
+// or a tensor whose largest code is 127) reads the codes in place; a call at another scale quantizes in
+// the copy. Either way the bits and saturation counts of the NCHW plan, which always copies, on the same
+// codes: per call, calibrated to the tensor, and calibrated to half its range (codes requantized,
+// saturating), fused and phased, 1 and 2 threads.
+TEST(Int8Spatial, Int8CodesReadInPlaceGiveTheCopysBits) {
+  const ConvShape s{2, 32, 13, 11, 20, 3, 3, 1, 1};
+  const testing::Problem p = testing::random_problem(s, 23, false);
+  const TensorFormat in{DataType::kInt8, 1.0f / 127.0f};
+  std::vector<int8_t> codes(static_cast<std::size_t>(s.input_size()));
+  convert_from_fp32(p.input.data(), s.input_size(), in, codes.data());
+  std::vector<float> values(codes.size()), half(codes.size());
+  convert_to_fp32(codes.data(), s.input_size(), in, values.data());
+  int largest = 0;
+  for (int8_t c : codes) largest = std::max(largest, std::abs(static_cast<int>(c)));
+  ASSERT_EQ(largest, 127);  // so per-call scales are the tensor's scale
+  for (std::size_t i = 0; i < values.size(); ++i) half[i] = 0.5f * values[i];
+  for (Layout layout : {Layout::kNCHW16c, Layout::kNHWC})
+    for (int calibration : {0, 1, 2})  // none, to the tensor, to half its range
+      for (int block : {0, -1})
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE(to_string(layout) + " calibration " + std::to_string(calibration) + " block " +
+                       std::to_string(block) + " threads " + std::to_string(threads));
+          PlanOptions o;
+          o.precision = Precision::kInt8Spatial;
+          o.tile = TileSize{4, 3};
+          o.tile_block = block;
+          o.threads = threads;
+          o.input = in;
+          const auto execute = [&](Layout l, std::vector<float>* y) {
+            o.layout = l;
+            Plan plan = Plan::create(s, p.weights.data(), nullptr, o);
+            const bool reads_codes =
+                plan.describe().find("int8 codes read in place") != std::string::npos;
+            EXPECT_EQ(reads_codes, l != Layout::kNCHW) << plan.describe();
+            const auto relayout = [&](const std::vector<float>& x) {
+              return l == Layout::kNHWC     ? nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W)
+                     : l == Layout::kNCHW16c ? nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W)
+                                             : x;
+            };
+            if (calibration > 0) {
+              const std::vector<float> sample = relayout(calibration == 1 ? values : half);
+              const float* samples[] = {sample.data()};
+              plan.calibrate(samples);
+            }
+            const std::vector<float> x = relayout(values);
+            std::vector<int8_t> xc(static_cast<std::size_t>(input_elements(s, l)));
+            convert_from_fp32(x.data(), input_elements(s, l), in, xc.data());
+            y->assign(static_cast<std::size_t>(output_elements(s, l)), -7.0f);
+            plan.execute(static_cast<const void*>(xc.data()), static_cast<void*>(y->data()));
+            return plan.stats();
+          };
+          std::vector<float> want, got;
+          const LowpStats want_stats = execute(Layout::kNCHW, &want);
+          const LowpStats got_stats = execute(layout, &got);
+          const std::vector<float> back =
+              layout == Layout::kNHWC ? nhwc_to_nchw(std::span<const float>(got), s.N, s.K, s.out_h(), s.out_w())
+                                      : nchw16c_to_nchw(std::span<const float>(got), s.N, s.K, s.out_h(), s.out_w());
+          EXPECT_TRUE(same_bits(back, want));
+          EXPECT_EQ(got_stats.saturated, want_stats.saturated);
+          if (calibration == 2) {
+            EXPECT_GT(want_stats.saturated, 0);
+          } else {
+            EXPECT_EQ(want_stats.saturated, 0);
+          }
+        }
 }
 
 TEST(Int8Spatial, TilesItCannotRunAreRefusedOrLeftToTheDirectPath) {

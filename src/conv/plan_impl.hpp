@@ -195,7 +195,7 @@ struct Plan::Impl {
   std::mutex exec_mutex;
   AlignedBuffer packed_input;                 // blocked/padded (Winograd) or NHWC (direct) copy
   std::vector<AlignedBuffer> thread_scratch;  // one per worker
-  std::vector<AlignedBuffer> thread_stage;    // per worker, reads_input_directly: one padded input tile
+  std::vector<AlignedBuffer> thread_stage;    // per worker, in-place reads: staged windows or bands
   AlignedBuffer shared_v, shared_m;           // phased Winograd
   // Low-precision V (raw storage, one per worker for the fused order, one shared for the phased one),
   // tiles with non-finite V (int8), per-worker counters, the V scales of the current call.

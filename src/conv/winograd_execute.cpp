@@ -116,8 +116,7 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
       while (run < kTypedRunTiles && t + run < t1 && c.tx + run < w.tiles_x) ++run;
     const int64_t width = (run - 1) * m + n;  // staged columns
     const std::ptrdiff_t stage_sy = width * kLanes, stage_scb = n * width * kLanes;
-    const int64_t piece =
-        typed ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, w.Cb) : w.Cb;
+    const int64_t piece = typed ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, w.Cb) : w.Cb;
     const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(width, W - x);  // inside
     for (int64_t cb0 = 0; cb0 < w.Cb; cb0 += piece) {
       const int64_t cbs = std::min(piece, w.Cb - cb0);
@@ -162,29 +161,32 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
 // input_fp16_round).
 void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0, int64_t t1,
                  float* v, std::size_t pos_v, InputTileFn fn) {
-  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
-    fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
-  });
+  for_each_input_tile(p, w, from, t0, t1,
+                      [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
+                        fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
+                      });
 }
 
 // V written as 16-bit words by `fn`: fp16 bits (w.fns.input_fp16) or bf16 bits (w.fns.input_bf16).
 void input_stage_words(const Plan::Impl& p, const WinogradPlan& w, InputTileFp16Fn fn, const TileSource& from,
                        int64_t t0, int64_t t1, uint16_t* v, std::size_t pos_v) {
-  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
-    fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
-  });
+  for_each_input_tile(p, w, from, t0, t1,
+                      [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
+                        fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
+                      });
 }
 
 // int8-spatial: V' written as int16 by the transform (w.fns.input_int16 set); flags[i] marks the tiles
 // holding NaN/Inf (or a |V'| beyond int16, which only they can give), as the conversion pass does.
 void input_stage_int16(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
                        int64_t t1, int16_t* v, std::size_t pos_v, uint8_t* flags) {
-  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
-    int bad = 0;
-    w.fns.input_int16(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v, &bad);
-    if (cb0 == 0) flags[i] = 0;
-    flags[i] = static_cast<uint8_t>(flags[i] | bad);
-  });
+  for_each_input_tile(
+      p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
+        int bad = 0;
+        w.fns.input_int16(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v, &bad);
+        if (cb0 == 0) flags[i] = 0;
+        flags[i] = static_cast<uint8_t>(flags[i] | bad);
+      });
 }
 
 // V quantized to the int8 operand by the transform (inv: 1 / scale per position); flags[i] marks the
@@ -192,13 +194,14 @@ void input_stage_int16(const Plan::Impl& p, const WinogradPlan& w, const TileSou
 int64_t input_stage_int8(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
                          int64_t t1, uint8_t* v, std::size_t pos_v, const float* inv, uint8_t* flags) {
   int64_t saturated = 0;
-  for_each_input_tile(p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
-    int bad = 0;
-    saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v,
-                                  inv, &bad);
-    if (cb0 == 0) flags[i] = 0;
-    flags[i] = static_cast<uint8_t>(flags[i] | bad);
-  });
+  for_each_input_tile(p, w, from, t0, t1,
+                      [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
+                        int bad = 0;
+                        saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, cbs,
+                                                      v + i * w.Cpad + cb0 * kLanes, pos_v, inv, &bad);
+                        if (cb0 == 0) flags[i] = 0;
+                        flags[i] = static_cast<uint8_t>(flags[i] | bad);
+                      });
   return saturated;
 }
 
@@ -343,9 +346,10 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
       const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
       const int64_t t1 = std::min(last, t0 + per_task);
       const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, format, worker);
-      for_each_input_tile(p, w, from, t0, t1, [&](int64_t, const float* src, auto sy, auto sx, auto scb, int, int cbs) {
-        w.fns.input_amax(&w.coeffs, src, sy, sx, scb, cbs, lane_max);
-      });
+      for_each_input_tile(p, w, from, t0, t1,
+                          [&](int64_t, const float* src, auto sy, auto sx, auto scb, int, int cbs) {
+                            w.fns.input_amax(&w.coeffs, src, sy, sx, scb, cbs, lane_max);
+                          });
     };
     p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)),
                 p.charged(Stage::kScales, amax_tiles));

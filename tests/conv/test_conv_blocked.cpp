@@ -196,7 +196,8 @@ TEST(BlockedLayout, InputReadInPlaceGivesTheCopysBits) {
   o.layout = Layout::kNCHW16c;
   o.precision = Precision::kBf16;
   o.input = {DataType::kBf16, 1.0f};
-  EXPECT_NE(Plan::create(s32, w32.data(), nullptr, o).describe().find("input read in place"), std::string::npos);
+  EXPECT_NE(Plan::create(s32, w32.data(), nullptr, o).describe().find("input read in place"),
+            std::string::npos);
   o.input = {};
   o.precision = Precision::kInt8Spatial;
   EXPECT_EQ(Plan::create(s32, w32.data(), nullptr, o).describe().find("in place"), std::string::npos);

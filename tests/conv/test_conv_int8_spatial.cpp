@@ -242,11 +242,10 @@ TEST(Int8Spatial, Int8CodesReadInPlaceGiveTheCopysBits) {
           const auto execute = [&](Layout l, std::vector<float>* y) {
             o.layout = l;
             Plan plan = Plan::create(s, p.weights.data(), nullptr, o);
-            const bool reads_codes =
-                plan.describe().find("int8 codes read in place") != std::string::npos;
+            const bool reads_codes = plan.describe().find("int8 codes read in place") != std::string::npos;
             EXPECT_EQ(reads_codes, l != Layout::kNCHW) << plan.describe();
             const auto relayout = [&](const std::vector<float>& x) {
-              return l == Layout::kNHWC     ? nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W)
+              return l == Layout::kNHWC      ? nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W)
                      : l == Layout::kNCHW16c ? nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W)
                                              : x;
             };
@@ -266,8 +265,9 @@ TEST(Int8Spatial, Int8CodesReadInPlaceGiveTheCopysBits) {
           const LowpStats want_stats = execute(Layout::kNCHW, &want);
           const LowpStats got_stats = execute(layout, &got);
           const std::vector<float> back =
-              layout == Layout::kNHWC ? nhwc_to_nchw(std::span<const float>(got), s.N, s.K, s.out_h(), s.out_w())
-                                      : nchw16c_to_nchw(std::span<const float>(got), s.N, s.K, s.out_h(), s.out_w());
+              layout == Layout::kNHWC
+                  ? nhwc_to_nchw(std::span<const float>(got), s.N, s.K, s.out_h(), s.out_w())
+                  : nchw16c_to_nchw(std::span<const float>(got), s.N, s.K, s.out_h(), s.out_w());
           EXPECT_TRUE(same_bits(back, want));
           EXPECT_EQ(got_stats.saturated, want_stats.saturated);
           if (calibration == 2) {

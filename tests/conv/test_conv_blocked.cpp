@@ -180,7 +180,8 @@ TEST(BlockedLayout, InputReadInPlaceGivesTheCopysBits) {
       }
   // 20 channels: the last block has padding lanes, which the copy zeroes, so the plan keeps it; NCHW is
   // always copied (transposed into channel blocks); typed tensors of whole blocks are read in place
-  // (staged and widened per tile); int8-spatial quantizes in the copy.
+  // (staged and widened by runs of tiles); int8-spatial quantizes in the copy (but for int8 tensors at
+  // the call's own scale: Int8Spatial.Int8CodesReadInPlaceGiveTheCopysBits).
   const ConvShape s{1, 20, 9, 9, 8, 3, 3, 1, 1};
   const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.1f);
   PlanOptions o;

@@ -498,9 +498,10 @@ void expect_typed_plan_equals_conversions(const ConvShape& s) {
 // Two shapes: rows narrow to 11 columns, so a run of tiles covers whole output rows (each channel is
 // narrowed in one stretch); 41 columns, so NCHW runs of tiles cover parts of rows (narrowed row by row).
 // A third of whole channel blocks (NCHW16c and NHWC tensors are read in place there, typed ones staged
-// and widened per tile), with partial tiles at the bottom and windows one column past the right edge;
-// a fourth with 144 channels, whose typed tensors are staged by runs of tiles in pieces of at most
-// 48 KiB (winograd_execute.cpp, kTypedBandBytes): F(4,3) in 8 + 1 channel blocks, F(6,3) in 6 + 3.
+// and widened by runs of tiles), with partial tiles at the bottom and windows one column past the right
+// edge; a fourth with 144 channels, whose typed tensors are staged in pieces of at most 48 KiB
+// (winograd_execute.cpp, kTypedBandBytes): runs of 3 F(4,3) tiles in one piece of 9 channel blocks,
+// runs of 2 F(6,3) tiles in pieces of 6 + 3.
 TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
   for (const ConvShape& s : {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21},
                              ConvShape{2, 32, 9, 12, 24}, ConvShape{1, 144, 7, 10, 8}})

@@ -108,8 +108,6 @@ struct WinogradPlan {
   // reach into the padding, and every window of a typed (bf16, fp16, int8) tensor, are staged per thread
   // first (widened as the copy would widen them). Set by the build.
   bool reads_input_directly = false;
-  // Whether tensors of this format are read in place (every type is, where the layout allows it).
-  bool reads_in_place(TensorFormat) const { return reads_input_directly; }
   // int8-spatial plans on int8 NCHW16c or NHWC tensors of whole channel blocks: a call whose input scale
   // is the plan's (calibrated, or the tensor's largest code is 127) reads the codes in place, staged as
   // the typed tensors are (widened at scale 1: the codes themselves); other calls quantize in the copy.

@@ -212,17 +212,16 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // it, since its copy quantizes the input, but for calls whose int8 codes are already the call's own
   // (spatial_codes_directly). Reading NCHW in place (transposing bands) was slower on the AMX host's
   // 64- and 128-channel layers and was reverted ("Session 19").
-  p.wino->reads_input_directly = (p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) &&
-                                 s.C % kLanes == 0 && p.precision != Precision::kInt8Spatial;
-  p.wino->spatial_codes_directly = (p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) &&
-                                   s.C % kLanes == 0 && p.precision == Precision::kInt8Spatial &&
-                                   p.input_format.type == DataType::kInt8;
+  const bool whole_blocks = (p.layout == Layout::kNCHW16c || p.layout == Layout::kNHWC) && s.C % kLanes == 0;
+  const bool spatial = p.precision == Precision::kInt8Spatial;
+  p.wino->reads_input_directly = whole_blocks && !spatial;
+  p.wino->spatial_codes_directly = whole_blocks && spatial && p.input_format.type == DataType::kInt8;
   const WinogradPlan& wp = *p.wino;
   if (wp.reads_input_directly || wp.spatial_codes_directly) {
     p.thread_stage.resize(static_cast<std::size_t>(p.threads));
     for (auto& b : p.thread_stage) b.resize(input_stage_floats(wp));
   }
-  if (!wp.reads_in_place(p.input_format))  // the execute's input is copied (and widened, when typed)
+  if (!wp.reads_input_directly)  // the execute's input is copied (and widened, when typed)
     p.packed_input.resize(static_cast<std::size_t>(wp.image_group * wp.Cb * wp.Hp * wp.Wp * kLanes));
   const std::size_t tile_tmp = static_cast<std::size_t>(wp.m * kBandTiles * wp.m * kLanes);  // output band
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));

@@ -518,7 +518,8 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
   if (w.gemm_session_end) w.gemm_session_end();
 }
 
-int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m) {
+int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m,
+                    int64_t k0, int64_t k1) {
   const WinogradPlan& w = *p.wino;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
   int64_t count = 0;
@@ -526,7 +527,7 @@ int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, flo
     if (flags[i] == 0) continue;
     ++count;
     for (int64_t a = 0; a < nn; ++a)
-      std::fill_n(mo + static_cast<std::size_t>(a) * pos_m + i * w.Kpad, w.Kpad,
+      std::fill_n(mo + static_cast<std::size_t>(a) * pos_m + i * w.Kpad + k0, k1 - k0,
                   std::numeric_limits<float>::quiet_NaN());
   }
   return count;

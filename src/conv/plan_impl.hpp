@@ -259,8 +259,9 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
                      uint8_t* flags);
 void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, int64_t q0, int64_t q1,
                      const float* vl, std::size_t pos_v, float* mo, std::size_t pos_m);
-// NaN into every position of the flagged tiles' M; returns how many tiles.
-int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m);
+// NaN into columns [k0, k1) of every position of the flagged tiles' M; returns how many tiles.
+int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m,
+                    int64_t k0, int64_t k1);
 
 // Typed tensors (tensor_io.cpp): whole-tensor conversions in the plan's input / output type (the int8
 // output counts go to thread_io_counts), and the scratch both paths need.

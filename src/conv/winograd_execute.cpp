@@ -2,6 +2,7 @@
 // GEMMs [tiles x C] x [C x K] and the output transform (+bias, ReLU) with the scatter into the output.
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -74,9 +75,15 @@ std::size_t input_stage_floats(const WinogradPlan& w) {
 
 namespace {
 
+// The channel blocks [lo, hi) a task transforms: all of them in the fused order; a share of them where
+// the phased order has too few tiles to give every thread work (PhasedTasks below).
+struct BlockRange {
+  int64_t lo, hi;
+};
+
 // Calls tile(i, src, sy, sx, scb, cb0, cbs) for tiles t0 + i in [t0, t1): channel blocks [cb0, cb0 + cbs)
-// of the tile's n x n window, element (y, x) of block cb0 + j at src + j*scb + y*sy + x*sx (all of a
-// tile's blocks in one call, but for typed tensors).
+// of the tile's n x n window, element (y, x) of block cb0 + j at src + j*scb + y*sy + x*sx (all of the
+// range's blocks in one call, but for typed tensors).
 // - Blocked copy: src points into xb.
 // - In place (NCHW16c or NHWC, whole channel blocks): an FP32 window inside the image is read where it
 //   is, with the layout's strides; one that reaches into the zero padding (or past the image, for partial
@@ -85,15 +92,16 @@ namespace {
 //   the blocked copy, so the bits are the same.
 template <class Tile>
 void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
-                         int64_t t1, Tile&& tile) {
-  const int cb_all = static_cast<int>(w.Cb);
+                         int64_t t1, BlockRange blocks, Tile&& tile) {
+  const int cb_first = static_cast<int>(blocks.lo), cb_count = static_cast<int>(blocks.hi - blocks.lo);
   if (from.tensor == nullptr) {
     const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
     const std::ptrdiff_t scb = static_cast<std::ptrdiff_t>(w.Hp * w.Wp * kLanes);
     for (int64_t t = t0; t < t1; ++t) {
       const TileCoord c = coord(w, t);
-      tile(t - t0, from.xb + (c.img - from.img0) * w.Cb * scb + c.ty * w.m * sy + c.tx * w.m * sx, sy, sx,
-           scb, 0, cb_all);
+      tile(t - t0,
+           from.xb + ((c.img - from.img0) * w.Cb + blocks.lo) * scb + c.ty * w.m * sy + c.tx * w.m * sx, sy,
+           sx, scb, cb_first, cb_count);
     }
     return;
   }
@@ -109,7 +117,8 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
     const int64_t y = c.ty * m - s.pad_h, x = c.tx * m - s.pad_w;
     const int64_t image = c.img * image_stride;  // element offsets into the tensor
     if (!typed && y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
-      tile(t - t0, static_cast<const float*>(from.tensor) + image + y * sy + x * sx, sy, sx, scb, 0, cb_all);
+      tile(t - t0, static_cast<const float*>(from.tensor) + image + blocks.lo * scb + y * sy + x * sx, sy, sx,
+           scb, cb_first, cb_count);
       ++t;
       continue;
     }
@@ -119,10 +128,12 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
       while (run < kTypedRunTiles && t + run < t1 && c.tx + run < w.tiles_x) ++run;
     const int64_t width = (run - 1) * m + n;  // staged columns
     const std::ptrdiff_t stage_sy = width * kLanes, stage_scb = n * width * kLanes;
-    const int64_t piece = typed ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, w.Cb) : w.Cb;
+    const int64_t in_range = blocks.hi - blocks.lo;
+    const int64_t piece =
+        typed ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, in_range) : in_range;
     const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(width, W - x);  // inside
-    for (int64_t cb0 = 0; cb0 < w.Cb; cb0 += piece) {
-      const int64_t cbs = std::min(piece, w.Cb - cb0);
+    for (int64_t cb0 = blocks.lo; cb0 < blocks.hi; cb0 += piece) {
+      const int64_t cbs = std::min(piece, blocks.hi - cb0);
       for (int64_t j = 0; j < cbs; ++j)
         for (int64_t i = 0; i < n; ++i) {
           float* row = from.stage + j * stage_scb + i * stage_sy;
@@ -158,12 +169,12 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
   }
 }
 
-// Input transform of tiles [t0, t1) into V (position stride pos_v, row stride Cpad), by `fn`: the plain
-// transform, or one that rounds V to bf16 or fp16 values as it stores it (w.fns.input_bf16_round,
-// input_fp16_round).
+// Input transform of the blocks' channels of tiles [t0, t1) into V (position stride pos_v, row stride
+// Cpad), by `fn`: the plain transform, or one that rounds V to bf16 or fp16 values as it stores it
+// (w.fns.input_bf16_round, input_fp16_round).
 void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0, int64_t t1,
-                 float* v, std::size_t pos_v, InputTileFn fn) {
-  for_each_input_tile(p, w, from, t0, t1,
+                 BlockRange blocks, float* v, std::size_t pos_v, InputTileFn fn) {
+  for_each_input_tile(p, w, from, t0, t1, blocks,
                       [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
                         fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
                       });
@@ -171,38 +182,44 @@ void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& f
 
 // V written as 16-bit words by `fn`: fp16 bits (w.fns.input_fp16) or bf16 bits (w.fns.input_bf16).
 void input_stage_words(const Plan::Impl& p, const WinogradPlan& w, InputTileFp16Fn fn, const TileSource& from,
-                       int64_t t0, int64_t t1, uint16_t* v, std::size_t pos_v) {
-  for_each_input_tile(p, w, from, t0, t1,
+                       int64_t t0, int64_t t1, BlockRange blocks, uint16_t* v, std::size_t pos_v) {
+  for_each_input_tile(p, w, from, t0, t1, blocks,
                       [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
                         fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
                       });
 }
 
+// A tile's NaN/Inf mark (flags[i], zeroed by the caller before the stage) set from one call on some of its
+// channel blocks. Atomic: in the phased order two tasks may transform parts of one tile's channels.
+void mark_tile(uint8_t& flag, int bad) {
+  if (bad != 0) std::atomic_ref<uint8_t>(flag).fetch_or(static_cast<uint8_t>(bad), std::memory_order_relaxed);
+}
+
 // int8-spatial: V' written as int16 by the transform (w.fns.input_int16 set); flags[i] marks the tiles
 // holding NaN/Inf (or a |V'| beyond int16, which only they can give), as the conversion pass does.
 void input_stage_int16(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
-                       int64_t t1, int16_t* v, std::size_t pos_v, uint8_t* flags) {
-  for_each_input_tile(
-      p, w, from, t0, t1, [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
-        int bad = 0;
-        w.fns.input_int16(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v, &bad);
-        if (cb0 == 0) flags[i] = 0;
-        flags[i] = static_cast<uint8_t>(flags[i] | bad);
-      });
+                       int64_t t1, BlockRange blocks, int16_t* v, std::size_t pos_v, uint8_t* flags) {
+  for_each_input_tile(p, w, from, t0, t1, blocks,
+                      [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
+                        int bad = 0;
+                        w.fns.input_int16(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes,
+                                          pos_v, &bad);
+                        mark_tile(flags[i], bad);
+                      });
 }
 
 // V quantized to the int8 operand by the transform (inv: 1 / scale per position); flags[i] marks the
 // tiles holding NaN/Inf. Returns the saturated count.
 int64_t input_stage_int8(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
-                         int64_t t1, uint8_t* v, std::size_t pos_v, const float* inv, uint8_t* flags) {
+                         int64_t t1, BlockRange blocks, uint8_t* v, std::size_t pos_v, const float* inv,
+                         uint8_t* flags) {
   int64_t saturated = 0;
-  for_each_input_tile(p, w, from, t0, t1,
+  for_each_input_tile(p, w, from, t0, t1, blocks,
                       [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
                         int bad = 0;
                         saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, cbs,
                                                       v + i * w.Cpad + cb0 * kLanes, pos_v, inv, &bad);
-                        if (cb0 == 0) flags[i] = 0;
-                        flags[i] = static_cast<uint8_t>(flags[i] | bad);
+                        mark_tile(flags[i], bad);
                       });
   return saturated;
 }
@@ -230,12 +247,13 @@ void gemm_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, int64_
   }
 }
 
-// Output transform of tiles [t0, t1) from M, scattered into the output. Channel blocks outside, tiles
-// inside, so that consecutive tiles fill the same output lines. NCHW: runs of up to kBandTiles tiles of
-// one tile row are transformed into a band [m rows][run*m columns][16 channels] and stored as whole
-// channel rows of 16 floats (full cache lines instead of m-float pieces).
-void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_t t1, const float* mo,
-                  std::size_t pos_m, float* tmp, void* out_any, float* io_rows, NarrowCounts* counts) {
+// Output transform of output channel blocks [kbs.lo, kbs.hi) of tiles [t0, t1) from M, scattered into the
+// output. Channel blocks outside, tiles inside, so that consecutive tiles fill the same output lines. NCHW:
+// runs of up to kBandTiles tiles of one tile row are transformed into a band [m rows][run*m columns][16
+// channels] and stored as whole channel rows of 16 floats (full cache lines instead of m-float pieces).
+void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_t t1, BlockRange kbs,
+                  const float* mo, std::size_t pos_m, float* tmp, void* out_any, float* io_rows,
+                  NarrowCounts* counts) {
   const ConvShape& s = p.shape;
   const int64_t OH = s.out_h(), OW = s.out_w(), K = s.K;
   const int m = w.m;
@@ -250,7 +268,7 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   const float inv_scale = 1.0f / p.output_format.scale;
   const StoreBandNchwTypedFn store_typed = p.kernels->layout.store_band_nchw_typed[static_cast<int>(otype)];
   const std::size_t band_row = static_cast<std::size_t>(kBandTiles * m);
-  for (int64_t kb = 0; kb < w.Kb; ++kb) {
+  for (int64_t kb = kbs.lo; kb < kbs.hi; ++kb) {
     const int64_t k0 = kb * kLanes;
     const int64_t lanes = std::min<int64_t>(kLanes, K - k0);
     const float* bias = w.bias.data() + kb * kLanes;
@@ -321,6 +339,32 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   }
 }
 
+// The phased order's transform tasks: chunks of kPhasedChunk tiles, each split into groups of channel
+// blocks when there are too few chunks for every thread to take several (kPhasedTasksPerThread). A
+// batch-1 layer of deep channels has few tiles: 1x256x14x14 at F(7,3) has 4, one chunk, so one thread
+// transformed every tile while the other waited at each stage's end (16-21 % of thread time idle on AVX2).
+// Channel blocks are independent lanes of the transforms, so any grouping gives the same bits.
+constexpr int64_t kPhasedChunk = 4;
+constexpr int64_t kPhasedTasksPerThread = 4;
+
+struct PhasedTasks {
+  int64_t tiles, chunks, groups, per_group, blocks;
+  std::size_t count() const { return static_cast<std::size_t>(chunks * groups); }
+  int64_t t0(std::size_t task) const { return static_cast<int64_t>(task) / groups * kPhasedChunk; }
+  int64_t t1(std::size_t task) const { return std::min(tiles, t0(task) + kPhasedChunk); }
+  BlockRange range(std::size_t task) const {
+    const int64_t lo = static_cast<int64_t>(task) % groups * per_group;
+    return {lo, std::min(blocks, lo + per_group)};
+  }
+};
+
+PhasedTasks phased_tasks(int64_t tiles, int64_t blocks, int threads) {
+  const int64_t chunks = ceil_div(tiles, kPhasedChunk);
+  const int64_t wanted = std::clamp<int64_t>(ceil_div(kPhasedTasksPerThread * threads, chunks), 1, blocks);
+  const int64_t per_group = ceil_div(blocks, wanted);
+  return {tiles, chunks, ceil_div(blocks, per_group), per_group, blocks};
+}
+
 }  // namespace
 
 // Max |V| per tap (finite values) over every tile of `input`, into amax (running max): the input
@@ -334,7 +378,6 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
   float* xb = p.packed_input.data();
   const bool in_place = w.reads_input_directly;
-  const int64_t per_task = w.phased ? 4 : w.block;
   for (auto& m : p.thread_amax) std::fill(m.begin(), m.end(), 0.0f);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
@@ -343,17 +386,20 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
       pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format,
                          images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
+    // The fused plan's blocks, or the phased order's tasks over the group's tiles.
+    const PhasedTasks phased = phased_tasks(last - first, w.Cb, p.threads);
     const auto amax_tiles = [&](std::size_t task, int worker) {
       float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
-      const int64_t t0 = first + static_cast<int64_t>(task) * per_task;
-      const int64_t t1 = std::min(last, t0 + per_task);
+      const int64_t t0 = first + (w.phased ? phased.t0(task) : static_cast<int64_t>(task) * w.block);
+      const int64_t t1 = w.phased ? first + phased.t1(task) : std::min(last, t0 + w.block);
+      const BlockRange blocks = w.phased ? phased.range(task) : BlockRange{0, w.Cb};
       const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, format, worker);
-      for_each_input_tile(p, w, from, t0, t1,
+      for_each_input_tile(p, w, from, t0, t1, blocks,
                           [&](int64_t, const float* src, auto sy, auto sx, auto scb, int, int cbs) {
                             w.fns.input_amax(&w.coeffs, src, sy, sx, scb, cbs, lane_max);
                           });
     };
-    p.pool->run(static_cast<std::size_t>(ceil_div(last - first, per_task)),
+    p.pool->run(w.phased ? phased.count() : static_cast<std::size_t>(ceil_div(last - first, w.block)),
                 p.charged(Stage::kScales, amax_tiles));
   }
   for (const auto& m : p.thread_amax)
@@ -443,34 +489,40 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
     float* v = p.shared_v.data();
     float* mo = p.shared_m.data();
-    const int64_t chunk = 4;
     float* vl = w.v_in_place() ? v : p.shared_lowp.data();
+    // Input and output transforms by chunks of tiles and groups of channel blocks (PhasedTasks).
+    const PhasedTasks in_tasks = phased_tasks(w.tiles, w.Cb, p.threads);
+    const PhasedTasks out_tasks = phased_tasks(w.tiles, w.Kb, p.threads);
+    if (int16_direct || int8_direct) std::fill_n(p.shared_flags.data(), w.tiles, uint8_t{0});
     const auto transform_chunk = [&](std::size_t task, int worker) {
-      const int64_t t0 = static_cast<int64_t>(task) * chunk;
-      const int64_t t1 = std::min(w.tiles, t0 + chunk);
+      const int64_t t0 = in_tasks.t0(task), t1 = in_tasks.t1(task);
+      const BlockRange blocks = in_tasks.range(task);
       const TileSource from = tile_source(p, xb, 0, tensor, pack_format, worker);
       if (words_fn)
-        input_stage_words(p, w, words_fn, from, t0, t1, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad, pos_v);
+        input_stage_words(p, w, words_fn, from, t0, t1, blocks, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad,
+                          pos_v);
       else if (int16_direct)
-        input_stage_int16(p, w, from, t0, t1, reinterpret_cast<int16_t*>(vl) + t0 * w.Cpad, pos_v,
+        input_stage_int16(p, w, from, t0, t1, blocks, reinterpret_cast<int16_t*>(vl) + t0 * w.Cpad, pos_v,
                           p.shared_flags.data() + t0);
       else if (int8_direct)
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
-            input_stage_int8(p, w, from, t0, t1, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v,
+            input_stage_int8(p, w, from, t0, t1, blocks, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v,
                              v_inv.data(), p.shared_flags.data() + t0);
       else
-        input_stage(p, w, from, t0, t1, v + t0 * w.Cpad, pos_v, plain_fn);
+        input_stage(p, w, from, t0, t1, blocks, v + t0 * w.Cpad, pos_v, plain_fn);
     };
-    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)),
-                p.charged(Stage::kInput, transform_chunk));
+    p.pool->run(in_tasks.count(), p.charged(Stage::kInput, transform_chunk));
     if (lowp && !v_direct) {
       if (w.precision == Precision::kInt8 && w.cal_scale.empty()) {  // scales from this call's V
         std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
         lowp_tap_amax(p, v, pos_v, w.tiles, amax.data());
         lowp_set_scales(p, amax.data());
       }
-      // Conversion by chunks of tiles; element offsets inside a position are the same in V and in the
-      // low-precision copy (whatever its element size), so a chunk converts in place of its rows.
+      // Conversion by chunks of tiles (single tiles where they are few); element offsets inside a position
+      // are the same in V and in the low-precision copy (whatever its element size), so a chunk converts
+      // in place of its rows.
+      const int64_t chunk =
+          std::clamp<int64_t>(w.tiles / (kPhasedTasksPerThread * p.threads), 1, kPhasedChunk);
       const auto convert_chunk = [&](std::size_t task, int worker) {
         const int64_t t0 = static_cast<int64_t>(task) * chunk;
         const int64_t t1 = std::min(w.tiles, t0 + chunk);
@@ -494,16 +546,18 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     };
     p.pool->run(static_cast<std::size_t>(nn * panels), p.charged(Stage::kGemm, gemm_task));
     const auto output_chunk = [&](std::size_t task, int worker) {
-      const int64_t t0 = static_cast<int64_t>(task) * chunk;
-      const int64_t t1 = std::min(w.tiles, t0 + chunk);
-      if (marks_tiles)
-        p.thread_nonfinite[static_cast<std::size_t>(worker)] +=
-            lowp_poison(p, t1 - t0, p.shared_flags.data() + t0, mo + t0 * w.Kpad, pos_m);
+      const int64_t t0 = out_tasks.t0(task), t1 = out_tasks.t1(task);
+      const BlockRange kbs = out_tasks.range(task);
       const auto wk = static_cast<std::size_t>(worker);
-      output_stage(p, w, t0, t1, mo + t0 * w.Kpad, pos_m, p.thread_scratch[wk].data(), output, io_rows(p, wk),
-                   &p.thread_io_counts[wk]);
+      if (marks_tiles) {  // each task poisons its own columns; the first group counts the tiles
+        const int64_t poisoned = lowp_poison(p, t1 - t0, p.shared_flags.data() + t0, mo + t0 * w.Kpad, pos_m,
+                                             kbs.lo * kLanes, std::min(w.Kpad, kbs.hi * kLanes));
+        if (kbs.lo == 0) p.thread_nonfinite[wk] += poisoned;
+      }
+      output_stage(p, w, t0, t1, kbs, mo + t0 * w.Kpad, pos_m, p.thread_scratch[wk].data(), output,
+                   io_rows(p, wk), &p.thread_io_counts[wk]);
     };
-    p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)), p.charged(Stage::kOutput, output_chunk));
+    p.pool->run(out_tasks.count(), p.charged(Stage::kOutput, output_chunk));
     if (lowp) finish_stats();
     return;
   }
@@ -528,12 +582,13 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
       const TileSource from = tile_source(p, xb, img0, tensor, pack_format, worker);
+      const BlockRange all_in{0, w.Cb}, all_out{0, w.Kb};
       if (!lowp) {
-        input_stage(p, w, from, t0, t1, v, pos_v, w.fns.input);
+        input_stage(p, w, from, t0, t1, all_in, v, pos_v, w.fns.input);
         laps.lap(Stage::kInput);
         gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
         laps.lap(Stage::kGemm);
-        output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+        output_stage(p, w, t0, t1, all_out, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
         laps.lap(Stage::kOutput);
         return;
       }
@@ -542,22 +597,24 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
       uint8_t* flags = p.thread_flags[wk].data();
       if (words_fn) {
-        input_stage_words(p, w, words_fn, from, t0, t1, reinterpret_cast<uint16_t*>(vl), pos_v);
+        input_stage_words(p, w, words_fn, from, t0, t1, all_in, reinterpret_cast<uint16_t*>(vl), pos_v);
       } else if (int16_direct) {
-        input_stage_int16(p, w, from, t0, t1, reinterpret_cast<int16_t*>(vl), pos_v, flags);
+        std::fill_n(flags, t1 - t0, uint8_t{0});
+        input_stage_int16(p, w, from, t0, t1, all_in, reinterpret_cast<int16_t*>(vl), pos_v, flags);
       } else if (int8_direct) {
-        p.thread_saturated[wk] +=
-            input_stage_int8(p, w, from, t0, t1, reinterpret_cast<uint8_t*>(vl), pos_v, v_inv.data(), flags);
+        std::fill_n(flags, t1 - t0, uint8_t{0});
+        p.thread_saturated[wk] += input_stage_int8(p, w, from, t0, t1, all_in, reinterpret_cast<uint8_t*>(vl),
+                                                   pos_v, v_inv.data(), flags);
       } else {  // FP32 V, or bf16-rounded in place (vl is v)
-        input_stage(p, w, from, t0, t1, v, pos_v, plain_fn);
+        input_stage(p, w, from, t0, t1, all_in, v, pos_v, plain_fn);
         laps.lap(Stage::kInput);
         if (!v_direct) p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
       }
       laps.lap(v_direct ? Stage::kInput : Stage::kConvert);
       lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
       laps.lap(Stage::kGemm);
-      if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m);
-      output_stage(p, w, t0, t1, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+      if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m, 0, w.Kpad);
+      output_stage(p, w, t0, t1, all_out, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
       laps.lap(Stage::kOutput);
     });
   }

@@ -226,6 +226,72 @@ TEST(Lowp, IdenticalAcrossThreadsAndBlockings) {
   }
 }
 
+// The phased order on a layer of few tiles and several channel blocks (1x70x7x7 -> 50 at F(4,3): 4
+// tiles, 5 input and 4 output blocks) splits its transforms over groups of channel blocks when the
+// threads outnumber its chunks of tiles (PhasedTasks in winograd_execute.cpp). Every thread count gives
+// the fused plan's bits, and a NaN input marks and poisons the same tiles: the marks of one tile are
+// set from several tasks, each poisoning its own output channels. FP32, each low precision, int8
+// per call (conversion pass) and calibrated (quantized by the transform), int8-spatial.
+TEST(Lowp, PhasedTasksSplitChannelBlocksWhereTilesAreFew) {
+  struct Setup {
+    Variant var;
+    bool calibrate;
+  };
+  const Setup setups[] = {{{Precision::kFp32}, false},
+                          {{Precision::kBf16}, false},
+                          {{Precision::kBf16, Fp16Arithmetic::kFp32, Bf16Arithmetic::kDot}, false},
+                          {{Precision::kFp16, Fp16Arithmetic::kFp32}, false},
+                          {{Precision::kFp16, Fp16Arithmetic::kFp16}, false},
+                          {{Precision::kInt8}, false},
+                          {{Precision::kInt8}, true},
+                          {{Precision::kInt8Spatial}, false},
+                          {{Precision::kInt8Spatial}, true}};
+  for (const Setup& su : setups) {
+    const Variant v = su.var;
+    const LayerDataset d = layer(v.prec, 1, 70, 7, 50, 3, 21);
+    const std::vector<float> w(d.weights.begin(), d.weights.end());
+    std::vector<float> x(d.input.begin(), d.input.end());
+    x[static_cast<std::size_t>((33 * 7 + 3) * 7 + 5)] = std::nanf("");  // channel 33 (block 2): tiles 1, 3
+    auto run = [&](int threads, int block) {
+      PlanOptions o;
+      o.precision = v.prec;
+      o.fp16_arithmetic = v.arith;
+      o.bf16_arithmetic = v.bf16;
+      o.tile = TileSize{4, 3};
+      o.threads = threads;
+      o.tile_block = block;
+      Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
+      if (su.calibrate) {
+        const std::vector<float> clean(d.input.begin(), d.input.end());
+        const float* samples[] = {clean.data()};
+        plan.calibrate(samples);
+      }
+      LowpRun r;
+      r.out.assign(static_cast<std::size_t>(d.shape.output_size()), -1.0f);
+      plan.execute(x.data(), r.out.data());
+      r.path = plan.describe();
+      r.stats = plan.stats();
+      return r;
+    };
+    const LowpRun fused = run(1, 0);
+    SCOPED_TRACE(name_of(v) + (su.calibrate ? " calibrated" : "") + ": " + fused.path);
+    const bool flags = v.prec == Precision::kInt8 || v.prec == Precision::kInt8Spatial;
+    if (flags) {
+      EXPECT_EQ(fused.stats.nonfinite_tiles, 2);
+    }
+    int64_t nans = 0;
+    for (float y : fused.out) nans += std::isnan(y) ? 1 : 0;
+    EXPECT_GT(nans, 0);
+    for (int threads : {1, 2, 3, 5, 16}) {
+      const LowpRun r = run(threads, -1);
+      EXPECT_NE(r.path.find(" phased"), std::string::npos);
+      EXPECT_TRUE(same_bits(r.out, fused.out)) << "threads=" << threads;
+      EXPECT_EQ(r.stats.nonfinite_tiles, fused.stats.nonfinite_tiles) << "threads=" << threads;
+      EXPECT_EQ(r.stats.saturated, fused.stats.saturated) << "threads=" << threads;
+    }
+  }
+}
+
 // The int8 operand is written by the input transform itself where the scales are known before V (the
 // fused order, and the phased one when calibrated); the phased order with per-call scales still
 // quantizes an FP32 V in a conversion pass. On every ISA the two must give the same result, NaN tiles

@@ -19,6 +19,9 @@ swung 2x from run to run for ncnn on the AVX2 machine (docs/engine.md, "Session 
 --fp32: issue 5's FP32 comparison instead: nova FP32 (automatic tile) on NCHW and on NCHW16c tensors against
 oneDNN's FP32 direct and Winograd convolutions (its blocked layouts, reorders outside the timing), and against
 the faster of the two in each repetition ("dnnl best"). Used for docs/engine.md, "Session 12".
+--fp32 --ncnn: also ncnn's FP32 Winograd (peer_bench.py's worker: an unpacked input, packed inside the timing,
+median wall ms of its executes, one process per layer and repetition), and "best peer", the fastest of oneDNN's
+two and ncnn's in each repetition: issue 5's target on CPUs where oneDNN has no FP32 Winograd (AVX2).
 """
 import argparse
 import json
@@ -43,6 +46,7 @@ PAIRS_NCNN = [("nova int8 i8 16c", "ncnn int8"), ("nova int8sp i8 16c", "ncnn in
 NOVA_FP32 = [("nova fp32", []), ("nova fp32 16c", ["--layout", "nchw16c"])]
 ONEDNN_FP32 = [("dnnl fp32 d", "direct", "f32"), ("dnnl fp32 w", "winograd", "f32")]
 PAIRS_FP32 = [("nova fp32", "dnnl best"), ("nova fp32 16c", "dnnl best")]
+PAIRS_FP32_NCNN = [("nova fp32", "best peer"), ("nova fp32 16c", "best peer")]
 
 
 def shape(layer):
@@ -68,17 +72,27 @@ def onednn(args, layer, algorithm, dtype):
     return (j["median_ms"], j.get("impl", "")) if j.get("created") else (None, "not created")
 
 
-def ncnn_both(args, layer):
-    """ncnn's int8 and bf16 median wall ms on the layer (None and why where a kind failed), from one worker."""
+def peer_worker(name, layer, threads):
+    """peer_bench.py's worker `name` on one layer: its result dict, or None and why."""
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
     sys.dont_write_bytecode = True  # no __pycache__ in the source tree
     import peer_bench
-    out, why = peer_bench.run_worker("ncnn_lowp", [(list(layer), args.threads)])
-    if out is None:
+    out, why = peer_bench.run_worker(name, [(list(layer), threads)])
+    return (out[0], "") if out else (None, why or "no result")
+
+
+def ncnn_fp32(args, layer):
+    out, why = peer_worker("ncnn", layer, args.threads)
+    return (out["median_ms"], "winograd on") if out else (None, why)
+
+
+def ncnn_both(args, layer):
+    """ncnn's int8 and bf16 median wall ms on the layer (None and why where a kind failed), from one worker."""
+    o, why = peer_worker("ncnn_lowp", layer, args.threads)
+    if o is None:
         return {k: (None, why) for k in ("int8", "bf16")}
-    o = out[0]
     return {k: (o.get(k + "_ms"), o.get(k + "_why", "")) for k in ("int8", "bf16")}
 
 
@@ -91,16 +105,18 @@ def main():
     ap.add_argument("--ncnn", action="store_true", help="also ncnn's int8 and bf16, and nova's int8-spatial")
     ap.add_argument("--json")
     args = ap.parse_args()
-    if args.ncnn and args.fp32:
-        sys.exit("--ncnn compares the low-precision columns; it does not go with --fp32")
     if not os.path.exists(os.path.join(args.build, "nova_peer_onednn")):
         sys.exit(f"{args.build}/nova_peer_onednn not built (oneDNN not found)")
     nova_cols, onednn_cols, pairs = (NOVA_FP32, ONEDNN_FP32, PAIRS_FP32) if args.fp32 else (NOVA, ONEDNN, PAIRS)
-    if args.ncnn:
+    if args.ncnn and not args.fp32:
         nova_cols, pairs = nova_cols + NOVA_NCNN, pairs + PAIRS_NCNN
+    elif args.ncnn:
+        pairs = pairs + PAIRS_FP32_NCNN
     columns = [(n, (lambda l, e=e: nova(args, l, e))) for n, e in nova_cols] + \
               [(n, (lambda l, a=a, d=d: onednn(args, l, a, d))) for n, a, d in onednn_cols]
-    if args.ncnn:  # one worker per layer and repetition gives both ncnn columns: the first runs it
+    if args.ncnn and args.fp32:
+        columns.append(("ncnn fp32", lambda l: ncnn_fp32(args, l)))
+    elif args.ncnn:  # one worker per layer and repetition gives both ncnn columns: the first runs it
         cache = {}
 
         def ncnn_col(layer, kind):
@@ -124,6 +140,8 @@ def main():
             peers = [ok[n] for n, _, _ in ONEDNN_FP32 if n in ok]
             if peers:
                 ok["dnnl best"] = [min(t) for t in zip(*peers)]
+            if args.ncnn and "ncnn fp32" in ok:  # and ncnn's Winograd
+                ok["best peer"] = [min(t) for t in zip(*(peers + [ok["ncnn fp32"]]))]
         speedup = {}
         for a, b in pairs:
             if a in ok and b in ok:

@@ -17,16 +17,21 @@ const std::vector<TileSize>& default_tiles() {
 std::string default_points_text(TileSize tile) {
   for (const auto& e : kDefaultPoints)
     if (e.m == tile.m && e.r == tile.r) return e.points;
-  throw Error("no default transform for tile " + tile.to_string() +
-              " (defaults: F(2,3) F(4,3) F(6,3) F(8,3) F(2,5) F(4,5)); pass a transform");
+  std::string known;  // from the table itself: a hard-coded list had fallen behind it (F(7,3))
+  for (const auto& e : kDefaultPoints) known += (known.empty() ? "" : " ") + TileSize{e.m, e.r}.to_string();
+  throw Error("no default transform for tile " + tile.to_string() + " (defaults: " + known +
+              "); pass a transform");
 }
 
-PointList default_points(TileSize tile) { return parse_points(default_points_text(tile)); }
+PointList default_points(TileSize tile) {
+  return parse_points(default_points_text(tile));
+}
 
 // The catalogue's fp32 entry: its points with its exact scaling.
 Transform default_transform(TileSize tile) {
   for (const auto& e : kDefaultPoints)
-    if (e.m == tile.m && e.r == tile.r) return Transform::construct(tile, parse_points(e.points), ScalingSpec::parse(e.scaling));
+    if (e.m == tile.m && e.r == tile.r)
+      return Transform::construct(tile, parse_points(e.points), ScalingSpec::parse(e.scaling));
   return Transform::construct(tile, default_points(tile));  // throws: no default for the tile
 }
 

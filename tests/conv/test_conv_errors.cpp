@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "conv_test_util.hpp"
+#include "nova/conv/default_transforms.hpp"
 #include "nova/error.hpp"
 
 namespace nova::conv {
@@ -93,8 +94,10 @@ TEST(BadInput, WrongTransformOrTile) {
   PlanOptions o;
   o.tile = TileSize{4, 5};  // 5x5 tile, 3x3 kernel
   expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "kernel");
-  o.tile = TileSize{3, 3};  // no default transform
+  o.tile = TileSize{3, 3};  // no default transform; the message lists every tile that has one
   expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "default");
+  for (const TileSize& t : default_tiles())
+    expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, t.to_string());
   // A transform whose matrices are wrong fails verification.
   const Transform good = Transform::construct(TileSize{2, 3}, parse_points("0, 1, -1, inf"));
   RationalMatrix bt = good.BT();

@@ -19,9 +19,10 @@ swung 2x from run to run for ncnn on the AVX2 machine (docs/engine.md, "Session 
 --fp32: issue 5's FP32 comparison instead: nova FP32 (automatic tile) on NCHW and on NCHW16c tensors against
 oneDNN's FP32 direct and Winograd convolutions (its blocked layouts, reorders outside the timing), and against
 the faster of the two in each repetition ("dnnl best"). Used for docs/engine.md, "Session 12".
---fp32 --ncnn: also ncnn's FP32 Winograd (peer_bench.py's worker: an unpacked input, packed inside the timing,
-median wall ms of its executes, one process per layer and repetition), and "best peer", the fastest of oneDNN's
-two and ncnn's in each repetition: issue 5's target on CPUs where oneDNN has no FP32 Winograd (AVX2).
+--fp32 --ncnn: also ncnn's FP32 Winograd and PyTorch's FP32 conv2d (peer_bench.py's workers: ncnn with an
+unpacked input, packed inside the timing; median wall ms of their executes, one process per layer and
+repetition), and "best peer", the fastest of oneDNN's two, ncnn's and PyTorch's in each repetition: issue 5's
+target on CPUs where oneDNN has no FP32 Winograd (AVX2). Run it with a Python that has ncnn and torch.
 """
 import argparse
 import json
@@ -88,6 +89,11 @@ def ncnn_fp32(args, layer):
     return (out["median_ms"], "winograd on") if out else (None, why)
 
 
+def torch_fp32(args, layer):
+    out, why = peer_worker("torch", layer, args.threads)
+    return (out["median_ms"], "conv2d") if out else (None, why)
+
+
 def ncnn_both(args, layer):
     """ncnn's int8 and bf16 median wall ms on the layer (None and why where a kind failed), from one worker."""
     o, why = peer_worker("ncnn_lowp", layer, args.threads)
@@ -115,7 +121,7 @@ def main():
     columns = [(n, (lambda l, e=e: nova(args, l, e))) for n, e in nova_cols] + \
               [(n, (lambda l, a=a, d=d: onednn(args, l, a, d))) for n, a, d in onednn_cols]
     if args.ncnn and args.fp32:
-        columns.append(("ncnn fp32", lambda l: ncnn_fp32(args, l)))
+        columns += [("ncnn fp32", lambda l: ncnn_fp32(args, l)), ("torch fp32", lambda l: torch_fp32(args, l))]
     elif args.ncnn:  # one worker per layer and repetition gives both ncnn columns: the first runs it
         cache = {}
 
@@ -140,8 +146,9 @@ def main():
             peers = [ok[n] for n, _, _ in ONEDNN_FP32 if n in ok]
             if peers:
                 ok["dnnl best"] = [min(t) for t in zip(*peers)]
-            if args.ncnn and "ncnn fp32" in ok:  # and ncnn's Winograd
-                ok["best peer"] = [min(t) for t in zip(*(peers + [ok["ncnn fp32"]]))]
+            others = [ok[n] for n in ("ncnn fp32", "torch fp32") if n in ok]
+            if args.ncnn and others:  # and ncnn's Winograd, PyTorch's conv2d
+                ok["best peer"] = [min(t) for t in zip(*(peers + others))]
         speedup = {}
         for a, b in pairs:
             if a in ok and b in ok:

@@ -551,7 +551,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const auto wk = static_cast<std::size_t>(worker);
       if (marks_tiles) {  // each task poisons its own columns; the first group counts the tiles
         const int64_t poisoned = lowp_poison(p, t1 - t0, p.shared_flags.data() + t0, mo + t0 * w.Kpad, pos_m,
-                                             kbs.lo * kLanes, std::min(w.Kpad, kbs.hi * kLanes));
+                                             kbs.lo * kLanes, kbs.hi == w.Kb ? w.Kpad : kbs.hi * kLanes);
         if (kbs.lo == 0) p.thread_nonfinite[wk] += poisoned;
       }
       output_stage(p, w, t0, t1, kbs, mo + t0 * w.Kpad, pos_m, p.thread_scratch[wk].data(), output,

@@ -118,6 +118,8 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const std::string avx2 = avx2_kernel_name(p, w, bf16_fma);
   if (!avx2.empty() && (p.lowp_kernel == LowpKernel::kAuto || p.lowp_kernel == LowpKernel::kSimd)) {
     w.convert = lowp_convert_portable();
+    w.convert.int8 = int8_quantize_avx2();  // the portable bits, 16 and 32 values a step
+    w.convert.amax = amax_avx2();
     p.gemm_path = avx2;
     switch (prec) {
       case Precision::kBf16:

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conv/algorithm_choice.hpp"
@@ -570,6 +572,49 @@ TEST(Lowp, DescribeNamesTheBlockingAndAmxBlocksAreWholeTiles) {
     EXPECT_GT(block, 0);
     if (plan.gemm_path().rfind("amx", 0) == 0) {
       EXPECT_EQ(block % 16, 0) << d;
+    }
+  }
+}
+
+// The conversion pass's int8 quantization and the per-call scales' max |x| (LowpConvertFns) of the AVX2
+// and AVX512-VNNI kernels give the portable definitions' values: codes, saturated counts, the NaN/Inf flag
+// and the max, bit for bit, for every length around the vector widths (tails), on data holding RNE ties,
+// saturating values, NaN, both infinities, subnormals and -0.
+TEST(Lowp, Int8ConversionAndAmaxKernelsGiveThePortableValues) {
+  const LowpConvertFns scalar = lowp_convert_portable();
+  std::vector<std::pair<std::string, std::pair<Int8QuantizeFn, AmaxFn>>> kernels_here;
+  if (isa_supported(Isa::kAvx2)) kernels_here.push_back({"avx2", {int8_quantize_avx2(), amax_avx2()}});
+  if (lowp_simd_supported(Precision::kInt8))
+    kernels_here.push_back({"avx512-vnni", {int8_quantize_avx512vnni(), amax_avx512vnni()}});
+  if (kernels_here.empty()) GTEST_SKIP() << "no SIMD conversion kernels on this CPU";
+  std::mt19937 rng(31);
+  std::normal_distribution<float> gauss(0.0f, 60.0f);
+  const float inv = 1.0f;
+  for (const auto& [name, fns] : kernels_here) {
+    for (int64_t count : {0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 47, 64, 100, 1000}) {
+      for (int variant = 0; variant < 4; ++variant) {
+        SCOPED_TRACE(name + " count " + std::to_string(count) + " variant " + std::to_string(variant));
+        std::vector<float> x(static_cast<std::size_t>(count));
+        for (float& v : x) v = gauss(rng);
+        // Exact RNE ties, the saturation edge, -0 and a subnormal at fixed places; NaN and infinities in
+        // the later variants (one of them in the tail where the length leaves one).
+        const float specials[] = {2.5f, -3.5f, 127.5f, -127.5f, 127.49f, 128.0f, -0.0f, 1.0e-40f};
+        for (std::size_t i = 0; i < std::min<std::size_t>(x.size(), 8); ++i)
+          x[(i * 5 + static_cast<std::size_t>(variant)) % x.size()] = specials[i];
+        if (variant >= 1 && count > 0) x[static_cast<std::size_t>(count - 1)] = std::nanf("");
+        if (variant >= 2 && count > 2) x[static_cast<std::size_t>(count / 2)] = INFINITY;
+        if (variant >= 3 && count > 3) x[1] = -INFINITY;
+        std::vector<uint8_t> want(x.size(), 7), got(x.size(), 9);
+        int want_bad = 0, got_bad = 0;
+        const int64_t want_sat = scalar.int8(x.data(), want.data(), count, inv, &want_bad);
+        const int64_t got_sat = fns.first(x.data(), got.data(), count, inv, &got_bad);
+        EXPECT_EQ(got, want);
+        EXPECT_EQ(got_sat, want_sat);
+        EXPECT_EQ(got_bad, want_bad);
+        EXPECT_EQ(want_bad, variant >= 1 && count > 0 ? 1 : 0);
+        const float want_max = scalar.amax(x.data(), count), got_max = fns.second(x.data(), count);
+        EXPECT_EQ(std::bit_cast<uint32_t>(got_max), std::bit_cast<uint32_t>(want_max));
+      }
     }
   }
 }

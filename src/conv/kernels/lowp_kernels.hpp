@@ -86,6 +86,8 @@ WidenedGemmFn fp16_gemm_avx2();
 Int8GemmFn int8_gemm_avx2();
 RoundFn bf16_round_avx2();
 RoundFn fp16_round_avx2();
+Int8QuantizeFn int8_quantize_avx2();
+AmaxFn amax_avx2();
 
 // Channels per fp16 chunk sum of the fp16 FMA GEMM (the fp16-fma preset's accumulate_chunk; a test
 // checks that they agree). Each chunk sum costs a widening and an FP32 add per 16 columns beside its

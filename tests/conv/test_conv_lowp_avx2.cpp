@@ -49,7 +49,7 @@ TEST(LowpAvx2, WidenedGemmsEqualThePortableOnes) {
     const WidenedGemmFn simd = bf16 ? bf16_fma_gemm_avx2() : fp16_gemm_avx2();
     const WidenedGemmFn portable = bf16 ? bf16_fma_gemm_portable() : fp16_gemm_portable();
     for (int nv = 1; nv <= kMaxNV; ++nv)
-      for (const int64_t rows : {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{13}})
+      for (const int64_t rows : {int64_t{1}, int64_t{5}, int64_t{6}, int64_t{8}, int64_t{13}, int64_t{14}})
         for (const std::size_t kc : {std::size_t{16}, std::size_t{80}})
           for (const bool scaled : {false, true}) {
             const std::size_t w = static_cast<std::size_t>(16 * nv), lda = kc + 3, ldc = w + 5;
@@ -121,7 +121,7 @@ TEST(LowpAvx2, Int16GemmEqualsThePortableOne) {
   std::mt19937 rng(35);
   const Int16Fns simd = int16_fns_avx2(), portable = int16_fns_portable();
   for (int nv = 1; nv <= kMaxNV; ++nv)
-    for (const int64_t rows : {int64_t{1}, int64_t{6}, int64_t{9}})
+    for (const int64_t rows : {int64_t{1}, int64_t{6}, int64_t{8}, int64_t{9}, int64_t{13}})
       for (const std::size_t chunk : {std::size_t{2}, std::size_t{10}, std::size_t{64}})
         for (const bool extreme : {true, false}) {
           const std::size_t kc = 48, w = static_cast<std::size_t>(16 * nv), lda = kc + 2, ldc = w + 1;

@@ -140,7 +140,7 @@ template <class Widen>
 void widened_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::size_t lda, const uint16_t* b,
                   const float* col_scale, float* c, std::size_t ldc) {
   const std::size_t stride = Widen::group_stride(16 * nv);
-  lowp_blocks::for_each_block(rows, nv, [&]<int MR, int NV>(int64_t i) {
+  lowp_blocks::for_each_block<true>(rows, nv, [&]<int MR, int NV>(int64_t i) {
     for (int s = 0; s < NV; ++s)
       widened_strip<Widen, MR>(kc, a + i * lda, lda, b + Widen::strip_offset(s), stride,
                                col_scale != nullptr ? col_scale + 16 * s : nullptr, c + i * ldc + 16 * s,

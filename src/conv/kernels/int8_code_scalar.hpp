@@ -1,7 +1,8 @@
 // One value of the int8 GEMM's V operand (lowp_kernels.hpp, "int8"), and the running max |V| of the
 // per-call scales, in scalar code: the portable conversion pass and the portable in-register form of the
-// input transform (the AVX2 and AVX-512 forms are their vector types' own). In an anonymous namespace, as the vector types are, so that a copy compiled with one ISA's flags is never
-// picked by the linker for another path.
+// input transform (the AVX2 and AVX-512 forms are their vector types' own). In an anonymous namespace, as the
+// vector types are, so that a copy compiled with one ISA's flags is never picked by the linker for another
+// path.
 #pragma once
 
 #include <algorithm>
@@ -38,15 +39,22 @@ inline int64_t int8_tally_result(const Int8TallyScalar& t, int* bad) {
   return t.saturated;
 }
 
-// m[l] = max(m[l], |x[l]|) over the finite x (magnitudes compare as their bit patterns): the largest
-// |V| per lane for the int8 per-call scales.
+// max(m, |x|) as bit patterns (magnitudes compare as their bit patterns), x left out when NaN or Inf: one
+// step of the int8 per-call scales' max |V| (AmaxFn, and the lanes below).
+inline uint32_t max_finite_magnitude(uint32_t m, float x) {
+  uint32_t a;
+  std::memcpy(&a, &x, 4);
+  a &= 0x7FFFFFFFu;
+  return a < 0x7F800000u && a > m ? a : m;
+}
+
+// m[l] = max(m[l], |x[l]|) over the finite x: the largest |V| per lane for the int8 per-call scales.
 inline void lane_amax16(float* m, const float* x) {
   for (int l = 0; l < 16; ++l) {
-    uint32_t a, b;
-    std::memcpy(&a, &x[l], 4);
+    uint32_t b;
     std::memcpy(&b, &m[l], 4);
-    a &= 0x7FFFFFFFu;
-    if (a < 0x7F800000u && a > b) std::memcpy(&m[l], &a, 4);
+    b = max_finite_magnitude(b, x[l]);
+    std::memcpy(&m[l], &b, 4);
   }
 }
 

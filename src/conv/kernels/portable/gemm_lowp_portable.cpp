@@ -175,11 +175,8 @@ int64_t int8_quantize(const float* src, uint8_t* dst, int64_t count, float inv, 
 }
 
 float amax(const float* v, int64_t count) {
-  uint32_t m = 0;  // magnitudes compare as their bit patterns
-  for (int64_t i = 0; i < count; ++i) {
-    const uint32_t a = f32_bits(v[i]) & 0x7FFFFFFFu;
-    m = a < 0x7F800000u && a > m ? a : m;
-  }
+  uint32_t m = 0;
+  for (int64_t i = 0; i < count; ++i) m = max_finite_magnitude(m, v[i]);
   return f32_from_bits(m);
 }
 

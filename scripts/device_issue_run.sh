@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# One run on a lent device machine for issues 5 and 6 (its host CPU has been the AMX Xeon so far): every
+# test program, the kernel each precision runs, issue 6's and issue 5's interleaved peer tables, and stage
+# profiles of the bf16 and int8 plans on the layer set. The binaries come from this machine:
+#
+#   scripts/device_bundle.sh                       # packs build/ into .dev/bundle.tar.xz (git-ignored)
+#   run(command="bash scripts/device_issue_run.sh 3", carry=[".dev"], timeout_s=560)
+#
+# The argument is the repetitions of each interleaved table (3 fit one call: session 19's run 4 took
+# about 7 minutes with the tests). Output under $OUT: tests.log, paths.log, lowp.log/.json (nova bf16 and
+# int8 against oneDNN's AMX bf16 direct, int8 Winograd and AMX int8 direct), fp32.log/.json (nova FP32
+# against oneDNN's FP32 direct and Winograd), profile.log (`nova bench conv --profile`, NCHW16c).
+# ncnn and PyTorch are not on the device (no PyPI there), so their columns stay on the development runs.
+set -u
+reps=${1:-3}
+. bench/results/2026-11-26-session16-amx/device_setup.sh
+export PYTHONUNBUFFERED=1
+lscpu | grep -E 'Model name|^CPU\(s\)|Flags' | cut -c1-300 > "$O/cpu.log"
+run_tests tests.log
+build/nova bench paths > "$O/paths.log" 2>&1
+timeout 240 python3 bench/peer_interleaved.py --build build --reps "$reps" --json "$O/lowp.json" > "$O/lowp.log" 2>&1
+tail -19 "$O/lowp.log"
+timeout 200 python3 bench/peer_interleaved.py --fp32 --build build --reps "$reps" --json "$O/fp32.json" \
+  > "$O/fp32.log" 2>&1
+tail -19 "$O/fp32.log"
+for l in 1,64,56,56,64 1,128,28,28,128 1,256,14,14,256 1,512,7,7,512 8,64,56,56,64 8,128,28,28,128 \
+         8,256,14,14,256 8,512,7,7,512 1,64,224,224,64; do
+  for v in "int8 --calibrate --input-type int8" "bf16 --io bf16" "fp32"; do
+    echo "### $l $v"
+    # shellcheck disable=SC2086  # $v holds several arguments
+    timeout 20 build/nova bench conv --shape "$l" --threads 2 --profile --layout nchw16c --dtype $v
+  done
+done > "$O/profile.log" 2>&1
+echo "device_issue_run: done; files in $O"

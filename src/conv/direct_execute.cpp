@@ -3,6 +3,7 @@
 // the epilogue (+bias, ReLU, scatter into NCHW, NHWC or NCHW16c).
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "plan_impl.hpp"
 
@@ -26,6 +27,79 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   const int64_t mr = g.mr;
   const bool nhwc = p.layout == Layout::kNHWC, blocked = p.layout == Layout::kNCHW16c;
   const int64_t Kb = ceil_div(K, kLanes);
+  // The epilogue: output channels [k_first, k_first + count) of output pixel q from vals[0, count), +bias,
+  // ReLU, into the output's layout (NCHW16c: with the padding lanes of the last block made zero once the
+  // run reaches K).
+  const auto store_pixel = [&](int64_t q, const float* vals, const float* bias, int64_t k_first,
+                               int64_t count) {
+    const int64_t img = q / (OH * OW), pix = q % (OH * OW);
+    if (nhwc) {
+      float* o = output + q * K + k_first;
+      for (int64_t k = 0; k < count; ++k) {
+        const float val = vals[k] + bias[k];
+        o[k] = p.relu && val < 0.0f ? 0.0f : val;
+      }
+    } else if (blocked) {
+      auto at = [&](int64_t c) -> float& {  // channel c of the pixel
+        return output[((img * Kb + c / kLanes) * OH * OW + pix) * kLanes + c % kLanes];
+      };
+      for (int64_t k = 0; k < count; ++k) {
+        const float val = vals[k] + bias[k];
+        at(k_first + k) = p.relu && val < 0.0f ? 0.0f : val;
+      }
+      if (k_first + count == K)
+        for (int64_t c = K; c < Kb * kLanes; ++c) at(c) = 0.0f;  // the padding lanes of the last block
+    } else {
+      float* o = output + (img * K + k_first) * OH * OW + pix;
+      for (int64_t k = 0; k < count; ++k) {
+        const float val = vals[k] + bias[k];
+        o[k * OH * OW] = p.relu && val < 0.0f ? 0.0f : val;
+      }
+    }
+  };
+  if (d.depthwise) {
+    // One input channel per group. Per output pixel, the taps inside the image are listed once; then the
+    // ISA's depthwise kernel sums them in (u, v) order, 16 channels per vector (with a channel multiplier
+    // Kg > 1, once per j over the groups, and the sums put in channel order), and the epilogue. The
+    // GEMM form ran each group as a 16-column GEMM with one useful column and an im2col per group and
+    // pixel block: 7.1-8.6 ms for 1x64x56x56 depthwise on AVX2, 2 threads.
+    const int64_t Kg = d.Kg, G = s.groups, taps = s.R * s.S;
+    const auto depthwise_block = [&](std::size_t task, int worker) {
+      const int64_t q0 = static_cast<int64_t>(task) * d.pixel_block,
+                    q1 = std::min(pixels, q0 + d.pixel_block);
+      float* acc = p.thread_scratch[static_cast<std::size_t>(worker)].data();
+      std::vector<const float*> xs(static_cast<std::size_t>(taps)), ws(xs.size()), wj(xs.size());
+      for (int64_t q = q0; q < q1; ++q) {
+        const int64_t img = q / (OH * OW), oy = q / OW % OH, ox = q % OW;
+        std::size_t inside = 0;
+        for (int64_t u = 0; u < s.R; ++u) {
+          const int64_t iy = oy * s.stride + u * s.dilation - s.pad_h;
+          if (iy < 0 || iy >= H) continue;
+          for (int64_t v = 0; v < s.S; ++v) {
+            const int64_t ix = ox * s.stride + v * s.dilation - s.pad_w;
+            if (ix < 0 || ix >= W) continue;
+            xs[inside] = src + ((img * H + iy) * W + ix) * C;
+            ws[inside++] = d.W.data() + (u * s.S + v) * K;  // its j = 0 run; j's at + j * G
+          }
+        }
+        if (Kg == 1) {
+          p.kernels->gemm.depthwise(xs.data(), ws.data(), inside, static_cast<std::size_t>(K), acc);
+        } else {  // a channel multiplier: the sums of each j over the groups, then in channel order
+          float* by_j = acc + K;
+          for (int64_t j = 0; j < Kg; ++j) {
+            for (std::size_t t = 0; t < inside; ++t) wj[t] = ws[t] + j * G;
+            p.kernels->gemm.depthwise(xs.data(), wj.data(), inside, static_cast<std::size_t>(G),
+                                      by_j + j * G);
+          }
+          for (int64_t grp = 0; grp < G; ++grp)
+            for (int64_t j = 0; j < Kg; ++j) acc[grp * Kg + j] = by_j[j * G + grp];
+        }
+        store_pixel(q, acc, d.bias.data(), 0, K);
+      }
+    };
+    p.pool->run(static_cast<std::size_t>(blocks), p.charged(Stage::kDirect, depthwise_block));
+    return;
+  }
   const auto pixel_block = [&](std::size_t task, int worker) {
     const int64_t grp = static_cast<int64_t>(task) % s.groups;
     const int64_t blk = static_cast<int64_t>(task) / s.groups;
@@ -59,40 +133,14 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
       const int64_t width = std::min(d.panel, d.Kgpad - k0);
       const int nv = static_cast<int>(width / kLanes);
       for_each_row_group(rows, mr, [&](int64_t i0, int64_t mrows) {
-        g.fn[mrows - 1][nv - 1](static_cast<std::size_t>(d.crs), a + i0 * d.crs, static_cast<std::size_t>(d.crs),
-                                wg + k0 * d.crs, static_cast<std::size_t>(width), mo + i0 * d.Kgpad + k0,
-                                static_cast<std::size_t>(d.Kgpad));
+        g.fn[mrows - 1][nv - 1](
+            static_cast<std::size_t>(d.crs), a + i0 * d.crs, static_cast<std::size_t>(d.crs), wg + k0 * d.crs,
+            static_cast<std::size_t>(width), mo + i0 * d.Kgpad + k0, static_cast<std::size_t>(d.Kgpad));
       });
     }
     // Epilogue
     const float* bias = d.bias.data() + grp * d.Kgpad;
-    for (int64_t q = q0; q < q1; ++q) {
-      const int64_t img = q / (OH * OW), pix = q % (OH * OW);
-      const float* mrow = mo + (q - q0) * d.Kgpad;
-      if (nhwc) {
-        float* o = output + q * K + grp * d.Kg;
-        for (int64_t k = 0; k < d.Kg; ++k) {
-          const float val = mrow[k] + bias[k];
-          o[k] = p.relu && val < 0.0f ? 0.0f : val;
-        }
-      } else if (blocked) {
-        auto at = [&](int64_t c) -> float& {  // channel c of the pixel
-          return output[((img * Kb + c / kLanes) * OH * OW + pix) * kLanes + c % kLanes];
-        };
-        for (int64_t k = 0; k < d.Kg; ++k) {
-          const float val = mrow[k] + bias[k];
-          at(grp * d.Kg + k) = p.relu && val < 0.0f ? 0.0f : val;
-        }
-        if (grp == s.groups - 1)
-          for (int64_t c = K; c < Kb * kLanes; ++c) at(c) = 0.0f;  // the padding lanes of the last block
-      } else {
-        float* o = output + (img * K + grp * d.Kg) * OH * OW + pix;
-        for (int64_t k = 0; k < d.Kg; ++k) {
-          const float val = mrow[k] + bias[k];
-          o[k * OH * OW] = p.relu && val < 0.0f ? 0.0f : val;
-        }
-      }
-    }
+    for (int64_t q = q0; q < q1; ++q) store_pixel(q, mo + (q - q0) * d.Kgpad, bias, grp * d.Kg, d.Kg);
   };
   p.pool->run(static_cast<std::size_t>(blocks * s.groups), p.charged(Stage::kDirect, pixel_block));
 }

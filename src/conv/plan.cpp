@@ -357,6 +357,8 @@ std::string Plan::describe() const {
               ? ", int8 codes read in place at the plan's input scale (else quantized in a copy)"
               : "");
   }
+  if (impl_->direct && impl_->direct->depthwise)
+    d += " (depthwise: one input channel per group, taps summed per pixel, no GEMM)";
   d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) +
        " thread(s), " + to_string(impl_->layout) + io + "; " + reason();
   return d;

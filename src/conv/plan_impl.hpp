@@ -160,6 +160,9 @@ struct DirectPlan {
   int64_t Cg = 0, Kg = 0, Kgpad = 0, crs = 0;  // per group; crs ordered (u, v, c)
   int64_t panel = 0;
   int64_t pixel_block = 0;
+  // One input channel per group (depthwise, any channel multiplier Kg): no im2col and no GEMM, each
+  // output channel a sum over the taps (direct_execute.cpp); W is then [tap (u, v)][K], bias [K].
+  bool depthwise = false;
   AlignedBuffer W;     // [group][panels of crs x width]
   AlignedBuffer bias;  // [group][Kgpad]
 };

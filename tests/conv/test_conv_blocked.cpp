@@ -208,7 +208,9 @@ TEST(BlockedLayout, DirectPathAndTypedTensors) {
   const ConvShape strided{2, 19, 17, 15, 23, 3, 3, 1, 1, 2};  // stride 2: the direct path
   ConvShape grouped{1, 32, 11, 13, 24, 3, 3, 1, 1};
   grouped.groups = 4;
-  for (const ConvShape& s : {strided, grouped}) {
+  ConvShape depthwise{1, 20, 9, 11, 40, 3, 3, 1, 1};  // one input channel per group, two outputs each
+  depthwise.groups = 20;
+  for (const ConvShape& s : {strided, grouped, depthwise}) {
     const testing::Problem p = testing::random_problem(s, 5);
     PlanOptions o;
     o.threads = 2;

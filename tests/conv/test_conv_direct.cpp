@@ -27,6 +27,11 @@ TEST(DirectFallback, UnsupportedShapesRunDirectAndSayWhy) {
       {"dilation2", make(1, 5, 13, 11, 6, 3, 3, 2, 1, 2, 1), "dilation"},
       {"groups3", make(2, 9, 11, 9, 12, 3, 3, 1, 1, 1, 3), "groups"},
       {"depthwise", make(1, 8, 9, 9, 8, 3, 3, 1, 1, 1, 8), "groups"},
+      // The depthwise kernel's 16-channel vectors and its tail (37 = 2 x 16 + 5), a channel multiplier
+      // (Kg = 3), 5x5 taps with stride and dilation, and taps cut by the image's edges (padding 3).
+      {"depthwise37", make(2, 37, 12, 10, 37, 3, 3, 1, 1, 1, 37), "groups"},
+      {"depthwise_x3", make(1, 18, 11, 13, 54, 3, 3, 1, 1, 1, 18), "groups"},
+      {"depthwise5_s2_d2", make(1, 21, 19, 17, 21, 5, 5, 3, 2, 2, 21), "stride"},
       {"nonsquare", make(1, 5, 10, 9, 7, 3, 5, 2, 1, 1, 1), "non-square"},
       {"onebyone", make(3, 21, 7, 5, 19, 1, 1, 0, 1, 1, 1), "1x1"},
       {"stride3_5x5", make(1, 4, 17, 19, 5, 5, 5, 2, 3, 1, 1), "stride"},
@@ -44,6 +49,8 @@ TEST(DirectFallback, UnsupportedShapesRunDirectAndSayWhy) {
         const std::vector<float> got = testing::run(p, o, &plan);
         EXPECT_EQ(plan->algorithm(), Algorithm::kDirect) << c.name;
         EXPECT_NE(plan->reason().find(c.reason_mentions), std::string::npos) << c.name << ": " << plan->reason();
+        EXPECT_EQ(plan->describe().find("depthwise") != std::string::npos, c.shape.groups == c.shape.C)
+            << c.name << ": " << plan->describe();
         EXPECT_LT(testing::rel_l2(got, testing::reference(p, layout, o.relu)), 1e-6) << c.name << " " << to_string(isa);
       }
     }

@@ -12,6 +12,7 @@
 #include <cstddef>
 
 #include "assume_kc.hpp"
+#include "depthwise_template.hpp"
 #include "kernel_table.hpp"
 
 namespace nova::conv::kernels_impl {
@@ -56,6 +57,7 @@ GemmTable make_gemm_table() {
   t.mr = MR;
   t.nv = NV;
   fill_gemm_table<V, MR, NV>(t);
+  t.depthwise = &depthwise_pixel<V>;
   return t;
 }
 

@@ -78,10 +78,16 @@ struct GenericCoeffs {
   int at_nnz[kMaxGenericN] = {};
 };
 
+// One output pixel of a depthwise convolution (kernels/depthwise_template.hpp): out[k] = sum over the
+// taps t of x[t][k] * w[t][k], k in [0, channels).
+using DepthwiseFn = void (*)(const float* const* x, const float* const* w, std::size_t taps,
+                             std::size_t channels, float* out);
+
 struct GemmTable {
-  int mr = 0;                      // largest rows
-  int nv = 0;                      // widest panel, in 16-float vectors
-  GemmFn fn[kMaxMR][kMaxNV] = {};  // fn[rows-1][vectors-1]
+  int mr = 0;                       // largest rows
+  int nv = 0;                       // widest panel, in 16-float vectors
+  GemmFn fn[kMaxMR][kMaxNV] = {};   // fn[rows-1][vectors-1]
+  DepthwiseFn depthwise = nullptr;  // the direct path's depthwise form (one input channel per group)
 };
 
 // The input transforms' bf16-bits stores by vcvtneps2bf16 (kernels/avx512bf16/, AVX512-BF16 CPUs):

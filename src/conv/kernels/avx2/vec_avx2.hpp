@@ -3,6 +3,7 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "bf16_round_avx2.hpp"
@@ -129,6 +130,13 @@ struct VecAvx2 {
   }
   static VecAvx2 zero() {
     return {_mm256_setzero_ps(), _mm256_setzero_ps()};
+  }
+  // The first n (0..16) floats at p, zeros past them; nothing past them is read (vmaskmovps loads).
+  static VecAvx2 load_partial(const float* p, std::size_t n) {
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const int k = static_cast<int>(n);
+    return {_mm256_maskload_ps(p, _mm256_cmpgt_epi32(_mm256_set1_epi32(k), lane)),
+            _mm256_maskload_ps(p + 8, _mm256_cmpgt_epi32(_mm256_set1_epi32(k - 8), lane))};
   }
   static VecAvx2 load(const float* p) {
     return {_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8)};

@@ -3,6 +3,7 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "bf16_round_avx512.hpp"
@@ -13,6 +14,10 @@ struct VecAvx512 {
   __m512 v;
   static VecAvx512 zero() { return {_mm512_setzero_ps()}; }
   static VecAvx512 load(const float* p) { return {_mm512_loadu_ps(p)}; }
+  // The first n (0..16) floats at p, zeros past them; nothing past them is read (a masked load).
+  static VecAvx512 load_partial(const float* p, std::size_t n) {
+    return {_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p)};
+  }
   static void store(float* p, VecAvx512 x) { _mm512_storeu_ps(p, x.v); }
   // As fp16 bits, round to nearest even (vcvtps2ph; masked form: see relu).
   static void store_fp16(uint16_t* p, VecAvx512 x) {

@@ -2,6 +2,8 @@
 // auto-vectorizer. Include only from kernels/portable/ files.
 #pragma once
 
+#include <cstddef>
+
 #include "../int8_code_scalar.hpp"
 
 namespace {
@@ -14,6 +16,12 @@ struct VecPortable {
   static int64_t int8_result(const Int8Tally& t, int* bad) { return int8_tally_result(t, bad); }
   static void amax_into(float* m, const VecPortable& x) { lane_amax16(m, x.v); }
   static VecPortable zero() { return VecPortable{}; }
+  // The first n (0..16) floats at p, zeros past them; nothing past them is read.
+  static VecPortable load_partial(const float* p, std::size_t n) {
+    VecPortable r{};
+    for (std::size_t i = 0; i < n; ++i) r.v[i] = p[i];
+    return r;
+  }
   static VecPortable load(const float* p) {
     VecPortable r;
     for (int i = 0; i < 16; ++i) r.v[i] = p[i];

@@ -39,16 +39,20 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
         const float val = vals[k] + bias[k];
         o[k] = p.relu && val < 0.0f ? 0.0f : val;
       }
-    } else if (blocked) {
-      auto at = [&](int64_t c) -> float& {  // channel c of the pixel
-        return output[((img * Kb + c / kLanes) * OH * OW + pix) * kLanes + c % kLanes];
-      };
-      for (int64_t k = 0; k < count; ++k) {
-        const float val = vals[k] + bias[k];
-        at(k_first + k) = p.relu && val < 0.0f ? 0.0f : val;
+    } else if (blocked) {  // runs of a channel block's lanes, contiguous
+      for (int64_t k = 0; k < count;) {
+        const int64_t c = k_first + k, lane = c % kLanes, run = std::min(kLanes - lane, count - k);
+        float* o = output + ((img * Kb + c / kLanes) * OH * OW + pix) * kLanes + lane;
+        for (int64_t i = 0; i < run; ++i) {
+          const float val = vals[k + i] + bias[k + i];
+          o[i] = p.relu && val < 0.0f ? 0.0f : val;
+        }
+        k += run;
       }
-      if (k_first + count == K)
-        for (int64_t c = K; c < Kb * kLanes; ++c) at(c) = 0.0f;  // the padding lanes of the last block
+      if (k_first + count == K && K % kLanes != 0) {  // the padding lanes of the last block
+        float* o = output + ((img * Kb + Kb - 1) * OH * OW + pix) * kLanes;
+        std::fill(o + K % kLanes, o + kLanes, 0.0f);
+      }
     } else {
       float* o = output + (img * K + k_first) * OH * OW + pix;
       for (int64_t k = 0; k < count; ++k) {

@@ -72,7 +72,11 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
       const int64_t q0 = static_cast<int64_t>(task) * d.pixel_block,
                     q1 = std::min(pixels, q0 + d.pixel_block);
       float* acc = p.thread_scratch[static_cast<std::size_t>(worker)].data();
-      std::vector<const float*> xs(static_cast<std::size_t>(taps)), ws(xs.size()), wj(xs.size());
+      // The taps' input pixels and weight runs (and one j's runs), kept per thread across calls.
+      thread_local std::vector<const float*> xs, ws, wj;
+      xs.resize(static_cast<std::size_t>(taps));
+      ws.resize(xs.size());
+      wj.resize(xs.size());
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t img = q / (OH * OW), oy = q / OW % OH, ox = q % OW;
         std::size_t inside = 0;

@@ -76,7 +76,7 @@ std::size_t input_stage_floats(const WinogradPlan& w) {
 namespace {
 
 // The channel blocks [lo, hi) a task transforms: all of them in the fused order; a share of them where
-// the phased order has too few tiles to give every thread work (PhasedTasks below).
+// the phased order has too few tiles to give every thread work (TransformTasks below).
 struct BlockRange {
   int64_t lo, hi;
 };
@@ -339,30 +339,36 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   }
 }
 
-// The phased order's transform tasks: chunks of kPhasedChunk tiles, each split into groups of channel
-// blocks when there are too few chunks for every thread to take several (kPhasedTasksPerThread). A
-// batch-1 layer of deep channels has few tiles: 1x256x14x14 at F(7,3) has 4, one chunk, so one thread
-// transformed every tile while the other waited at each stage's end (16-21 % of thread time idle on AVX2).
-// Channel blocks are independent lanes of the transforms, so any grouping gives the same bits.
+// Transform tasks: chunks of tiles, each over a group of channel blocks. The fused order's blocks are
+// chunks of w.block tiles over every block (one group). The phased order takes chunks of kPhasedChunk
+// tiles, split into groups of channel blocks when there are too few chunks for every thread to take
+// several (kPhasedTasksPerThread). A batch-1 layer of deep channels has few tiles: 1x256x14x14 at F(7,3)
+// has 4, one chunk, so one thread transformed every tile while the other waited at each stage's end
+// (16-21 % of thread time idle on AVX2). Channel blocks are independent lanes of the transforms, so any
+// grouping gives the same bits.
 constexpr int64_t kPhasedChunk = 4;
 constexpr int64_t kPhasedTasksPerThread = 4;
 
-struct PhasedTasks {
-  int64_t tiles, chunks, groups, per_group, blocks;
-  std::size_t count() const { return static_cast<std::size_t>(chunks * groups); }
-  int64_t t0(std::size_t task) const { return static_cast<int64_t>(task) / groups * kPhasedChunk; }
-  int64_t t1(std::size_t task) const { return std::min(tiles, t0(task) + kPhasedChunk); }
+struct TransformTasks {
+  int64_t tiles, chunk, groups, per_group, blocks;
+  std::size_t count() const { return static_cast<std::size_t>(ceil_div(tiles, chunk) * groups); }
+  int64_t t0(std::size_t task) const { return static_cast<int64_t>(task) / groups * chunk; }
+  int64_t t1(std::size_t task) const { return std::min(tiles, t0(task) + chunk); }
   BlockRange range(std::size_t task) const {
     const int64_t lo = static_cast<int64_t>(task) % groups * per_group;
     return {lo, std::min(blocks, lo + per_group)};
   }
 };
 
-PhasedTasks phased_tasks(int64_t tiles, int64_t blocks, int threads) {
+TransformTasks block_tasks(int64_t tiles, int64_t block, int64_t blocks) {
+  return {tiles, block, 1, blocks, blocks};
+}
+
+TransformTasks phased_tasks(int64_t tiles, int64_t blocks, int threads) {
   const int64_t chunks = ceil_div(tiles, kPhasedChunk);
   const int64_t wanted = std::clamp<int64_t>(ceil_div(kPhasedTasksPerThread * threads, chunks), 1, blocks);
   const int64_t per_group = ceil_div(blocks, wanted);
-  return {tiles, chunks, ceil_div(blocks, per_group), per_group, blocks};
+  return {tiles, kPhasedChunk, ceil_div(blocks, per_group), per_group, blocks};
 }
 
 }  // namespace
@@ -386,21 +392,18 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
       pack_blocked_input(p, element_at(input, format.type, img0 * input_elements_per_image(p)), format,
                          images, xb, w.Cb, w.Hp, w.Wp);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
-    // The fused plan's blocks, or the phased order's tasks over the group's tiles.
-    const PhasedTasks phased = phased_tasks(last - first, w.Cb, p.threads);
+    // The fused plan's blocks, or the phased order's tasks, over the group's tiles.
+    const TransformTasks tasks =
+        w.phased ? phased_tasks(last - first, w.Cb, p.threads) : block_tasks(last - first, w.block, w.Cb);
     const auto amax_tiles = [&](std::size_t task, int worker) {
       float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
-      const int64_t t0 = first + (w.phased ? phased.t0(task) : static_cast<int64_t>(task) * w.block);
-      const int64_t t1 = w.phased ? first + phased.t1(task) : std::min(last, t0 + w.block);
-      const BlockRange blocks = w.phased ? phased.range(task) : BlockRange{0, w.Cb};
       const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, format, worker);
-      for_each_input_tile(p, w, from, t0, t1, blocks,
+      for_each_input_tile(p, w, from, first + tasks.t0(task), first + tasks.t1(task), tasks.range(task),
                           [&](int64_t, const float* src, auto sy, auto sx, auto scb, int, int cbs) {
                             w.fns.input_amax(&w.coeffs, src, sy, sx, scb, cbs, lane_max);
                           });
     };
-    p.pool->run(w.phased ? phased.count() : static_cast<std::size_t>(ceil_div(last - first, w.block)),
-                p.charged(Stage::kScales, amax_tiles));
+    p.pool->run(tasks.count(), p.charged(Stage::kScales, amax_tiles));
   }
   for (const auto& m : p.thread_amax)
     for (int64_t a = 0; a < nn; ++a)
@@ -490,9 +493,9 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     float* v = p.shared_v.data();
     float* mo = p.shared_m.data();
     float* vl = w.v_in_place() ? v : p.shared_lowp.data();
-    // Input and output transforms by chunks of tiles and groups of channel blocks (PhasedTasks).
-    const PhasedTasks in_tasks = phased_tasks(w.tiles, w.Cb, p.threads);
-    const PhasedTasks out_tasks = phased_tasks(w.tiles, w.Kb, p.threads);
+    // Input and output transforms by chunks of tiles and groups of channel blocks (TransformTasks).
+    const TransformTasks in_tasks = phased_tasks(w.tiles, w.Cb, p.threads);
+    const TransformTasks out_tasks = phased_tasks(w.tiles, w.Kb, p.threads);
     if (int16_direct || int8_direct) std::fill_n(p.shared_flags.data(), w.tiles, uint8_t{0});
     const auto transform_chunk = [&](std::size_t task, int worker) {
       const int64_t t0 = in_tasks.t0(task), t1 = in_tasks.t1(task);
@@ -551,7 +554,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       const auto wk = static_cast<std::size_t>(worker);
       if (marks_tiles) {  // each task poisons its own columns; the first group counts the tiles
         const int64_t poisoned = lowp_poison(p, t1 - t0, p.shared_flags.data() + t0, mo + t0 * w.Kpad, pos_m,
-                                             kbs.lo * kLanes, kbs.hi == w.Kb ? w.Kpad : kbs.hi * kLanes);
+                                             kbs.lo * kLanes, kbs.hi * kLanes);  // Kpad is Kb * 16
         if (kbs.lo == 0) p.thread_nonfinite[wk] += poisoned;
       }
       output_stage(p, w, t0, t1, kbs, mo + t0 * w.Kpad, pos_m, p.thread_scratch[wk].data(), output,
@@ -596,13 +599,12 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       // FP32 V, no conversion pass), otherwise converted from the FP32 V.
       float* vl = w.v_in_place() ? v : p.thread_lowp[wk].data();
       uint8_t* flags = p.thread_flags[wk].data();
+      if (int16_direct || int8_direct) std::fill_n(flags, t1 - t0, uint8_t{0});  // the transforms OR in
       if (words_fn) {
         input_stage_words(p, w, words_fn, from, t0, t1, all_in, reinterpret_cast<uint16_t*>(vl), pos_v);
       } else if (int16_direct) {
-        std::fill_n(flags, t1 - t0, uint8_t{0});
         input_stage_int16(p, w, from, t0, t1, all_in, reinterpret_cast<int16_t*>(vl), pos_v, flags);
       } else if (int8_direct) {
-        std::fill_n(flags, t1 - t0, uint8_t{0});
         p.thread_saturated[wk] += input_stage_int8(p, w, from, t0, t1, all_in, reinterpret_cast<uint8_t*>(vl),
                                                    pos_v, v_inv.data(), flags);
       } else {  // FP32 V, or bf16-rounded in place (vl is v)

@@ -144,6 +144,7 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         break;
       default:
         w.int8_gemm = int8_gemm_avx2();
+        w.int8_panels_gemm = int8_panels_gemm_avx2();
         p.gemm_path_detail = "int8 GEMM: avx2 (vpmaddwd on int16-widened operands, exact int32 sums)";
         break;
     }
@@ -472,6 +473,15 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
   for (int64_t a = a0; a < a1; ++a) {
     float* ma = mo + static_cast<std::size_t>(a) * pos_m;
     const std::size_t ub = static_cast<std::size_t>(a * Cpad * Kpad);
+    if (w.precision == Precision::kInt8 && w.int8_panels_gemm != nullptr) {
+      const int64_t k0 = q0 * w.panel, k1 = std::min(q1 * w.panel, Kpad);
+      w.int8_panels_gemm(
+          rows, k1 - k0, w.panel, kc, reinterpret_cast<const uint8_t*>(vl) + a * pos_v, kc,
+          reinterpret_cast<const int8_t*>(w.U_lowp.data()) + ub + static_cast<std::size_t>(k0 * Cpad),
+          w.u_comp.data() + a * Kpad + k0, p.v_scale[static_cast<std::size_t>(a)],
+          w.u_scale.data() + a * Kpad + k0, ma + k0, static_cast<std::size_t>(Kpad));
+      continue;
+    }
     for (int64_t q = q0; q < q1; ++q) {
       const int64_t k0 = q * w.panel;
       const int64_t width = std::min(w.panel, Kpad - k0);

@@ -129,6 +129,9 @@ struct WinogradPlan {
   Fp16FmaGemmFn fp16_fma_gemm = nullptr;
   bool fp16_fma = false;  // kFp16 with fp16 arithmetic: V as fp16 bits, fp16_fma_gemm
   Int8GemmFn int8_gemm = nullptr;
+  // Set where the int8 kernel converts V's rows itself (avx2): lowp_gemm_stage then hands it a position's
+  // panels in one call, and the phased GEMM tasks cover runs of panels (int8_panel_groups).
+  Int8PanelsGemmFn int8_panels_gemm = nullptr;
   // Called around each thread's run of GEMM calls (lowp_gemm_stage) when the GEMMs need it: the AMX
   // kernels' tile session (kernels/lowp_kernels.hpp). Null: nothing to do.
   void (*gemm_session_begin)() = nullptr;

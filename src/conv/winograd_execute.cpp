@@ -540,14 +540,21 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)),
                   p.charged(Stage::kConvert, convert_chunk));
     }
+    // A task per position and panel; where the int8 kernel converts V's rows itself, per position and run
+    // of panels, as few runs as keep kPhasedTasksPerThread tasks per thread (each run converts V again).
+    const int64_t groups =
+        lowp && w.int8_panels_gemm != nullptr
+            ? std::clamp<int64_t>(ceil_div(kPhasedTasksPerThread * p.threads, nn), 1, panels)
+            : panels;
     const auto gemm_task = [&](std::size_t task, int) {
-      const int64_t a = static_cast<int64_t>(task) / panels, q = static_cast<int64_t>(task) % panels;
+      const int64_t a = static_cast<int64_t>(task) / groups, g = static_cast<int64_t>(task) % groups;
+      const int64_t q0 = g * panels / groups, q1 = (g + 1) * panels / groups;
       if (lowp)
-        lowp_gemm_stage(p, w.tiles, a, a + 1, q, q + 1, vl, pos_v, mo, pos_m);
+        lowp_gemm_stage(p, w.tiles, a, a + 1, q0, q1, vl, pos_v, mo, pos_m);
       else
-        gemm_stage(p, w, w.tiles, a, a + 1, q, q + 1, v, pos_v, mo, pos_m);
+        gemm_stage(p, w, w.tiles, a, a + 1, q0, q1, v, pos_v, mo, pos_m);
     };
-    p.pool->run(static_cast<std::size_t>(nn * panels), p.charged(Stage::kGemm, gemm_task));
+    p.pool->run(static_cast<std::size_t>(nn * groups), p.charged(Stage::kGemm, gemm_task));
     const auto output_chunk = [&](std::size_t task, int worker) {
       const int64_t t0 = out_tasks.t0(task), t1 = out_tasks.t1(task);
       const BlockRange kbs = out_tasks.range(task);

@@ -114,6 +114,44 @@ TEST(LowpAvx2, Int8GemmEqualsThePortableOneAndDoesNotSaturate) {
         }
 }
 
+// The panels form (one call for a position's run of panels, V's rows widened once) against the portable
+// kernel called panel by panel with the scales its callers form: panels of 16 to 64 columns, a last panel
+// narrower than the others, and rows in one and in two of the kernel's runs.
+TEST(LowpAvx2, Int8PanelsGemmEqualsThePortableOnePanelByPanel) {
+  if (!avx2()) GTEST_SKIP() << "no avx2 path on this CPU";
+  std::mt19937 rng(33);
+  for (const std::size_t kc : {std::size_t{48}, std::size_t{144}})
+    for (const int64_t panel : {int64_t{16}, int64_t{32}, int64_t{64}})
+      for (const int64_t width : {panel, 3 * panel, 2 * panel + 16})
+        for (const int64_t rows : {int64_t{5}, int64_t{67}}) {
+          const std::size_t lda = kc + 8, ldc = static_cast<std::size_t>(width) + 5;
+          std::vector<uint8_t> a(static_cast<std::size_t>(rows) * lda);
+          for (auto& v : a) v = static_cast<uint8_t>(rng() & 0xFFu);
+          std::vector<int8_t> b(kc * static_cast<std::size_t>(width));
+          for (auto& v : b) v = static_cast<int8_t>(static_cast<int>(rng() % 255u) - 127);
+          std::vector<int32_t> comp(static_cast<std::size_t>(width));
+          std::vector<float> u_scale(static_cast<std::size_t>(width));
+          for (std::size_t j = 0; j < u_scale.size(); ++j) {
+            comp[j] = static_cast<int32_t>(rng() % 20001u) - 10000;
+            u_scale[j] = std::uniform_real_distribution<float>(1e-3f, 1e-2f)(rng);
+          }
+          const float v_scale = 0.0173f;
+          std::vector<float> got(static_cast<std::size_t>(rows) * ldc, -1.0f), want(got);
+          int8_panels_gemm_avx2()(rows, width, panel, kc, a.data(), lda, b.data(), comp.data(), v_scale,
+                                  u_scale.data(), got.data(), ldc);
+          for (int64_t k0 = 0; k0 < width; k0 += panel) {
+            const int64_t cols = std::min(panel, width - k0);
+            std::vector<float> scale(static_cast<std::size_t>(cols));
+            for (int64_t j = 0; j < cols; ++j) scale[static_cast<std::size_t>(j)] = v_scale * u_scale[k0 + j];
+            int8_gemm_portable()(rows, static_cast<int>(cols / 16), kc, a.data(), lda,
+                                 b.data() + static_cast<std::size_t>(k0) * kc, comp.data() + k0, scale.data(),
+                                 want.data() + k0, ldc);
+          }
+          EXPECT_TRUE(same_bits(got, want))
+              << "kc " << kc << " panel " << panel << " width " << width << " rows " << rows;
+        }
+}
+
 // The int8-spatial GEMM: exact int32 sums per run of `chunk` channels, converted and added in the
 // portable kernel's order; runs that end mid-panel, one run, and operands at int16's extremes.
 TEST(LowpAvx2, Int16GemmEqualsThePortableOne) {

@@ -38,6 +38,13 @@ using Fp16FmaGemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint1
 using Int8GemmFn = void (*)(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda,
                             const int8_t* b, const int32_t* comp, const float* scale, float* c,
                             std::size_t ldc);
+// Int8GemmFn over the consecutive panels of columns [0, width) of one position, for a kernel that converts
+// V's rows before its products (AVX2: u8 codes to int16) and would convert them again for every panel.
+// Panel p (columns [p * panel, ...)) starts at b + p * panel * kc; column j's scale is v_scale * u_scale[j],
+// formed as the callers of Int8GemmFn form theirs.
+using Int8PanelsGemmFn = void (*)(int64_t rows, int64_t width, int64_t panel, std::size_t kc,
+                                  const uint8_t* a, std::size_t lda, const int8_t* b, const int32_t* comp,
+                                  float v_scale, const float* u_scale, float* c, std::size_t ldc);
 
 // Conversions of V to the GEMM operand (count values; the same bits on every path):
 //   bf16: dst = bf16_bits_rne(src)
@@ -84,6 +91,7 @@ Fp16FmaGemmFn fp16_fma_gemm_avx512fp16();
 WidenedGemmFn bf16_fma_gemm_avx2();
 WidenedGemmFn fp16_gemm_avx2();
 Int8GemmFn int8_gemm_avx2();
+Int8PanelsGemmFn int8_panels_gemm_avx2();
 RoundFn bf16_round_avx2();
 RoundFn fp16_round_avx2();
 Int8QuantizeFn int8_quantize_avx2();

@@ -24,6 +24,7 @@
 #include "../assume_kc.hpp"
 #include "../int16_kernels.hpp"
 #include "../int8_code_scalar.hpp"
+#include "../kernel_table.hpp"
 #include "../lowp_blocks.hpp"
 #include "../lowp_kernels.hpp"
 #include "bf16_round_avx2.hpp"
@@ -234,15 +235,26 @@ void widen_codes(const uint8_t* src, int16_t* dst, std::size_t count) {
                         _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
 }
 
-void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
-               const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
-  kernels_impl::assume_reduction_at_least<16>(kc);
+// One panel's groups of MR rows x 8 columns over V rows already widened (kc int16 per row).
+void int8_panel(int64_t rows, int nv, std::size_t kc, const int16_t* a16, const int8_t* b,
+                const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
   const auto quad_stride = static_cast<std::size_t>(64 * nv);  // 4 channels x 16*nv columns
-  // V's rows widened per thread in runs of kRun, each run read by every column group; U's panel is
-  // sign-extended as it is loaded (two vpmovsxbw per quad and 6-row pass). Widening the panel into a
-  // copy per call instead cost 10-17 % of the GEMM (a call per position and block, 64 KB of int16 at 512
-  // channels). Widening each 6-row pass's V rows just before its groups read them ran 3-4 % slower than
-  // runs; widening all of a phased call's rows at once kept up to rows x kc x 2 bytes per thread.
+  lowp_blocks::for_each_block(rows, nv, [&]<int R, int>(int64_t i) {
+    for (int h = 0; h < 2 * nv; ++h)
+      int8_group<R>(kc, a16 + static_cast<std::size_t>(i) * kc, kc, b + 32 * h, quad_stride, comp + 8 * h,
+                    scale + 8 * h, c + i * ldc + 8 * h, ldc);
+  });
+}
+
+// V's rows widened per thread in runs of kRun, each run then read by every column group of the panels
+// that body(r0, run, a16) multiplies. U's panels are sign-extended as they are loaded (two vpmovsxbw per
+// quad and 6-row pass). Widening the panel into a copy per call instead cost 10-17 % of the GEMM (a call
+// per position and block, 64 KB of int16 at 512 channels). Widening each 6-row pass's V rows just before
+// its groups read them ran 3-4 % slower than runs; widening all of a phased call's rows at once kept up
+// to rows x kc x 2 bytes per thread.
+template <class Body>
+void for_each_widened_run(int64_t rows, std::size_t kc, const uint8_t* a, std::size_t lda, Body&& body) {
+  kernels_impl::assume_reduction_at_least<16>(kc);
   constexpr int64_t kRun = 10 * kRows;
   thread_local std::vector<int16_t> a16;
   if (a16.size() < kRun * kc) a16.resize(kRun * kc);
@@ -251,12 +263,32 @@ void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size
     for (int64_t r = 0; r < run; ++r)
       widen_codes(a + static_cast<std::size_t>(r0 + r) * lda, a16.data() + static_cast<std::size_t>(r) * kc,
                   kc);
-    lowp_blocks::for_each_block(run, nv, [&]<int R, int>(int64_t i) {
-      for (int h = 0; h < 2 * nv; ++h)
-        int8_group<R>(kc, a16.data() + static_cast<std::size_t>(i) * kc, kc, b + 32 * h, quad_stride,
-                      comp + 8 * h, scale + 8 * h, c + (r0 + i) * ldc + 8 * h, ldc);
-    });
+    body(r0, run, a16.data());
   }
+}
+
+void int8_gemm(int64_t rows, int nv, std::size_t kc, const uint8_t* a, std::size_t lda, const int8_t* b,
+               const int32_t* comp, const float* scale, float* c, std::size_t ldc) {
+  for_each_widened_run(rows, kc, a, lda, [&](int64_t r0, int64_t run, const int16_t* a16) {
+    int8_panel(run, nv, kc, a16, b, comp, scale, c + r0 * ldc, ldc);
+  });
+}
+
+// Int8PanelsGemmFn: a run of V rows is widened once for all the panels, not once per panel: with the
+// 16-column panels of the AVX2 path the widening had cost about a tenth of an int8 execute (perf: the
+// widening loop's stores 10 % of 1x128x28x28's samples, against 53 % in the products).
+void int8_panels_gemm(int64_t rows, int64_t width, int64_t panel, std::size_t kc, const uint8_t* a,
+                      std::size_t lda, const int8_t* b, const int32_t* comp, float v_scale,
+                      const float* u_scale, float* c, std::size_t ldc) {
+  for_each_widened_run(rows, kc, a, lda, [&](int64_t r0, int64_t run, const int16_t* a16) {
+    for (int64_t k0 = 0; k0 < width; k0 += panel) {
+      const int64_t cols = std::min(panel, width - k0);
+      float scale[kMaxNV * kLanes];
+      for (int64_t j = 0; j < cols; ++j) scale[j] = v_scale * u_scale[k0 + j];  // as lowp_gemm_stage forms it
+      int8_panel(run, static_cast<int>(cols / kLanes), kc, a16, b + static_cast<std::size_t>(k0) * kc,
+                 comp + k0, scale, c + r0 * ldc + k0, ldc);
+    }
+  });
 }
 
 // round_fp16 on 8 floats at a time: vcvtps2ph (round to nearest even, subnormals, overflow to inf, NaN
@@ -433,6 +465,9 @@ WidenedGemmFn fp16_gemm_avx2() {
 }
 Int8GemmFn int8_gemm_avx2() {
   return &int8_gemm;
+}
+Int8PanelsGemmFn int8_panels_gemm_avx2() {
+  return &int8_panels_gemm;
 }
 RoundFn bf16_round_avx2() {
   return &round_bf16_8;

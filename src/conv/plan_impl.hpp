@@ -166,6 +166,10 @@ struct DirectPlan {
   // One input channel per group (depthwise, any channel multiplier Kg): no im2col and no GEMM, each
   // output channel a sum over the taps (direct_execute.cpp); W is then [tap (u, v)][K], bias [K].
   bool depthwise = false;
+  // NCHW tensors with small filters (nchw_rows): C^T = W . im2col^T, a group's output channels as GEMM rows
+  // against panels of `panel` output pixels of one image packed straight from the NCHW input, stored as
+  // runs of pixels of one output channel; W is then [group][Kg rows of crs] (direct_execute.cpp).
+  bool nchw_rows = false;
   AlignedBuffer W;     // [group][panels of crs x width]
   AlignedBuffer bias;  // [group][Kgpad]
 };

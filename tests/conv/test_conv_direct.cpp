@@ -48,10 +48,12 @@ TEST(DirectFallback, UnsupportedShapesRunDirectAndSayWhy) {
         std::optional<Plan> plan;
         const std::vector<float> got = testing::run(p, o, &plan);
         EXPECT_EQ(plan->algorithm(), Algorithm::kDirect) << c.name;
-        EXPECT_NE(plan->reason().find(c.reason_mentions), std::string::npos) << c.name << ": " << plan->reason();
+        EXPECT_NE(plan->reason().find(c.reason_mentions), std::string::npos)
+            << c.name << ": " << plan->reason();
         EXPECT_EQ(plan->describe().find("depthwise") != std::string::npos, c.shape.groups == c.shape.C)
             << c.name << ": " << plan->describe();
-        EXPECT_LT(testing::rel_l2(got, testing::reference(p, layout, o.relu)), 1e-6) << c.name << " " << to_string(isa);
+        EXPECT_LT(testing::rel_l2(got, testing::reference(p, layout, o.relu)), 1e-6)
+            << c.name << " " << to_string(isa);
       }
     }
   }
@@ -61,8 +63,8 @@ TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 6; ++trial) {
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-    const ConvShape s = make(pick(1, 3), pick(1, 37), 2 * pick(2, 8) + 1, 2 * pick(2, 8) + 1, pick(1, 37), 3, 3,
-                             pick(0, 2), 1, 1, 1);
+    const ConvShape s = make(pick(1, 3), pick(1, 37), 2 * pick(2, 8) + 1, 2 * pick(2, 8) + 1, pick(1, 37), 3,
+                             3, pick(0, 2), 1, 1, 1);
     for (Isa isa : testing::runnable_isas()) {
       const testing::Problem p = testing::random_problem(s, rng());
       PlanOptions o;
@@ -77,9 +79,51 @@ TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
   }
 }
 
+// NCHW tensors with small filters run the direct GEMM with output channels as rows, packed straight from
+// the NCHW input (DirectPlan::nchw_rows); larger filters the NHWC im2col. Both sum each output's
+// products in the (u, v, c) order of the NHWC plan, so every NCHW plan gives the NHWC plan's bits, and
+// the plan says which form it runs. Cases: stride 1-3, dilation, groups, 1x1 and 7x7, padding wider than
+// the kernel's reach, output planes that end mid-panel, batch 2, and filters past each threshold (a
+// reduction over 512, weights over 256 KB).
+TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
+  struct Case {
+    ConvShape shape;
+    bool rows;
+  };
+  const Case cases[] = {
+      {make(1, 3, 23, 29, 20, 3, 3, 1, 1, 1, 1), true},   {make(2, 3, 30, 27, 17, 7, 7, 3, 2, 1, 1), true},
+      {make(1, 5, 17, 16, 9, 3, 3, 3, 3, 1, 1), true},    {make(1, 12, 19, 21, 18, 3, 3, 2, 1, 2, 3), true},
+      {make(1, 16, 9, 11, 33, 1, 1, 0, 1, 1, 1), true},   {make(1, 6, 5, 40, 7, 5, 5, 4, 2, 1, 1), true},
+      {make(1, 64, 12, 13, 16, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576
+      {make(1, 40, 9, 10, 200, 3, 3, 1, 2, 1, 1), false},  // weights of 281 KB
+  };
+  for (const Case& c : cases)
+    for (Isa isa : testing::runnable_isas()) {
+      const testing::Problem p = testing::random_problem(c.shape, 43);
+      PlanOptions o;
+      o.isa = isa;
+      o.algorithm = AlgorithmChoice::kDirect;
+      o.relu = true;
+      o.threads = 2;
+      std::optional<Plan> plan;
+      o.layout = Layout::kNCHW;
+      const std::vector<float> nchw = testing::run(p, o, &plan);
+      const std::string described = plan->describe();
+      o.layout = Layout::kNHWC;
+      const std::vector<float> nhwc = testing::run(p, o);
+      SCOPED_TRACE(c.shape.to_string() + " " + to_string(isa));
+      EXPECT_EQ(described.find("small filter on NCHW") != std::string::npos, c.rows) << described;
+      const std::vector<float> as_nhwc =
+          nchw_to_nhwc(std::span<const float>(nchw), c.shape.N, c.shape.K, c.shape.out_h(), c.shape.out_w());
+      EXPECT_TRUE(as_nhwc == nhwc);
+      EXPECT_LT(testing::rel_l2(nchw, testing::reference(p, Layout::kNCHW, true)), 1e-6);
+    }
+}
+
 // The automatic choice picks something and it is correct (whatever it picks).
 TEST(AutoChoice, AutoPlanIsCorrectAndExplained) {
-  const ConvShape shapes[] = {make(1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1), make(1, 32, 7, 7, 48, 3, 3, 1, 1, 1, 1),
+  const ConvShape shapes[] = {make(1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1),
+                              make(1, 32, 7, 7, 48, 3, 3, 1, 1, 1, 1),
                               make(1, 8, 20, 20, 8, 5, 5, 2, 1, 1, 1)};
   for (const ConvShape& s : shapes) {
     const testing::Problem p = testing::random_problem(s, 3);

@@ -73,12 +73,13 @@ def _engine_precision(precision: str) -> str:
 
 
 def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding, tile: str,
-              transform_json: str, threads: int, precision: str = "fp32", lowp_kernel: str = "auto"):
+              transform_json: str, threads: int, precision: str = "fp32", lowp_kernel: str = "auto",
+              layout: str = "nchw"):
     """A cached engine plan; the key includes the weights' identity and version, so an in-place update
     of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters."""
     key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), weight._version, tuple(weight.shape),
            None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads,
-           precision, lowp_kernel)
+           precision, lowp_kernel, layout)
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
@@ -95,7 +96,7 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
                           threads=threads, tile=tile, transform=transform, precision=engine,
                           fp16_arithmetic=(arithmetic or "auto") if engine == "fp16" else "auto",
                           bf16_arithmetic=(arithmetic or "auto") if engine == "bf16" else "auto",
-                          input_type=io, output_type=io, lowp_kernel=lowp_kernel)
+                          input_type=io, output_type=io, lowp_kernel=lowp_kernel, layout=layout)
     _profile_use(key, plan)
     _plans[key] = plan
     if len(_plans) > _PLAN_CACHE_SIZE:
@@ -153,22 +154,39 @@ def _check_input(x: torch.Tensor, weight: torch.Tensor):
 def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding: list[int],
                     tile: str, transform_json: str, threads: int, precision: str = "fp32",
                     lowp_kernel: str = "auto") -> torch.Tensor:
-    """Stride-1, dilation-1 conv2d (cross-correlation, NCHW, CPU) through nova's Winograd engine; the input
+    """Stride-1, dilation-1 conv2d (cross-correlation, CPU) through nova's Winograd engine on NCHW tensors, or on
+    channels_last ones in place (the engine's NHWC layout; the output is channels_last too); the input
     is float32, float16 or bfloat16 and the output has its type; ``precision`` (fp32, bf16, fp16, int8) is
     the type of the engine's Winograd-domain GEMMs, ``lowp_kernel`` the kernel of those GEMMs (auto,
     portable, simd, avx512: never AMX, amx; nova.ConvPlan)."""
     _check_input(x, weight)
+    n, _, h, w = x.shape
+    k, _, r, s = weight.shape
+    shape = (n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1)
+    if _channels_last(x):  # the engine's NHWC layout on the tensor's own memory, and a channels_last output
+        plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision, lowp_kernel, "nhwc")
+        out = torch.empty(shape, dtype=x.dtype, memory_format=torch.channels_last)
+        plan.execute(x.detach().permute(0, 2, 3, 1), out.permute(0, 2, 3, 1))
+        return out
     plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision, lowp_kernel)
-    out = torch.empty(plan.output_shape, dtype=x.dtype)
+    out = torch.empty(shape, dtype=x.dtype)
     plan.execute(x.detach().contiguous(), out)
     return out
+
+
+def _channels_last(x: torch.Tensor) -> bool:
+    """Whether x is laid out channels_last (NHWC memory) and not also plain NCHW (one channel or pixel)."""
+    return not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
 
 
 @winograd_conv2d.register_fake
 def _(x, weight, bias, padding, tile, transform_json, threads, precision="fp32", lowp_kernel="auto"):
     n, _, h, w = x.shape
     k, _, r, s = weight.shape
-    return x.new_empty((n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1))
+    shape = (n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1)
+    if _channels_last(x):
+        return x.new_empty(shape, memory_format=torch.channels_last)
+    return x.new_empty(shape)
 
 
 def _setup_context(ctx, inputs, output):

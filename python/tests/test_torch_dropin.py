@@ -429,3 +429,32 @@ def test_profile_lists_the_layers_that_ran_with_their_stages():
             with nova_torch.profile():
                 pass
     assert again == []
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_channels_last_inputs_run_in_place_and_stay_channels_last(dtype):
+    """A channels_last input runs the engine's NHWC plan on the tensor's own memory: the output is
+    channels_last, its values those of the NCHW plan on the same data, gradients flow, and a tensor that is
+    both (one pixel) takes the NCHW plan."""
+    torch.manual_seed(3)
+    conv = nn.Conv2d(19, 21, 3, padding=1).to(dtype)
+    wino = nova_torch.WinogradConv2d.from_conv2d(conv, tile="4,3")
+    x = torch.randn(2, 19, 13, 11).to(dtype)
+    x_cl = x.contiguous(memory_format=torch.channels_last)
+    assert not x_cl.is_contiguous()
+    with torch.no_grad():
+        y, y_cl = wino(x), wino(x_cl)
+    assert y.is_contiguous() and not y_cl.is_contiguous()
+    assert y_cl.is_contiguous(memory_format=torch.channels_last)
+    assert y_cl.dtype == dtype
+    assert torch.equal(y_cl, y)
+    with torch.no_grad():
+        y64 = reference(conv.float(), x.float())
+    assert rel_l2(y_cl.float(), y64) < (2e-5 if dtype == torch.float32 else 2e-2)
+    xg = x_cl.float().detach().requires_grad_()
+    wino32 = nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(19, 21, 3, padding=1), tile="4,3")
+    wino32(xg).sum().backward()
+    assert xg.grad is not None and xg.grad.shape == xg.shape
+    one = torch.randn(1, 19, 1, 1).contiguous(memory_format=torch.channels_last)
+    with torch.no_grad():
+        assert wino(one.to(dtype)).is_contiguous()

@@ -185,7 +185,7 @@ def _(x, weight, bias, padding, tile, transform_json, threads, precision="fp32",
     k, _, r, s = weight.shape
     shape = (n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1)
     if _channels_last(x):
-        return x.new_empty(shape, memory_format=torch.channels_last)
+        return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=torch.channels_last)
     return x.new_empty(shape)
 
 

@@ -114,7 +114,11 @@ def test_torch_compile_fullgraph():
     compiled = torch.compile(model, fullgraph=True, backend="eager")
     with torch.no_grad():
         got = compiled(x)
+        # channels_last: the fake tensors carry the format the operator returns
+        got_cl = compiled(x.contiguous(memory_format=torch.channels_last))
     assert rel_l2(got, expected) < 2e-5
+    assert got_cl.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(got_cl, got)
 
 
 def test_explicit_transform_and_bad_input():

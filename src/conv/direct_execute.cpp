@@ -117,6 +117,22 @@ NOVA_INLINE_RUN_LOOPS void im2col_nhwc(const ConvShape& s, const DirectPlan& d, 
   }
 }
 
+// The longest reduction whose NHWC direct GEMM writes the output in place (pixel_block in execute_direct).
+constexpr int64_t kInPlaceMaxCrs = 32;
+
+// rows x k values (row stride k) += bias, then ReLU where asked, in place: the two loops without a
+// branch inside, so that they vectorize. max(v, 0) keeps NaN (and -0), as the epilogues' v < 0 test does.
+void add_bias_rows(float* v, int64_t rows, int64_t k, const float* bias, bool relu) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* r = v + i * k;
+    if (relu) {
+      for (int64_t j = 0; j < k; ++j) r[j] = std::max(r[j] + bias[j], 0.0f);
+    } else {
+      for (int64_t j = 0; j < k; ++j) r[j] += bias[j];
+    }
+  }
+}
+
 // NCHW with small filters (DirectPlan::nchw_rows): per group, image and panel of output pixels,
 // im2col^T packed straight from the NCHW input (no NHWC copy), then the GEMM with the group's output
 // channels as rows, so that each row is a run of pixels of one output plane: the epilogue stores
@@ -273,13 +289,21 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
     p.pool->run(static_cast<std::size_t>(blocks), p.charged(Stage::kDirect, depthwise_block));
     return;
   }
+  const bool direct_out = nhwc && s.groups == 1 && d.Kgpad == K && d.crs <= kInPlaceMaxCrs;
   const auto pixel_block = [&](std::size_t task, int worker) {
     const int64_t grp = static_cast<int64_t>(task) % s.groups;
     const int64_t blk = static_cast<int64_t>(task) / s.groups;
     const int64_t q0 = blk * d.pixel_block, q1 = std::min(pixels, q0 + d.pixel_block);
     const int64_t rows = q1 - q0;
     float* a = p.thread_scratch[static_cast<std::size_t>(worker)].data();
-    float* mo = a + d.pixel_block * d.crs;
+    // NHWC output of one group whose channels fill whole panels, with a reduction of a few taps (a first
+    // layer's 3 channels): the GEMM writes the output rows themselves and the epilogue adds the bias in
+    // place. The copy it saves is a large share where each output sums few products (1x3x224x224->64:
+    // 0.78 of the time); with longer reductions, writing the output twice cost more than the copy
+    // (stride-2 layers over 16-64 channels 1.02-1.20, AVX2, 2 threads, docs/engine.md "Session 21").
+    const bool in_place = direct_out;
+    float* mo = in_place ? output + q0 * K : a + d.pixel_block * d.crs;
+    const int64_t ldm = in_place ? K : d.Kgpad;
     im2col_nhwc(s, d, src, grp, q0, q1, a);
     // GEMM
     const float* wg = d.W.data() + grp * d.crs * d.Kgpad;
@@ -289,11 +313,15 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
       for_each_row_group(rows, mr, [&](int64_t i0, int64_t mrows) {
         g.fn[mrows - 1][nv - 1](
             static_cast<std::size_t>(d.crs), a + i0 * d.crs, static_cast<std::size_t>(d.crs), wg + k0 * d.crs,
-            static_cast<std::size_t>(width), mo + i0 * d.Kgpad + k0, static_cast<std::size_t>(d.Kgpad));
+            static_cast<std::size_t>(width), mo + i0 * ldm + k0, static_cast<std::size_t>(ldm));
       });
     }
     // Epilogue
     const float* bias = d.bias.data() + grp * d.Kgpad;
+    if (in_place) {
+      add_bias_rows(mo, rows, K, bias, p.relu);
+      return;
+    }
     for (int64_t q = q0; q < q1; ++q) store_pixel(q, mo + (q - q0) * d.Kgpad, bias, grp * d.Kg, d.Kg);
   };
   p.pool->run(static_cast<std::size_t>(blocks * s.groups), p.charged(Stage::kDirect, pixel_block));

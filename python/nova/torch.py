@@ -228,14 +228,24 @@ def _default_tile(kernel: int, engine_precision: str = "fp32") -> str:
         if kernel != 3:
             raise ValueError("int8-spatial runs 3x3 kernels only (F(2,3), F(4,3))")
         return "4,3"
+    if engine_precision == "fp32":  # the engine's choice per input shape (bench/network_speed.py)
+        return AUTO
     return "6,3" if kernel == 3 else "4,5"
+
+
+# tile="auto": the engine picks the tile (or its direct path) for each input shape, as nova.ConvPlan does
+# without a tile. The FP32 default: a fixed F(6,3) streamed 64 taps of transformed filters per layer, 67 MB
+# at 512 channels, so ResNet-18's 7x7 and 14x14 stages ran slower than PyTorch's own convolutions.
+AUTO = "auto"
 
 
 class WinogradConv2d(nn.Module):
     """A Conv2d (stride 1, dilation 1, groups 1, zero padding) computed by nova's Winograd engine.
 
-    ``tile`` is "m,r" (default F(6,3) for 3x3 kernels, F(4,5) for 5x5; in int8 F(4,3) and F(2,5), which
-    keep int8 accurate); ``transform`` an explicit
+    ``tile`` is "m,r" or "auto" (the engine's fastest estimate for each input shape: a tile up to F(7,3),
+    whose FP32 error is about 10x F(4,3)'s, or its direct path where that is faster). Defaults: "auto" in
+    fp32; in bf16 and fp16 F(6,3) for 3x3 kernels and F(4,5) for 5x5, in int8 F(4,3) and F(2,5), which keep
+    int8 accurate (the low-precision tiles use nova's catalogue transforms). ``transform`` an explicit
     ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means every core.
     ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset:
     AMX where admitted, else FP32 FMAs on bf16 operands; "bf16-fma" / "bf16-dot" force FMAs or vdpbf16ps),
@@ -269,11 +279,12 @@ class WinogradConv2d(nn.Module):
         else:
             base = engine_precision.partition(":")[0]
             self.tile = tile or _default_tile(kernel_size, base)
-            r = _tile_r(self.tile)
-            if r != kernel_size:
-                raise ValueError(f"tile {self.tile} is for {r}-tap filters, the kernel is {kernel_size}")
+            if self.tile != AUTO:
+                r = _tile_r(self.tile)
+                if r != kernel_size:
+                    raise ValueError(f"tile {self.tile} is for {r}-tap filters, the kernel is {kernel_size}")
             self._transform_json = ""
-            if base not in ("fp32", "int8-spatial"):  # int8-spatial: the engine's integer points {0, ±1, ±2}
+            if base not in ("fp32", "int8-spatial") and self.tile != AUTO:  # int8-spatial: the engine's integer points {0, ±1, ±2}
                 from . import catalogue_transform  # the package's own catalogue (installed with it)
                 try:
                     self._transform_json = catalogue_transform(self.tile, _CATALOGUE_PRESET[base]).to_json()
@@ -302,7 +313,8 @@ class WinogradConv2d(nn.Module):
         return module
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return winograd_conv2d(x, self.weight, self.bias, list(self.padding), self.tile if not self._transform_json else "",
+        tile = "" if self._transform_json or self.tile == AUTO else self.tile
+        return winograd_conv2d(x, self.weight, self.bias, list(self.padding), tile,
                                self._transform_json, self.threads, self._engine_precision, self.lowp_kernel)
 
     def extra_repr(self) -> str:
@@ -350,8 +362,8 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
                    threads: int = 0, lowp_kernel: str = "auto") -> ReplacementReport:
     """Replace every eligible nn.Conv2d in ``model`` (in place) by a WinogradConv2d sharing its parameters.
 
-    ``tile`` applies to layers whose kernel matches its r (others get the default tile for their kernel);
-    ``transform`` likewise. Returns a report of what was replaced and what was skipped, and why."""
+    ``tile`` applies to layers whose kernel matches its r (others get the default tile for their kernel),
+    "auto" to every layer; ``transform`` likewise. Returns a report of what was replaced and what was skipped, and why."""
     report = ReplacementReport()
     for parent_name, parent in list(model.named_modules()):
         for child_name, child in list(parent.named_children()):
@@ -364,9 +376,10 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
                 continue
             k = child.kernel_size[0]
             use_transform = transform if transform is not None and transform.r == k else None
-            use_tile = tile if (tile and _tile_r(tile) == k) else None
+            use_tile = tile if (tile == AUTO or (tile and _tile_r(tile) == k)) else None
             new = WinogradConv2d.from_conv2d(child, tile=use_tile, transform=use_transform, precision=precision,
                                              threads=threads, lowp_kernel=lowp_kernel)
             setattr(parent, child_name, new)
-            report.replaced.append((name, f"{k}x{k} -> Winograd {new.tile}"))
+            what = "the engine's choice per input shape" if new.tile == AUTO else new.tile
+            report.replaced.append((name, f"{k}x{k} -> Winograd {what}"))
     return report

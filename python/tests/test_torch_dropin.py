@@ -84,7 +84,8 @@ def test_replace_conv2d_reports_and_preserves_outputs_and_state_dict():
     skipped = dict(report.skipped)
     assert set(replaced) == {"c1", "c2", "block.0"}
     assert "stride" in skipped["down"] and "groups" in skipped["grouped"] and "1x1" in skipped["point"]
-    assert "F(4,5)" in replaced["block.0"] or "4,5" in replaced["block.0"]
+    assert "4,3" in replaced["c1"]
+    assert "engine's choice" in replaced["block.0"]  # 5x5: not the 3x3 tile asked for, the fp32 default
     assert "replaced 3" in str(report)
     with torch.no_grad():
         after = model(x)
@@ -462,3 +463,30 @@ def test_channels_last_inputs_run_in_place_and_stay_channels_last(dtype):
     one = torch.randn(1, 19, 1, 1).contiguous(memory_format=torch.channels_last)
     with torch.no_grad():
         assert wino(one.to(dtype)).is_contiguous()
+
+
+def test_fp32_default_is_the_engines_choice_per_shape():
+    """In fp32 the drop-in leaves the tile to the engine (tile "auto"): each input shape gets the plan
+    nova.ConvPlan makes without a tile, which is what runs and what profile() reports; the error stays at
+    FP32 Winograd's scale. An explicit tile still fixes it; the report says which."""
+    torch.manual_seed(5)
+    conv = nn.Conv2d(32, 48, 3, padding=1)
+    wino = nova_torch.WinogradConv2d.from_conv2d(conv)
+    assert wino.tile == "auto" and "tile=auto" in repr(wino)
+    for shape in [(1, 32, 7, 7), (1, 32, 40, 40)]:
+        x = torch.randn(shape)
+        plan = nova.ConvPlan((*shape, 48), weights=conv.weight.detach().numpy(),
+                             bias=conv.bias.detach().numpy(), threads=0)
+        with torch.no_grad(), nova_torch.profile() as layers:
+            y = wino(x)
+            y_plan = torch.empty_like(y)
+            plan.execute(x.numpy(), y_plan.numpy())
+        assert torch.equal(y, y_plan)
+        assert (layers[0]["algorithm"], layers[0]["tile"]) == (plan.algorithm, plan.tile)
+        with torch.no_grad():
+            assert rel_l2(y, reference(conv, x)) < 5e-5
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.Conv2d(8, 8, 5, padding=2))
+    report = nova_torch.replace_conv2d(model)
+    assert all("engine's choice" in what for _, what in report.replaced)
+    assert nova_torch.WinogradConv2d.from_conv2d(conv, tile="4,3").tile == "4,3"
+    assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="bf16").tile == "6,3"

@@ -1,0 +1,145 @@
+"""Whole networks through the PyTorch drop-in against PyTorch itself, side by side in one run.
+
+    .venv/bin/python bench/network_speed.py [--threads 2] [--reps 5] [--batch 1] [--tile 6,3]
+        [--precision fp32] [--json out.json]
+
+Two ImageNet-shaped feature extractors with random weights (no torchvision needed; the speed does not
+depend on the values): VGG-16's 13 convolutions with its max-pools, and ResNet-18 (7x7 stride-2 stem,
+basic blocks with batch norm, 1x1 stride-2 shortcuts), both on 1x3x224x224 by default, in eval mode.
+Every eligible Conv2d (3x3 stride 1: 13 of VGG-16's 13, 16 of ResNet-18's 20) is replaced with
+nova.torch.replace_conv2d; the rest stay PyTorch's. Each variant is timed as the median of 10 forward
+passes after 3 warm-up passes, the variants in rotating order within each repetition, so that a drifting
+machine slows them alike. Prints per network and tensor format (NCHW, channels_last) the medians over
+repetitions, PyTorch's time over nova's (best times / median of the per-repetition ratios), and nova's
+relative L2 difference from PyTorch's FP32 output.
+"""
+import argparse
+import copy
+import json
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+
+import nova.torch as nt
+
+
+def vgg16_features():
+    layers, c = [], 3
+    for v in [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"]:
+        if v == "M":
+            layers.append(nn.MaxPool2d(2))
+        else:
+            layers += [nn.Conv2d(c, v, 3, padding=1), nn.ReLU(inplace=True)]
+            c = v
+    return nn.Sequential(*layers)
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return torch.relu(y + (x if self.down is None else self.down(x)))
+
+
+def resnet18_features():
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    c = 64
+    for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
+        layers += [BasicBlock(c, cout, stride), BasicBlock(cout, cout, 1)]
+        c = cout
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1))
+
+
+def randomize(model, seed):
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.Conv2d):
+                fan_in = m.in_channels * m.kernel_size[0] * m.kernel_size[1]
+                m.weight.copy_(torch.randn(m.weight.shape, generator=g) * (2.0 / fan_in) ** 0.5)
+                if m.bias is not None:
+                    m.bias.copy_(torch.randn(m.bias.shape, generator=g) * 0.1)
+            elif isinstance(m, nn.BatchNorm2d):
+                m.running_mean.copy_(torch.randn(m.running_mean.shape, generator=g) * 0.1)
+                m.running_var.copy_(torch.rand(m.running_var.shape, generator=g) + 0.5)
+    return model.eval()
+
+
+def forward_ms(model, x, passes=10, warmup=3):
+    with torch.no_grad():
+        for _ in range(warmup):
+            model(x)
+        times = []
+        for _ in range(passes):
+            t = time.perf_counter()
+            model(x)
+            times.append(time.perf_counter() - t)
+    return statistics.median(times) * 1e3
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--batch", type=int, default=1)
+    ap.add_argument("--size", type=int, default=224)
+    ap.add_argument("--tile", default=None, help="drop-in tile (default: its own, F(6,3) in fp32)")
+    ap.add_argument("--precision", default="fp32", help="drop-in precision (fp32, bf16, fp16, int8, ...)")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, {args.size}x{args.size}, "
+          f"{args.reps} repetitions; nova drop-in precision {args.precision}, tile {args.tile or 'default'}")
+    results = []
+    for name, make in (("VGG-16 features", vgg16_features), ("ResNet-18 features", resnet18_features)):
+        ref = randomize(make(), 1)
+        dropin = copy.deepcopy(ref)
+        report = nt.replace_conv2d(dropin, tile=args.tile, precision=args.precision, threads=args.threads)
+        x = torch.randn(args.batch, 3, args.size, args.size, generator=torch.Generator().manual_seed(2))
+        variants = {}
+        for fmt in ("nchw", "channels_last"):
+            mf = torch.channels_last if fmt == "channels_last" else torch.contiguous_format
+            xi = x.contiguous(memory_format=mf)
+            variants[f"torch {fmt}"] = (copy.deepcopy(ref).to(memory_format=mf), xi)
+            variants[f"nova {fmt}"] = (copy.deepcopy(dropin).to(memory_format=mf), xi)
+        with torch.no_grad():
+            y_ref = ref(x).double()
+            diff = {k: float((m(xi).double() - y_ref).norm() / y_ref.norm()) for k, (m, xi) in variants.items()
+                    if k.startswith("nova")}
+        times = {k: [] for k in variants}
+        names = list(variants)
+        for r in range(args.reps):
+            order = names[r % len(names):] + names[:r % len(names)]
+            for k in order:
+                m, xi = variants[k]
+                times[k].append(forward_ms(m, xi))
+        print(f"\n{name}: {len(report.replaced)} convolutions replaced, {len(report.skipped)} left to PyTorch")
+        row = {"network": name, "replaced": len(report.replaced), "skipped": len(report.skipped), "ms": times,
+               "rel_l2_vs_torch": diff}
+        for fmt in ("nchw", "channels_last"):
+            t, n = times[f"torch {fmt}"], times[f"nova {fmt}"]
+            best = min(t) / min(n)
+            paired = statistics.median(a / b for a, b in zip(t, n))
+            row[f"speedup {fmt}"] = {"best": best, "median_paired": paired}
+            print(f"  {fmt:13s} torch {statistics.median(t):8.2f} ms  nova {statistics.median(n):8.2f} ms  "
+                  f"torch/nova {best:.2f} / {paired:.2f}  nova vs torch rel L2 {diff[f'nova {fmt}']:.2e}")
+        results.append(row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

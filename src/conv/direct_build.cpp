@@ -35,8 +35,8 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
 // reductions up to kNchwRowsMaxCrs. Other filters keep the NHWC im2col, whose scatter of each pixel's
 // channels into the NCHW planes is then small beside the GEMM. Measured against the im2col on AVX2, 2
 // threads (docs/engine.md, "Session 21"): 1x3x224x224->64 0.16 of the time, its 7x7 stride-2 form 0.51,
-// 1x1 over 64 channels 0.81, 4 groups of 16 channels 0.87, stride 2 over 16-32 channels 0.91-0.99;
-// dilation 2 over 64 channels (a reduction of 576) 1.05.
+// 1x1 over 64 channels 0.81, 4 groups of 16 channels 0.87, stride 2 over 16-32 channels 0.91-0.99; but
+// dilation 2 over 64 channels, a reduction of 576, 1.05 (hence kNchwRowsMaxCrs).
 constexpr int64_t kNchwRowsWeightBytes = 256 * 1024;
 constexpr int64_t kNchwRowsMaxCrs = 512;
 

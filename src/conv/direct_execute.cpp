@@ -16,6 +16,14 @@ namespace nova::conv {
 
 namespace {
 
+// The packing loops below are short runs (a panel, a kernel row): GCC's loop distribution turns them into
+// memset and memmove calls, which cost more than the copies.
+#if defined(__GNUC__) && !defined(__clang__)
+#define NOVA_INLINE_RUN_LOOPS [[gnu::optimize("no-tree-loop-distribute-patterns")]]
+#else
+#define NOVA_INLINE_RUN_LOOPS
+#endif
+
 // A panel's output pixels as runs along output rows: pixels [j, j + run) of the panel are (oy, ox0 ..).
 struct PixelRun {
   int64_t j, run, oy, ox0;
@@ -26,12 +34,6 @@ struct PixelRun {
 // row the input is read at steps of the stride, so each run is a copy (stride 1) or a strided gather. The
 // run bounds (divisions) are worked out once per tap, not per channel: per channel they had made
 // 1x32x56x56->64 at stride 2 take 2.6x the time of the NHWC im2col.
-#if defined(__GNUC__) && !defined(__clang__)
-// GCC turns the run loops below back into memset and memmove calls (loop distribution).
-#define NOVA_INLINE_RUN_LOOPS [[gnu::optimize("no-tree-loop-distribute-patterns")]]
-#else
-#define NOVA_INLINE_RUN_LOOPS
-#endif
 NOVA_INLINE_RUN_LOOPS void pack_panel(const ConvShape& s, const float* image, int64_t cg, int64_t p0,
                                       int64_t count, int64_t width, std::vector<PixelRun>& runs, float* b) {
   const int64_t OW = s.out_w(), H = s.H, W = s.W, plane = H * W;

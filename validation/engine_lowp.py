@@ -33,7 +33,8 @@ import machine  # noqa: E402
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--arch", default="vgg,resnet")
-    ap.add_argument("--tiles", default="4,6", help="m of F(m,3): 4, 6, 8")
+    ap.add_argument("--tiles", default="4,6",
+                    help="m of F(m,3): 4, 6, 8; or auto (the engine's choice per layer, its fp32 default transforms)")
     ap.add_argument("--precisions", default="fp32,bf16,fp16,int8")
     ap.add_argument("--limit", type=int, default=0, help="first N test images (0: all 10 000)")
     ap.add_argument("--threads", type=int, default=1)
@@ -58,17 +59,18 @@ def main(argv=None) -> int:
         for m in args.tiles.split(","):
             for precision in args.precisions.split(","):
                 net = copy.deepcopy(model)
-                report = nt.replace_conv2d(net, tile=f"{m},3", precision=precision, threads=args.threads)
+                tile = "auto" if m == "auto" else f"{m},3"
+                report = nt.replace_conv2d(net, tile=tile, precision=precision, threads=args.threads)
                 t0 = time.perf_counter()
                 logits = evaluate.run_logits(net, x, 500)
                 seconds = time.perf_counter() - t0
                 res = evaluate.metrics(logits, y, ref_pred, ref64)
-                res.update(arch=arch, tile=f"F({m},3)", precision=precision, images=len(y),
+                res.update(arch=arch, tile="auto" if m == "auto" else f"F({m},3)", precision=precision, images=len(y),
                            replaced=len(report.replaced), skipped=len(report.skipped),
                            drop_points=round(100 * (base["top1"] - res["top1"]), 2), seconds=round(seconds, 2),
                            path="nova engine", cpu=machine.cpu_name())
                 rows.append(res)
-                print(f"  F({m},3) {precision:5s} top-1 {100 * res['top1']:.2f} % (drop {res['drop_points']:+.2f}) "
+                print(f"  {res['tile']} {precision:5s} top-1 {100 * res['top1']:.2f} % (drop {res['drop_points']:+.2f}) "
                       f"agree {100 * res['agree']:.2f} % rel L2 {res['rel_l2']:.2e} NaN {res['logit_nan']} "
                       f"Inf {res['logit_inf']} ({seconds:.1f} s)", flush=True)
                 if args.out:

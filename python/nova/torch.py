@@ -228,24 +228,27 @@ def _default_tile(kernel: int, engine_precision: str = "fp32") -> str:
         if kernel != 3:
             raise ValueError("int8-spatial runs 3x3 kernels only (F(2,3), F(4,3))")
         return "4,3"
-    if engine_precision == "fp32":  # the engine's choice per input shape (bench/network_speed.py)
-        return AUTO
-    return "6,3" if kernel == 3 else "4,5"
+    return AUTO  # fp32, bf16, fp16: the engine's choice per input shape (bench/network_speed.py)
 
 
 # tile="auto": the engine picks the tile (or its direct path) for each input shape, as nova.ConvPlan does
-# without a tile. The FP32 default: a fixed F(6,3) streamed 64 taps of transformed filters per layer, 67 MB
-# at 512 channels, so ResNet-18's 7x7 and 14x14 stages ran slower than PyTorch's own convolutions.
+# without a tile, with the engine's default transforms (the catalogue's fp32 entries). The default in
+# fp32, bf16 and fp16: a fixed F(6,3) streamed 64 taps of transformed filters per layer, 67 MB at 512
+# channels in fp32, so ResNet-18's 7x7 and 14x14 stages ran slower than PyTorch's own convolutions; and
+# at network level "auto" lost no more top-1 than F(4,3) or F(6,3) with the catalogue's bf16 and fp16
+# transforms (validation/engine_lowp.py --tiles auto,4,6: 0.00-0.04 points, logits closer to float64).
+# int8 keeps its fixed tile: its accuracy hangs on the int8 catalogue points.
 AUTO = "auto"
 
 
 class WinogradConv2d(nn.Module):
     """A Conv2d (stride 1, dilation 1, groups 1, zero padding) computed by nova's Winograd engine.
 
-    ``tile`` is "m,r" or "auto" (the engine's fastest estimate for each input shape: a tile up to F(7,3),
-    whose FP32 error is about 10x F(4,3)'s, or its direct path where that is faster). Defaults: "auto" in
-    fp32; in bf16 and fp16 F(6,3) for 3x3 kernels and F(4,5) for 5x5, in int8 F(4,3) and F(2,5), which keep
-    int8 accurate (the low-precision tiles use nova's catalogue transforms). ``transform`` an explicit
+    ``tile`` is "m,r" or "auto" (the engine's fastest estimate for each input shape with its default
+    transforms: in fp32 a tile up to F(7,3), whose error is about 10x F(4,3)'s, in bf16 and fp16 up to
+    F(6,3), or its direct path where that is faster). Defaults: "auto" in fp32, bf16 and fp16; in int8
+    F(4,3) and F(2,5), which keep int8 accurate. A fixed low-precision tile uses nova's catalogue transform
+    for its tile and precision. ``transform`` an explicit
     ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means every core.
     ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset:
     AMX where admitted, else FP32 FMAs on bf16 operands; "bf16-fma" / "bf16-dot" force FMAs or vdpbf16ps),

@@ -176,7 +176,7 @@ def test_int8_default_tile_keeps_int8_accurate():
     default = nova_torch.WinogradConv2d.from_conv2d(conv, precision="int8")
     assert default.tile == "4,3"
     assert nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(4, 4, 5, padding=2), precision="int8").tile == "2,5"
-    assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="bf16").tile == "6,3"
+    assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="bf16").tile == "auto"
     large = nova_torch.WinogradConv2d.from_conv2d(conv, tile="6,3", precision="int8")
     with torch.no_grad():
         ref = reference(conv, x)
@@ -466,7 +466,7 @@ def test_channels_last_inputs_run_in_place_and_stay_channels_last(dtype):
 
 
 def test_fp32_default_is_the_engines_choice_per_shape():
-    """In fp32 the drop-in leaves the tile to the engine (tile "auto"): each input shape gets the plan
+    """In fp32 (and bf16, fp16) the drop-in leaves the tile to the engine (tile "auto"): each input shape gets the plan
     nova.ConvPlan makes without a tile, which is what runs and what profile() reports; the error stays at
     FP32 Winograd's scale. An explicit tile still fixes it; the report says which."""
     torch.manual_seed(5)
@@ -489,4 +489,5 @@ def test_fp32_default_is_the_engines_choice_per_shape():
     report = nova_torch.replace_conv2d(model)
     assert all("engine's choice" in what for _, what in report.replaced)
     assert nova_torch.WinogradConv2d.from_conv2d(conv, tile="4,3").tile == "4,3"
-    assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="bf16").tile == "6,3"
+    assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="bf16").tile == "auto"
+    assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="int8").tile == "4,3"

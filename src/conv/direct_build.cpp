@@ -26,7 +26,9 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
   p.direct = std::move(d);
   if (p.layout != Layout::kNHWC) p.packed_input.resize(static_cast<std::size_t>(s.input_size()));
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
-  for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(2 * K));  // the sums, by j and in order
+  // The sums by j, a pixel block's sums in channel order, and the NCHW stores' staging (direct_execute.cpp).
+  const int64_t block = p.direct->pixel_block;
+  for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(K + block * K + block * kLanes));
 }
 
 // NCHW with small filters: C^T = W . im2col^T (direct_execute.cpp). The whole W is read for every panel
@@ -106,7 +108,9 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
   const DirectPlan& dp = *p.direct;
   if (p.layout != Layout::kNHWC) p.packed_input.resize(static_cast<std::size_t>(s.input_size()));
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
-  for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(dp.pixel_block * (dp.crs + dp.Kgpad)));
+  // im2col rows, the GEMM's rows, and the NCHW stores' staging (direct_execute.cpp).
+  for (auto& b : p.thread_scratch)
+    b.resize(static_cast<std::size_t>(dp.pixel_block * (dp.crs + dp.Kgpad + kLanes)));
 }
 
 }  // namespace nova::conv

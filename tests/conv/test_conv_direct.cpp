@@ -84,18 +84,27 @@ TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
 // products in the (u, v, c) order of the NHWC plan, so every NCHW plan gives the NHWC plan's bits, and
 // the plan says which form it runs. Cases: stride 1-3, dilation, groups, 1x1 and 7x7, padding wider than
 // the kernel's reach, output planes that end mid-panel, batch 2, and filters past each threshold (a
-// reduction over 512, weights over 256 KB).
+// reduction over 512, weights over 256 KB); and the other forms' NCHW stores (16 channels at a time
+// through the transposing band store): blocks across images, a last block of 5 channels, depthwise.
 TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
   struct Case {
     ConvShape shape;
     bool rows;
   };
   const Case cases[] = {
-      {make(1, 3, 23, 29, 20, 3, 3, 1, 1, 1, 1), true},   {make(2, 3, 30, 27, 17, 7, 7, 3, 2, 1, 1), true},
-      {make(1, 5, 17, 16, 9, 3, 3, 3, 3, 1, 1), true},    {make(1, 12, 19, 21, 18, 3, 3, 2, 1, 2, 3), true},
-      {make(1, 16, 9, 11, 33, 1, 1, 0, 1, 1, 1), true},   {make(1, 6, 5, 40, 7, 5, 5, 4, 2, 1, 1), true},
+      {make(1, 3, 23, 29, 20, 3, 3, 1, 1, 1, 1), true},
+      {make(2, 3, 30, 27, 17, 7, 7, 3, 2, 1, 1), true},
+      {make(1, 5, 17, 16, 9, 3, 3, 3, 3, 1, 1), true},
+      {make(1, 12, 19, 21, 18, 3, 3, 2, 1, 2, 3), true},
+      {make(1, 16, 9, 11, 33, 1, 1, 0, 1, 1, 1), true},
+      {make(1, 6, 5, 40, 7, 5, 5, 4, 2, 1, 1), true},
       {make(1, 64, 12, 13, 16, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576
       {make(1, 40, 9, 10, 200, 3, 3, 1, 2, 1, 1), false},  // weights of 281 KB
+      // The NCHW stores of the other forms (16 channels at a time through the transposing band store):
+      // pixel blocks across two images, a last block of 5 channels, depthwise with a multiplier.
+      {make(2, 64, 7, 9, 37, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576, 35 pixels per image
+      {make(2, 37, 11, 10, 37, 3, 3, 1, 1, 1, 37), false},
+      {make(2, 18, 9, 13, 54, 5, 5, 2, 2, 1, 18), false},
   };
   for (const Case& c : cases)
     for (Isa isa : testing::runnable_isas()) {

@@ -14,7 +14,13 @@ layers = [  # (name, args): first layers of image networks, stride-2 downsamplin
     ("1x64x56x56->64 1x1", ["--shape", "1,64,56,56,64", "--kernel", "1"]),
     ("1x64x56x56->64 g4", ["--shape", "1,64,56,56,64", "--groups", "4"]),
     ("1x64x56x56->64 d2", ["--shape", "1,64,56,56,64", "--dilation", "2", "--pad", "2"]),
+    ("1x64x56x56 depthwise", ["--shape", "1,64,56,56,64", "--groups", "64"]),
+    ("1x128x56x56 dw s2", ["--shape", "1,128,56,56,128", "--groups", "128", "--stride", "2"]),
+    ("8x32x112x112 depthwise", ["--shape", "8,32,112,112,32", "--groups", "32"]),
 ]
+import os
+if os.environ.get("LAYERS"):  # a subset by name, comma-separated substrings
+    layers = [l for l in layers if any(k in l[0] for k in os.environ["LAYERS"].split(","))]
 for name, args in layers:
     for layout in ("nchw", "nhwc"):
         t = {old: [], new: []}

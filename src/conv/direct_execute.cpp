@@ -239,9 +239,9 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   const bool nhwc = p.layout == Layout::kNHWC, blocked = p.layout == Layout::kNCHW16c,
              nchw = !nhwc && !blocked;
   const int64_t Kb = ceil_div(K, kLanes);
-  // The epilogue: output channels [k_first, k_first + count) of output pixel q from vals[0, count), +bias,
-  // ReLU, into the output's layout (NCHW16c: with the padding lanes of the last block made zero once the
-  // run reaches K).
+  // The NHWC and NCHW16c epilogue: output channels [k_first, k_first + count) of output pixel q from
+  // vals[0, count), +bias, ReLU (NCHW16c: with the padding lanes of the last block made zero once the run
+  // reaches K). NCHW output goes through store_block_nchw.
   const auto store_pixel = [&](int64_t q, const float* vals, const float* bias, int64_t k_first,
                                int64_t count) {
     const int64_t img = q / (OH * OW), pix = q % (OH * OW);
@@ -251,7 +251,7 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
         const float val = vals[k] + bias[k];
         o[k] = p.relu && val < 0.0f ? 0.0f : val;
       }
-    } else if (blocked) {  // runs of a channel block's lanes, contiguous
+    } else {  // NCHW16c: runs of a channel block's lanes, contiguous
       for (int64_t k = 0; k < count;) {
         const int64_t c = k_first + k, lane = c % kLanes, run = std::min(kLanes - lane, count - k);
         float* o = output + ((img * Kb + c / kLanes) * OH * OW + pix) * kLanes + lane;
@@ -264,12 +264,6 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
       if (k_first + count == K && K % kLanes != 0) {  // the padding lanes of the last block
         float* o = output + ((img * Kb + Kb - 1) * OH * OW + pix) * kLanes;
         std::fill(o + K % kLanes, o + kLanes, 0.0f);
-      }
-    } else {
-      float* o = output + (img * K + k_first) * OH * OW + pix;
-      for (int64_t k = 0; k < count; ++k) {
-        const float val = vals[k] + bias[k];
-        o[k * OH * OW] = p.relu && val < 0.0f ? 0.0f : val;
       }
     }
   };

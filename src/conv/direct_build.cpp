@@ -23,9 +23,14 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
         d.W.data()[(t * d.Kg + j) * G + g] = weights[(g * d.Kg + j) * taps + t];
   d.bias.resize(static_cast<std::size_t>(K));
   for (int64_t k = 0; k < K; ++k) d.bias.data()[k] = bias != nullptr ? bias[k] : 0.0f;
+  d.depthwise_planes = p.layout == Layout::kNCHW && s.stride == 1;
   p.direct = std::move(d);
-  if (p.layout != Layout::kNHWC) p.packed_input.resize(static_cast<std::size_t>(s.input_size()));
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
+  if (p.direct->depthwise_planes) {  // one zero-padded input plane
+    for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(s.H * (s.W + 2 * s.pad_w)));
+    return;
+  }
+  if (p.layout != Layout::kNHWC) p.packed_input.resize(static_cast<std::size_t>(s.input_size()));
   // The sums by j, a pixel block's sums in channel order, and the NCHW stores' staging (direct_execute.cpp).
   const int64_t block = p.direct->pixel_block;
   for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(K + block * K + block * kLanes));

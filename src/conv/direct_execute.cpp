@@ -214,6 +214,58 @@ void execute_direct_nchw_rows(Plan::Impl& p, const float* input, float* output) 
   p.pool->run(static_cast<std::size_t>(s.N * s.groups * chunks), p.charged(Stage::kDirect, task_fn));
 }
 
+// Depthwise on NCHW at stride 1 (DirectPlan::depthwise_planes): per image and input channel, the plane is
+// copied once with zero columns of padding on both sides, and each output row of each of the channel's
+// Kg outputs is one depthwise_row call over the kernel rows inside the image. The padding columns add
+// exact zeros, so every output gets the NHWC form's bits (which skips those taps). The NHWC form on NCHW
+// tensors copied the input to NHWC and stored 16 channels at a time through a staging transpose:
+// 1.3-2.2x its NHWC time.
+NOVA_INLINE_RUN_LOOPS void execute_depthwise_planes(Plan::Impl& p, const float* input, float* output) {
+  const ConvShape& s = p.shape;
+  const DirectPlan& d = *p.direct;
+  const int64_t C = s.C, K = s.K, H = s.H, W = s.W, OH = s.out_h(), OW = s.out_w(), Kg = d.Kg;
+  const int64_t wp = W + 2 * s.pad_w, taps = s.R * s.S;
+  const auto plane_task = [&](std::size_t task, int worker) {
+    const int64_t img = static_cast<int64_t>(task) / C, c = static_cast<int64_t>(task) % C;
+    float* padded = p.thread_scratch[static_cast<std::size_t>(worker)].data();
+    const float* plane = input + (img * C + c) * H * W;
+    for (int64_t y = 0; y < H; ++y) {
+      float* row = padded + y * wp;
+      for (int64_t x = 0; x < s.pad_w; ++x) row[x] = 0.0f;
+      for (int64_t x = 0; x < W; ++x) row[s.pad_w + x] = plane[y * W + x];
+      for (int64_t x = s.pad_w + W; x < wp; ++x) row[x] = 0.0f;
+    }
+    thread_local std::vector<const float*> xs;
+    thread_local std::vector<float> ws;
+    xs.resize(static_cast<std::size_t>(taps));
+    ws.resize(xs.size());
+    for (int64_t j = 0; j < Kg; ++j) {
+      const int64_t k = c * Kg + j;
+      const float bias = d.bias.data()[k];
+      for (int64_t oy = 0; oy < OH; ++oy) {
+        std::size_t inside = 0;
+        for (int64_t u = 0; u < s.R; ++u) {
+          const int64_t iy = oy + u * s.dilation - s.pad_h;
+          if (iy < 0 || iy >= H) continue;
+          for (int64_t v = 0; v < s.S; ++v) {
+            xs[inside] =
+                padded + iy * wp + v * s.dilation;  // output column ox reads padded column ox + v*dil
+            ws[inside++] = d.W.data()[((u * s.S + v) * Kg + j) * C + c];
+          }
+        }
+        float* out = output + ((img * K + k) * OH + oy) * OW;
+        p.kernels->gemm.depthwise_row(xs.data(), ws.data(), inside, static_cast<std::size_t>(OW), out);
+        if (p.relu) {
+          for (int64_t x = 0; x < OW; ++x) out[x] = std::max(out[x] + bias, 0.0f);
+        } else {
+          for (int64_t x = 0; x < OW; ++x) out[x] += bias;
+        }
+      }
+    }
+  };
+  p.pool->run(static_cast<std::size_t>(s.N * C), p.charged(Stage::kDirect, plane_task));
+}
+
 }  // namespace
 
 void execute_direct(Plan::Impl& p, const float* input, float* output) {
@@ -221,6 +273,10 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   const DirectPlan& d = *p.direct;
   if (d.nchw_rows) {
     execute_direct_nchw_rows(p, input, output);
+    return;
+  }
+  if (d.depthwise_planes) {
+    execute_depthwise_planes(p, input, output);
     return;
   }
   const float* src = input;

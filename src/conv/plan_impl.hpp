@@ -170,6 +170,9 @@ struct DirectPlan {
   // against panels of `panel` output pixels of one image packed straight from the NCHW input, stored as
   // runs of pixels of one output channel; W is then [group][Kg rows of crs] (direct_execute.cpp).
   bool nchw_rows = false;
+  // Depthwise on NCHW tensors at stride 1: each channel's plane, zero-padded per thread, through the
+  // ISA's depthwise_row kernel, a run of an output row per call (direct_execute.cpp).
+  bool depthwise_planes = false;
   AlignedBuffer W;     // [group][panels of crs x width]
   AlignedBuffer bias;  // [group][Kgpad]
 };

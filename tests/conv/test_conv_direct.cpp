@@ -85,7 +85,8 @@ TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
 // the plan says which form it runs. Cases: stride 1-3, dilation, groups, 1x1 and 7x7, padding wider than
 // the kernel's reach, output planes that end mid-panel, batch 2, and filters past each threshold (a
 // reduction over 512, weights over 256 KB); and the other forms' NCHW stores (16 channels at a time
-// through the transposing band store): blocks across images, a last block of 5 channels, depthwise.
+// through the transposing band store): blocks across images, a last block of 5 channels, depthwise; and
+// depthwise at stride 1, which runs on the NCHW planes themselves.
 TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
   struct Case {
     ConvShape shape;
@@ -105,6 +106,8 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       {make(2, 64, 7, 9, 37, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576, 35 pixels per image
       {make(2, 37, 11, 10, 37, 3, 3, 1, 1, 1, 37), false},
       {make(2, 18, 9, 13, 54, 5, 5, 2, 2, 1, 18), false},
+      // Depthwise at stride 1 on NCHW planes: a multiplier, dilation, padding past the kernel's reach.
+      {make(1, 18, 9, 13, 54, 5, 5, 4, 1, 2, 18), false},
   };
   for (const Case& c : cases)
     for (Isa isa : testing::runnable_isas()) {

@@ -32,4 +32,26 @@ void depthwise_pixel(const float* const* x, const float* const* w, std::size_t t
   for (std::size_t i = 0; i < rest; ++i) out[k + i] = ob[i];
 }
 
+// out[i] = sum over t of x[t][i] * w[t], i in [0, count): one output row of one channel, 16 pixels per
+// vector, each tap's weight broadcast; the same fused multiply-adds in the same order as depthwise_pixel
+// for every pixel (a tap the caller points at zeros adds an exact zero: the sum starts at +0 and the
+// weights are finite).
+template <class V>
+void depthwise_row(const float* const* x, const float* w, std::size_t taps, std::size_t count, float* out) {
+  std::size_t i = 0;
+  for (; i + 16 <= count; i += 16) {
+    V acc = V::zero();
+    for (std::size_t t = 0; t < taps; ++t) acc = V::fma(V::load(x[t] + i), V::broadcast(w[t]), acc);
+    V::store(out + i, acc);
+  }
+  if (i == count) return;
+  const std::size_t rest = count - i;
+  V acc = V::zero();
+  for (std::size_t t = 0; t < taps; ++t)
+    acc = V::fma(V::load_partial(x[t] + i, rest), V::broadcast(w[t]), acc);
+  alignas(64) float ob[16];
+  V::store(ob, acc);
+  for (std::size_t k = 0; k < rest; ++k) out[i + k] = ob[k];
+}
+
 }  // namespace nova::conv::kernels_impl

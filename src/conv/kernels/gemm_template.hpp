@@ -58,6 +58,7 @@ GemmTable make_gemm_table() {
   t.nv = NV;
   fill_gemm_table<V, MR, NV>(t);
   t.depthwise = &depthwise_pixel<V>;
+  t.depthwise_row = &depthwise_row<V>;
   return t;
 }
 

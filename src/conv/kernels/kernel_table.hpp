@@ -83,11 +83,18 @@ struct GenericCoeffs {
 using DepthwiseFn = void (*)(const float* const* x, const float* const* w, std::size_t taps,
                              std::size_t channels, float* out);
 
+// A run of one output row of one channel of a depthwise convolution on NCHW planes
+// (kernels/depthwise_template.hpp): out[i] = sum over the taps t of x[t][i] * w[t], i in [0, count), in the
+// order of the taps, one fused multiply-add each: for each pixel the operations of DepthwiseFn.
+using DepthwiseRowFn = void (*)(const float* const* x, const float* w, std::size_t taps, std::size_t count,
+                                float* out);
+
 struct GemmTable {
-  int mr = 0;                       // largest rows
-  int nv = 0;                       // widest panel, in 16-float vectors
-  GemmFn fn[kMaxMR][kMaxNV] = {};   // fn[rows-1][vectors-1]
-  DepthwiseFn depthwise = nullptr;  // the direct path's depthwise form (one input channel per group)
+  int mr = 0;                              // largest rows
+  int nv = 0;                              // widest panel, in 16-float vectors
+  GemmFn fn[kMaxMR][kMaxNV] = {};          // fn[rows-1][vectors-1]
+  DepthwiseFn depthwise = nullptr;         // the direct path's depthwise form (one input channel per group)
+  DepthwiseRowFn depthwise_row = nullptr;  // its NCHW form at stride 1
 };
 
 // The input transforms' bf16-bits stores by vcvtneps2bf16 (kernels/avx512bf16/, AVX512-BF16 CPUs):

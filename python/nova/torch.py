@@ -160,17 +160,13 @@ def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
     the type of the engine's Winograd-domain GEMMs, ``lowp_kernel`` the kernel of those GEMMs (auto,
     portable, simd, avx512: never AMX, amx; nova.ConvPlan)."""
     _check_input(x, weight)
-    n, _, h, w = x.shape
-    k, _, r, s = weight.shape
-    shape = (n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1)
+    out = _empty_output(x, weight, padding)
     if _channels_last(x):  # the engine's NHWC layout on the tensor's own memory, and a channels_last output
         plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision, lowp_kernel, "nhwc")
-        out = torch.empty(shape, dtype=x.dtype, memory_format=torch.channels_last)
         plan.execute(x.detach().permute(0, 2, 3, 1), out.permute(0, 2, 3, 1))
-        return out
-    plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision, lowp_kernel)
-    out = torch.empty(shape, dtype=x.dtype)
-    plan.execute(x.detach().contiguous(), out)
+    else:
+        plan = _plan_for(x, weight, bias, padding, tile, transform_json, threads, precision, lowp_kernel)
+        plan.execute(x.detach().contiguous(), out)
     return out
 
 
@@ -179,14 +175,19 @@ def _channels_last(x: torch.Tensor) -> bool:
     return not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
 
 
-@winograd_conv2d.register_fake
-def _(x, weight, bias, padding, tile, transform_json, threads, precision="fp32", lowp_kernel="auto"):
+def _empty_output(x: torch.Tensor, weight: torch.Tensor, padding) -> torch.Tensor:
+    """The operator's output, uninitialized: x's type and device, channels_last where x is (the real
+    operator and its fake for torch.compile both allocate it here)."""
     n, _, h, w = x.shape
     k, _, r, s = weight.shape
-    shape = (n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1)
-    if _channels_last(x):
-        return torch.empty(shape, dtype=x.dtype, device=x.device, memory_format=torch.channels_last)
-    return x.new_empty(shape)
+    fmt = torch.channels_last if _channels_last(x) else torch.contiguous_format
+    return torch.empty((n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1), dtype=x.dtype,
+                       device=x.device, memory_format=fmt)
+
+
+@winograd_conv2d.register_fake
+def _(x, weight, bias, padding, tile, transform_json, threads, precision="fp32", lowp_kernel="auto"):
+    return _empty_output(x, weight, padding)
 
 
 def _setup_context(ctx, inputs, output):

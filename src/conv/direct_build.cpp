@@ -8,6 +8,13 @@ namespace nova::conv {
 
 namespace {
 
+// The bias as K floats (zeros without one): the depthwise and NCHW-rows forms' epilogues index it by
+// output channel.
+void copy_bias(DirectPlan& d, const float* bias, int64_t K) {
+  d.bias.resize(static_cast<std::size_t>(K));
+  for (int64_t k = 0; k < K; ++k) d.bias.data()[k] = bias != nullptr ? bias[k] : 0.0f;
+}
+
 // Depthwise (one input channel per group, Kg output channels each): the weights tap-major and, within a
 // tap, by j (the output channel's place in its group) then group, [u][v][j][g], so that the weights
 // that multiply a tap's input pixel for one j are one contiguous run over the input channels (the
@@ -21,8 +28,7 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
     for (int64_t j = 0; j < d.Kg; ++j)
       for (int64_t t = 0; t < taps; ++t)
         d.W.data()[(t * d.Kg + j) * G + g] = weights[(g * d.Kg + j) * taps + t];
-  d.bias.resize(static_cast<std::size_t>(K));
-  for (int64_t k = 0; k < K; ++k) d.bias.data()[k] = bias != nullptr ? bias[k] : 0.0f;
+  copy_bias(d, bias, K);
   d.depthwise_planes = p.layout == Layout::kNCHW && s.stride == 1;
   p.direct = std::move(d);
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
@@ -57,8 +63,7 @@ void build_nchw_rows(Plan::Impl& p, DirectPlan& d, const float* weights, const f
       for (int64_t u = 0; u < s.R; ++u)
         for (int64_t v = 0; v < s.S; ++v)
           d.W.data()[k * d.crs + (u * s.S + v) * d.Cg + c] = weights[((k * d.Cg + c) * s.R + u) * s.S + v];
-  d.bias.resize(static_cast<std::size_t>(s.K));
-  for (int64_t k = 0; k < s.K; ++k) d.bias.data()[k] = bias != nullptr ? bias[k] : 0.0f;
+  copy_bias(d, bias, s.K);
   p.direct = std::move(d);
   const DirectPlan& dp = *p.direct;
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));

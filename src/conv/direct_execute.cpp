@@ -5,9 +5,9 @@
 //     scattered into NCHW planes where the filters are large);
 //   output channels as rows (NCHW with small filters): im2col^T panels of pixels packed from the NCHW
 //     input, the weights as rows, and runs of pixels stored into each output plane.
-// Depthwise convolutions sum their taps per pixel, without a GEMM.
+// Depthwise convolutions sum their taps without a GEMM: per pixel over 16 channels, or, on NCHW at
+// stride 1, per output row of one channel's plane.
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "plan_impl.hpp"
@@ -135,6 +135,16 @@ void add_bias_rows(float* v, int64_t rows, int64_t k, const float* bias, bool re
   }
 }
 
+// dst[i] = src[i] + bias, then ReLU where asked, for a run of one output channel (src may be dst): the
+// NCHW-rows and depthwise-planes epilogues. max(v, 0) keeps NaN and -0, as the per-pixel epilogue does.
+void store_biased_run(const float* src, float* dst, int64_t count, float bias, bool relu) {
+  if (relu) {
+    for (int64_t i = 0; i < count; ++i) dst[i] = std::max(src[i] + bias, 0.0f);
+  } else {
+    for (int64_t i = 0; i < count; ++i) dst[i] = src[i] + bias;
+  }
+}
+
 // NCHW stores of output pixels [q0, q1) (consecutive, across images if so), channels
 // [k_first, k_first + kn) of pixel q at vals + (q - q0) * ldv, + bias, ReLU: 16 channels at a time staged as
 // [pixel][16] and written by the layout table's transposing band store as runs of each output plane. One
@@ -200,14 +210,8 @@ void execute_direct_nchw_rows(Plan::Impl& p, const float* input, float* output) 
       });
       for (int64_t k = 0; k < d.Kg; ++k) {
         const int64_t kk = grp * d.Kg + k;
-        const float bias = d.bias.data()[kk];
-        const float* r = rows + k * width;
-        float* o = output + (img * K + kk) * plane_out + p0;
-        if (p.relu) {
-          for (int64_t j = 0; j < count; ++j) o[j] = std::max(r[j] + bias, 0.0f);
-        } else {
-          for (int64_t j = 0; j < count; ++j) o[j] = r[j] + bias;
-        }
+        store_biased_run(rows + k * width, output + (img * K + kk) * plane_out + p0, count, d.bias.data()[kk],
+                         p.relu);
       }
     }
   };
@@ -255,11 +259,7 @@ NOVA_INLINE_RUN_LOOPS void execute_depthwise_planes(Plan::Impl& p, const float* 
         }
         float* out = output + ((img * K + k) * OH + oy) * OW;
         p.kernels->gemm.depthwise_row(xs.data(), ws.data(), inside, static_cast<std::size_t>(OW), out);
-        if (p.relu) {
-          for (int64_t x = 0; x < OW; ++x) out[x] = std::max(out[x] + bias, 0.0f);
-        } else {
-          for (int64_t x = 0; x < OW; ++x) out[x] += bias;
-        }
+        store_biased_run(out, out, OW, bias, p.relu);
       }
     }
   };
@@ -374,19 +374,18 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
     p.pool->run(static_cast<std::size_t>(blocks), p.charged(Stage::kDirect, depthwise_block));
     return;
   }
-  const bool direct_out = nhwc && s.groups == 1 && d.Kgpad == K && d.crs <= kInPlaceMaxCrs;
+  // NHWC output of one group whose channels fill whole panels, with a reduction of a few taps (a first
+  // layer's 3 channels): the GEMM writes the output rows themselves and the epilogue adds the bias in
+  // place. The copy it saves is a large share where each output sums few products (1x3x224x224->64:
+  // 0.78 of the time); with longer reductions, writing the output twice cost more than the copy
+  // (stride-2 layers over 16-64 channels 1.02-1.20, AVX2, 2 threads, docs/engine.md "Session 21").
+  const bool in_place = nhwc && s.groups == 1 && d.Kgpad == K && d.crs <= kInPlaceMaxCrs;
   const auto pixel_block = [&](std::size_t task, int worker) {
     const int64_t grp = static_cast<int64_t>(task) % s.groups;
     const int64_t blk = static_cast<int64_t>(task) / s.groups;
     const int64_t q0 = blk * d.pixel_block, q1 = std::min(pixels, q0 + d.pixel_block);
     const int64_t rows = q1 - q0;
     float* a = p.thread_scratch[static_cast<std::size_t>(worker)].data();
-    // NHWC output of one group whose channels fill whole panels, with a reduction of a few taps (a first
-    // layer's 3 channels): the GEMM writes the output rows themselves and the epilogue adds the bias in
-    // place. The copy it saves is a large share where each output sums few products (1x3x224x224->64:
-    // 0.78 of the time); with longer reductions, writing the output twice cost more than the copy
-    // (stride-2 layers over 16-64 channels 1.02-1.20, AVX2, 2 threads, docs/engine.md "Session 21").
-    const bool in_place = direct_out;
     float* mo = in_place ? output + q0 * K : a + d.pixel_block * d.crs;
     const int64_t ldm = in_place ? K : d.Kgpad;
     im2col_nhwc(s, d, src, grp, q0, q1, a);

@@ -352,6 +352,7 @@ std::string Plan::describe() const {
          (impl_->wino->generated ? "generated" : "generic") +
          (impl_->wino->run_phased() ? std::string(" phased")
                                     : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles)") +
+         (impl_->wino->prefetch_u ? ", U larger than L2 (next panel prefetched)" : "") +
          (impl_->wino->reads_input_directly ? ", input read in place"
           : impl_->wino->spatial_codes_directly
               ? ", int8 codes read in place at the plan's input scale (else quantized in a copy)"

@@ -94,7 +94,10 @@ struct WinogradPlan {
   int64_t Hp = 0, Wp = 0;                      // padded input of the blocked copy
   int64_t panel = 0;                           // GEMM panel width (floats)
   AlignedBuffer U;                             // transformed filters [n*n][panels of Cpad x width]
-  AlignedBuffer bias;                          // Kpad values
+  // FP32 plans whose U does not fit L2: the GEMMs prefetch the next panel of U while computing one
+  // (gemm_stage), where a panel's first row group would otherwise wait on L3.
+  bool prefetch_u = false;
+  AlignedBuffer bias;  // Kpad values
   // Execution: fused blocks of `block` tiles (input transform, GEMM, output transform in cache), or
   // phased (each stage over all tiles, with the GEMMs split by position and panel).
   bool phased = false;

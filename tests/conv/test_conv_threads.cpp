@@ -2,12 +2,16 @@
 // or phased): bit-for-bit identical outputs.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "conv_test_util.hpp"
 
 namespace nova::conv {
 namespace {
 
-ConvShape shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K) { return ConvShape{N, C, H, W, K}; }
+ConvShape shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K) {
+  return ConvShape{N, C, H, W, K};
+}
 
 TEST(Determinism, IdenticalAcrossThreadCountsAndBlockings) {
   const testing::Problem p = testing::random_problem(shape(2, 21, 23, 19, 35), 11);
@@ -33,6 +37,42 @@ TEST(Determinism, IdenticalAcrossThreadCountsAndBlockings) {
       }
     }
   }
+}
+
+// FP32 plans whose U is larger than L2 prefetch the next panel of U in the GEMMs (4.7 MB at F(6,3) with
+// 120 -> 136 channels, padded to 128 and 144): the float64 reference's values, and the same bits for every
+// thread count and order (the phased GEMM tasks are runs of panels there).
+TEST(Determinism, PlansPrefetchingLargeFiltersAreIdenticalAcrossThreadsAndOrders) {
+  const testing::Problem p = testing::random_problem(shape(2, 120, 13, 11, 136), 13);
+  for (Isa isa : testing::runnable_isas()) {
+    for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
+      PlanOptions o;
+      o.isa = isa;
+      o.layout = layout;
+      o.tile = TileSize{6, 3};
+      o.threads = 1;
+      Plan plan = Plan::create(p.shape, p.weights.data(), p.bias.data(), o);
+      EXPECT_NE(plan.describe().find("next panel prefetched"), std::string::npos) << plan.describe();
+      const std::vector<float> base = testing::run(p, o);
+      EXPECT_LT(testing::rel_l2(base, testing::reference(p, layout, o.relu)), 1e-5)
+          << to_string(isa);  // n = 8
+      for (int threads : {2, 3}) {
+        for (int block : {0, 5, -1}) {
+          o.threads = threads;
+          o.tile_block = block;
+          ASSERT_EQ(testing::run(p, o), base)
+              << to_string(isa) << " threads=" << threads << " block=" << block;
+        }
+      }
+    }
+  }
+  // A small U (F(4,3), 21 -> 35 channels) is read from L2: no prefetch.
+  const testing::Problem small = testing::random_problem(shape(1, 21, 9, 9, 35), 14);
+  PlanOptions o;
+  o.tile = TileSize{4, 3};
+  EXPECT_EQ(
+      Plan::create(small.shape, small.weights.data(), small.bias.data(), o).describe().find("prefetched"),
+      std::string::npos);
 }
 
 TEST(Determinism, RepeatedExecuteIsStable) {

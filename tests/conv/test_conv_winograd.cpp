@@ -12,6 +12,7 @@
 
 #include "conv/algorithm_choice.hpp"
 #include "conv/aligned_buffer.hpp"
+#include "conv/kernels/kernel_table.hpp"
 #include "conv/plan_impl.hpp"
 #include "conv_test_util.hpp"
 #include "nova/conv/default_transforms.hpp"
@@ -303,6 +304,31 @@ TEST(WinogradLayout, PlanWithLargeFiltersMatchesTheReference) {
   o.threads = 2;
   const std::vector<float> y = testing::run(p, o);
   EXPECT_LT(testing::rel_l2(y, testing::reference(p, o.layout, o.relu)), 1e-4);
+}
+
+// The GEMM kernels' prefetching form (WinogradPlan::prefetch_u) computes what the plain one computes, bit
+// for bit, for every row count and panel width of every kernel path this CPU runs.
+TEST(WinogradKernels, PrefetchingGemmGivesThePlainKernelsBits) {
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (Isa isa : testing::runnable_isas()) {
+    const GemmTable& g = kernels(isa).gemm;
+    for (std::size_t kc : {std::size_t{1}, std::size_t{37}, std::size_t{300}}) {
+      for (int rows = 1; rows <= g.mr; ++rows) {
+        for (int nv = 1; nv <= g.nv; ++nv) {
+          const std::size_t width = 16 * static_cast<std::size_t>(nv);
+          std::vector<float> a(static_cast<std::size_t>(rows) * kc), b(kc * width), ahead(kc * 16);
+          for (float& x : a) x = d(rng);
+          for (float& x : b) x = d(rng);
+          const std::size_t ldc = width + 16;
+          std::vector<float> plain(static_cast<std::size_t>(rows) * ldc, 7.0f), pf(plain);
+          g.fn[rows - 1][nv - 1](kc, a.data(), kc, b.data(), width, plain.data(), ldc);
+          g.prefetching[rows - 1][nv - 1](kc, a.data(), kc, b.data(), width, pf.data(), ldc, ahead.data());
+          ASSERT_EQ(pf, plain) << to_string(isa) << " kc=" << kc << " rows=" << rows << " nv=" << nv;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

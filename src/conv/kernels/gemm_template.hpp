@@ -17,9 +17,12 @@
 
 namespace nova::conv::kernels_impl {
 
-template <class V, int MR, int NV>
-void gemm_ukernel(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
-                  std::size_t ldc) {
+// The body, with or without prefetches: with PF, step k also asks for line k of `pf` (64 bytes, 16 floats
+// apart) to be brought into L2 (prefetcht1), so that a caller streaming packed panels from L3 has the next
+// panel's lines arrive while this call computes (WinogradPlan::prefetch_u). The arithmetic is the same.
+template <class V, int MR, int NV, bool PF>
+[[gnu::always_inline]] inline void gemm_body(std::size_t kc, const float* a, std::size_t lda, const float* b,
+                                             std::size_t ldb, float* c, std::size_t ldc, const float* pf) {
   assume_reduction_at_least<1>(kc);
   V acc[MR][NV];
   for (int i = 0; i < MR; ++i)
@@ -27,6 +30,7 @@ void gemm_ukernel(std::size_t kc, const float* a, std::size_t lda, const float* 
   const float* arow[MR];
   for (int i = 0; i < MR; ++i) arow[i] = a + static_cast<std::size_t>(i) * lda;
   for (std::size_t k = 0; k < kc; ++k) {
+    if constexpr (PF) __builtin_prefetch(pf + k * 16, 0, 2);
     V bv[NV];
     for (int j = 0; j < NV; ++j) bv[j] = V::load(b + k * ldb + static_cast<std::size_t>(16 * j));
     for (int i = 0; i < MR; ++i) {
@@ -40,8 +44,21 @@ void gemm_ukernel(std::size_t kc, const float* a, std::size_t lda, const float* 
 }
 
 template <class V, int MR, int NV>
+void gemm_ukernel(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb, float* c,
+                  std::size_t ldc) {
+  gemm_body<V, MR, NV, false>(kc, a, lda, b, ldb, c, ldc, nullptr);
+}
+
+template <class V, int MR, int NV>
+void gemm_ukernel_prefetch(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb,
+                           float* c, std::size_t ldc, const float* pf) {
+  gemm_body<V, MR, NV, true>(kc, a, lda, b, ldb, c, ldc, pf);
+}
+
+template <class V, int MR, int NV>
 void fill_row(GemmTable& t) {
   t.fn[MR - 1][NV - 1] = &gemm_ukernel<V, MR, NV>;
+  t.prefetching[MR - 1][NV - 1] = &gemm_ukernel_prefetch<V, MR, NV>;
   if constexpr (NV > 1) fill_row<V, MR, NV - 1>(t);
 }
 

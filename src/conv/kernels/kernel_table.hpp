@@ -25,6 +25,9 @@ inline constexpr int kMaxGenericN = 16;  // largest n the generic tile path hand
 
 using GemmFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb,
                         float* c, std::size_t ldc);
+// As GemmFn, and step k of the reduction prefetches the 64-byte line at pf + 16*k into L2 (kc lines).
+using GemmPrefetchFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b,
+                                std::size_t ldb, float* c, std::size_t ldc, const float* pf);
 using InputTileFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                              std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride);
 // As InputTileFn, V stored as fp16 bits (round to nearest even): the fp16-arithmetic GEMM's operand
@@ -90,9 +93,10 @@ using DepthwiseRowFn = void (*)(const float* const* x, const float* w, std::size
                                 float* out);
 
 struct GemmTable {
-  int mr = 0;                              // largest rows
-  int nv = 0;                              // widest panel, in 16-float vectors
-  GemmFn fn[kMaxMR][kMaxNV] = {};          // fn[rows-1][vectors-1]
+  int mr = 0;                                       // largest rows
+  int nv = 0;                                       // widest panel, in 16-float vectors
+  GemmFn fn[kMaxMR][kMaxNV] = {};                   // fn[rows-1][vectors-1]
+  GemmPrefetchFn prefetching[kMaxMR][kMaxNV] = {};  // the same kernels, prefetching a panel to come
   DepthwiseFn depthwise = nullptr;         // the direct path's depthwise form (one input channel per group)
   DepthwiseRowFn depthwise_row = nullptr;  // its NCHW form at stride 1
 };

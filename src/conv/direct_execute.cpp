@@ -121,6 +121,8 @@ NOVA_INLINE_RUN_LOOPS void im2col_nhwc(const ConvShape& s, const DirectPlan& d, 
 
 // The longest reduction whose NHWC direct GEMM writes the output in place (pixel_block in execute_direct).
 constexpr int64_t kInPlaceMaxCrs = 32;
+// Direct GEMM tasks wanted per thread before a pixel block's output channels are split into parts.
+constexpr int64_t kDirectTasksPerThread = 2;
 
 // rows x k values (row stride k) += bias, then ReLU where asked, in place: the two loops without a
 // branch inside, so that they vectorize. max(v, 0) keeps NaN (and -0), as the epilogues' v < 0 test does.
@@ -291,7 +293,6 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   const int64_t pixels = s.N * OH * OW;
   const int64_t blocks = ceil_div(pixels, d.pixel_block);
   const GemmTable& g = p.kernels->gemm;
-  const int64_t mr = g.mr;
   const bool nhwc = p.layout == Layout::kNHWC, blocked = p.layout == Layout::kNCHW16c,
              nchw = !nhwc && !blocked;
   const int64_t Kb = ceil_div(K, kLanes);
@@ -380,39 +381,48 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   // 0.78 of the time); with longer reductions, writing the output twice cost more than the copy
   // (stride-2 layers over 16-64 channels 1.02-1.20, AVX2, 2 threads, docs/engine.md "Session 21").
   const bool in_place = nhwc && s.groups == 1 && d.Kgpad == K && d.crs <= kInPlaceMaxCrs;
+  // Tasks: a pixel block of a group, and a part of its output channels where there are fewer blocks than
+  // kDirectTasksPerThread per thread (a deep layer's few output pixels: 1x256x14x14->512 at stride 2 has
+  // 49, one block, and ran on one thread). Each part makes the block's im2col again and computes its own
+  // panels: the same sums, so the same bits.
+  const int64_t panels = ceil_div(d.Kgpad, d.panel), units = blocks * s.groups;
+  const int64_t parts =
+      in_place ? 1 : std::clamp<int64_t>(ceil_div(kDirectTasksPerThread * p.threads, units), 1, panels);
   const auto pixel_block = [&](std::size_t task, int worker) {
-    const int64_t grp = static_cast<int64_t>(task) % s.groups;
-    const int64_t blk = static_cast<int64_t>(task) / s.groups;
+    const int64_t unit = static_cast<int64_t>(task) / parts, part = static_cast<int64_t>(task) % parts;
+    const int64_t grp = unit % s.groups, blk = unit / s.groups;
     const int64_t q0 = blk * d.pixel_block, q1 = std::min(pixels, q0 + d.pixel_block);
     const int64_t rows = q1 - q0;
+    const int64_t k0 = part * panels / parts * d.panel,
+                  k1 = std::min(d.Kgpad, (part + 1) * panels / parts * d.panel);
     float* a = p.thread_scratch[static_cast<std::size_t>(worker)].data();
     float* mo = in_place ? output + q0 * K : a + d.pixel_block * d.crs;
     const int64_t ldm = in_place ? K : d.Kgpad;
     im2col_nhwc(s, d, src, grp, q0, q1, a);
     // GEMM
     const float* wg = d.W.data() + grp * d.crs * d.Kgpad;
-    for (int64_t k0 = 0; k0 < d.Kgpad; k0 += d.panel) {
-      const int64_t width = std::min(d.panel, d.Kgpad - k0);
-      const int nv = static_cast<int>(width / kLanes);
-      for_each_row_group(rows, mr, [&](int64_t i0, int64_t mrows) {
-        g.fn[mrows - 1][nv - 1](
-            static_cast<std::size_t>(d.crs), a + i0 * d.crs, static_cast<std::size_t>(d.crs), wg + k0 * d.crs,
-            static_cast<std::size_t>(width), mo + i0 * ldm + k0, static_cast<std::size_t>(ldm));
-      });
+    const auto kc = static_cast<std::size_t>(d.crs);
+    for (int64_t kp = k0; kp < k1; kp += d.panel) {
+      const int64_t width = std::min(d.panel, d.Kgpad - kp);
+      panel_gemm(g, rows, static_cast<int>(width / kLanes), kc, a, kc, wg + kp * d.crs,
+                 static_cast<std::size_t>(width), mo + kp, static_cast<std::size_t>(ldm), nullptr, 0);
     }
-    // Epilogue
+    // Epilogue: the part's channels [k0, kn) of the group
     const float* bias = d.bias.data() + grp * d.Kgpad;
     if (in_place) {
       add_bias_rows(mo, rows, K, bias, p.relu);
       return;
     }
+    const int64_t kn = std::min(k1, d.Kg) - k0;
     if (nchw) {
-      store_block_nchw(p, mo, d.Kgpad, q0, q1, bias, grp * d.Kg, d.Kg, output, mo + d.pixel_block * d.Kgpad);
+      store_block_nchw(p, mo + k0, d.Kgpad, q0, q1, bias + k0, grp * d.Kg + k0, kn, output,
+                       mo + d.pixel_block * d.Kgpad);
       return;
     }
-    for (int64_t q = q0; q < q1; ++q) store_pixel(q, mo + (q - q0) * d.Kgpad, bias, grp * d.Kg, d.Kg);
+    for (int64_t q = q0; q < q1; ++q)
+      store_pixel(q, mo + (q - q0) * d.Kgpad + k0, bias + k0, grp * d.Kg + k0, kn);
   };
-  p.pool->run(static_cast<std::size_t>(blocks * s.groups), p.charged(Stage::kDirect, pixel_block));
+  p.pool->run(static_cast<std::size_t>(units * parts), p.charged(Stage::kDirect, pixel_block));
 }
 
 }  // namespace nova::conv

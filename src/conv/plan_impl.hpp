@@ -42,6 +42,28 @@ void for_each_row_group(int64_t rows, int64_t mr, F&& f) {
     i0 += count;
   }
 }
+// The L2 bytes the plans' blocking counts on: 1.5 MiB of the 2 MiB L2 of the AVX-512 hosts measured.
+inline constexpr int64_t kL2BudgetBytes = int64_t{3} << 19;
+
+// One packed panel's GEMM, C[rows x width] = A[rows x kc] . B[kc x width], by row groups. Where B streams
+// from L3, `next` names the panel the caller computes next (next_lines 64-byte lines, else null): the
+// row groups then prefetch it into L2, kc lines each (the kernels' prefetching form, the same
+// arithmetic), so that its own first row group does not wait on L3. Measured: docs/engine.md, "Session 22".
+inline void panel_gemm(const GemmTable& g, int64_t rows, int nv, std::size_t kc, const float* a,
+                       std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
+                       const float* next, int64_t next_lines) {
+  int64_t first_line = 0;
+  for_each_row_group(rows, g.mr, [&](int64_t i0, int64_t mrows) {
+    const float* ai = a + static_cast<std::size_t>(i0) * lda;
+    float* ci = c + static_cast<std::size_t>(i0) * ldc;
+    if (first_line < next_lines)
+      g.prefetching[mrows - 1][nv - 1](kc, ai, lda, b, ldb, ci, ldc, next + first_line * 16);
+    else
+      g.fn[mrows - 1][nv - 1](kc, ai, lda, b, ldb, ci, ldc);
+    first_line += static_cast<int64_t>(kc);
+  });
+}
+
 // The level-3 cache of cpu 0 in bytes, from sysfs; 0 when unknown (cpu_features.cpp).
 int64_t l3_cache_bytes();
 

@@ -139,18 +139,18 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   const int64_t mr = p.kernels->gemm.mr;
   const int64_t per_tile = nn * (w.Cpad + w.Kpad) * 4;
   const int64_t u_bytes = nn * w.Cpad * w.Kpad * 4;
-  constexpr int64_t kL2 = int64_t{3} << 19;  // 1.5 MiB of the 2 MiB L2
   int64_t block = 0;
-  if (u_bytes + 2 * mr * per_tile <= kL2) {
-    block = std::clamp<int64_t>((kL2 - u_bytes) / per_tile / mr * mr, mr, 4 * mr);
+  if (u_bytes + 2 * mr * per_tile <= kL2BudgetBytes) {
+    block = std::clamp<int64_t>((kL2BudgetBytes - u_bytes) / per_tile / mr * mr, mr, 4 * mr);
   } else {
     block = std::clamp<int64_t>((int64_t{5} << 18) / per_tile / mr * mr, 2 * mr, 8 * mr);
   }
   block = std::min(block, round_up(ceil_div(w.tiles, p.threads), mr));
   block = std::max<int64_t>(1, std::min(block, w.tiles));
   const int64_t blocks = ceil_div(w.tiles, block);
-  const double fused_bytes =
-      u_bytes + 2 * mr * per_tile <= kL2 ? 0.0 : static_cast<double>(blocks) * static_cast<double>(u_bytes);
+  const double fused_bytes = u_bytes + 2 * mr * per_tile <= kL2BudgetBytes
+                                 ? 0.0
+                                 : static_cast<double>(blocks) * static_cast<double>(u_bytes);
   // V and M go out to L3 and come back (written, then read): count them twice over.
   const double phased_bytes = static_cast<double>(u_bytes) + 4.0 * static_cast<double>(per_tile * w.tiles);
   w.phased = phased_bytes < fused_bytes || blocks < p.threads;
@@ -181,7 +181,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     w.phased = true;
   }
   if (w.phased) w.block = w.tiles;
-  w.prefetch_u = p.precision == Precision::kFp32 && u_bytes > kL2;
+  w.prefetch_u = p.precision == Precision::kFp32 && u_bytes > kL2BudgetBytes;
   if (p.precision != Precision::kFp32) build_lowp(p, w, weights);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   // Images per blocked input copy: as many as fit in 32 MiB (at least enough for four blocks per

@@ -225,43 +225,29 @@ int64_t input_stage_int8(const Plan::Impl& p, const WinogradPlan& w, const TileS
 }
 
 // GEMMs of positions [a0, a1) and panels [q0, q1) for `rows` tiles. Where U streams from L3
-// (w.prefetch_u), each panel's row groups also prefetch the next panel of the range into L2, a row group
-// a share of kc lines, so that its first row group does not wait on L3 (the kernels' prefetching form;
-// same arithmetic).
+// (w.prefetch_u), each panel's GEMM prefetches the next panel of the range (panel_gemm).
 void gemm_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, int64_t a0, int64_t a1, int64_t q0,
                 int64_t q1, const float* v, std::size_t pos_v, float* mo, std::size_t pos_m) {
-  const GemmTable& g = p.kernels->gemm;
-  const int64_t mr = g.mr;
   const auto panel_of = [&](int64_t a, int64_t q) {
     return w.U.data() + (a * w.Kpad + q * w.panel) * w.Cpad;
   };
+  const auto panel_width = [&](int64_t q) { return std::min(w.panel, w.Kpad - q * w.panel); };
+  const auto kc = static_cast<std::size_t>(w.Cpad);
   for (int64_t a = a0; a < a1; ++a) {
     const float* va = v + static_cast<std::size_t>(a) * pos_v;
     float* ma = mo + static_cast<std::size_t>(a) * pos_m;
     for (int64_t q = q0; q < q1; ++q) {
-      const int64_t k0 = q * w.panel;
-      const int64_t width = std::min(w.panel, w.Kpad - k0);
-      const int nv = static_cast<int>(width / kLanes);
-      const float* b = panel_of(a, q);
+      const int64_t width = panel_width(q);
       const float* next = nullptr;
-      int64_t next_lines = 0;  // 64-byte lines of the next panel
+      int64_t next_lines = 0;
       if (w.prefetch_u && (q + 1 < q1 || a + 1 < a1)) {
         const int64_t nq = q + 1 < q1 ? q + 1 : q0;
         next = panel_of(q + 1 < q1 ? a : a + 1, nq);
-        next_lines = w.Cpad * (std::min(w.panel, w.Kpad - nq * w.panel) / kLanes);
+        next_lines = w.Cpad * (panel_width(nq) / kLanes);
       }
-      int64_t first_line = 0;
-      for_each_row_group(rows, mr, [&](int64_t i0, int64_t mrows) {
-        const auto kc = static_cast<std::size_t>(w.Cpad);
-        if (first_line < next_lines)
-          g.prefetching[mrows - 1][nv - 1](kc, va + i0 * w.Cpad, kc, b, static_cast<std::size_t>(width),
-                                           ma + i0 * w.Kpad + k0, static_cast<std::size_t>(w.Kpad),
-                                           next + first_line * kLanes);
-        else
-          g.fn[mrows - 1][nv - 1](kc, va + i0 * w.Cpad, kc, b, static_cast<std::size_t>(width),
-                                  ma + i0 * w.Kpad + k0, static_cast<std::size_t>(w.Kpad));
-        first_line += w.Cpad;
-      });
+      panel_gemm(p.kernels->gemm, rows, static_cast<int>(width / kLanes), kc, va, kc, panel_of(a, q),
+                 static_cast<std::size_t>(width), ma + q * w.panel, static_cast<std::size_t>(w.Kpad), next,
+                 next_lines);
     }
   }
 }

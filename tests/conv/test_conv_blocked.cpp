@@ -62,12 +62,13 @@ std::vector<float> back_to_nchw(const std::vector<float>& out16, const ConvShape
 }
 
 TEST(BlockedLayout, SameBitsAsNchwAtEveryPrecision) {
-  for (const ConvShape& s : {ConvShape{2, 37, 19, 23, 21, 3, 3, 1, 1}, ConvShape{1, 16, 12, 12, 32, 3, 3, 1, 1},
-                             ConvShape{1, 20, 14, 14, 18, 5, 5, 2, 2}}) {
+  for (const ConvShape& s :
+       {ConvShape{2, 37, 19, 23, 21, 3, 3, 1, 1}, ConvShape{1, 16, 12, 12, 32, 3, 3, 1, 1},
+        ConvShape{1, 20, 14, 14, 18, 5, 5, 2, 2}}) {
     const testing::Problem p = testing::random_problem(s, 21);
     const std::vector<float> x16 = to_blocked(p.input, s);
-    for (Precision prec : {Precision::kFp32, Precision::kBf16, Precision::kInt8, Precision::kFp16,
-                           Precision::kInt8Spatial}) {
+    for (Precision prec :
+         {Precision::kFp32, Precision::kBf16, Precision::kInt8, Precision::kFp16, Precision::kInt8Spatial}) {
       if (prec == Precision::kInt8Spatial && s.R == 5) continue;  // runs the direct path: covered below
       for (int block : {0, -1}) {
         SCOPED_TRACE(s.to_string() + " " + to_string(prec) + " block " + std::to_string(block));
@@ -210,7 +211,9 @@ TEST(BlockedLayout, DirectPathAndTypedTensors) {
   grouped.groups = 4;
   ConvShape depthwise{1, 20, 9, 11, 40, 3, 3, 1, 1};  // one input channel per group, two outputs each
   depthwise.groups = 20;
-  for (const ConvShape& s : {strided, grouped, depthwise}) {
+  // One pixel block of 30 pixels, its 290 output channels (a last block of 2) in parts, one per task.
+  const ConvShape few_pixels{1, 160, 11, 9, 290, 3, 3, 1, 1, 2};
+  for (const ConvShape& s : {strided, grouped, depthwise, few_pixels}) {
     const testing::Problem p = testing::random_problem(s, 5);
     PlanOptions o;
     o.threads = 2;
@@ -257,7 +260,8 @@ TEST(BlockedLayout, PaddingLanesAreNotData) {
   const int64_t Cb = 2, pixels = s.H * s.W;
   for (int64_t px = 0; px < pixels; ++px)
     for (int64_t c = s.C; c < Cb * 16; ++c)
-      dirty[static_cast<std::size_t>(((Cb - 1) * pixels + px) * 16 + c % 16)] = std::numeric_limits<float>::quiet_NaN();
+      dirty[static_cast<std::size_t>(((Cb - 1) * pixels + px) * 16 + c % 16)] =
+          std::numeric_limits<float>::quiet_NaN();
   for (Precision prec : {Precision::kFp32, Precision::kInt8}) {
     for (AlgorithmChoice algorithm : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
       if (prec == Precision::kInt8 && algorithm == AlgorithmChoice::kDirect) continue;
@@ -270,7 +274,8 @@ TEST(BlockedLayout, PaddingLanesAreNotData) {
       EXPECT_TRUE(same_bits(run_blocked(p, o, dirty, nullptr, &stats), want));
       EXPECT_EQ(stats.nonfinite_tiles, 0);
       std::vector<float> nan_in(clean);
-      nan_in[static_cast<std::size_t>((0 * pixels + 6 * 13 + 6) * 16 + 3)] = std::numeric_limits<float>::quiet_NaN();
+      nan_in[static_cast<std::size_t>((0 * pixels + 6 * 13 + 6) * 16 + 3)] =
+          std::numeric_limits<float>::quiet_NaN();
       const std::vector<float> out = run_blocked(p, o, nan_in);
       EXPECT_TRUE(padding_lanes_zero(out, s));
       EXPECT_TRUE(std::isnan(out[static_cast<std::size_t>((6 * 13 + 6) * 16)]));  // channel 0 at (6, 6)
@@ -293,7 +298,8 @@ TEST(BlockedLayout, NamesSizesAndErrors) {
   PlanOptions o;
   o.layout = Layout::kNCHW16c;
   const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
-  std::vector<float> buf(static_cast<std::size_t>(input_elements(s, o.layout) + output_elements(s, o.layout)));
+  std::vector<float> buf(
+      static_cast<std::size_t>(input_elements(s, o.layout) + output_elements(s, o.layout)));
   EXPECT_THROW(plan.execute(buf.data(), buf.data() + s.input_size()), Error);
   EXPECT_NO_THROW(plan.execute(buf.data(), buf.data() + input_elements(s, o.layout)));
 }

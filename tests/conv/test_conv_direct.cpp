@@ -132,6 +132,33 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
     }
 }
 
+// Deep layers with few output pixels (one pixel block here: 30 and 25) split each block's output channels
+// into parts, one task each, so that every thread gets work: the reference's values and the same bits for
+// every thread count, in NHWC and NCHW (NCHW16c: BlockedLayout.DirectPathAndTypedTensors), with groups.
+TEST(DirectFallback, FewPixelsSplitOutputChannelsWithTheSameBits) {
+  const ConvShape shapes[] = {make(1, 160, 11, 9, 290, 3, 3, 1, 2, 1, 1),
+                              make(1, 64, 9, 9, 96, 3, 3, 1, 2, 1, 2)};
+  for (const ConvShape& s : shapes) {
+    const testing::Problem p = testing::random_problem(s, 44);
+    for (Isa isa : testing::runnable_isas()) {
+      for (Layout layout : {Layout::kNHWC, Layout::kNCHW}) {
+        PlanOptions o;
+        o.isa = isa;
+        o.layout = layout;
+        o.relu = true;
+        o.threads = 1;
+        const std::vector<float> base = testing::run(p, o);
+        SCOPED_TRACE(s.to_string() + " " + to_string(isa) + " " + to_string(layout));
+        EXPECT_LT(testing::rel_l2(base, testing::reference(p, layout, true)), 1e-6);
+        for (int threads : {2, 3, 5}) {
+          o.threads = threads;
+          ASSERT_EQ(testing::run(p, o), base) << "threads=" << threads;
+        }
+      }
+    }
+  }
+}
+
 // The automatic choice picks something and it is correct (whatever it picks).
 TEST(AutoChoice, AutoPlanIsCorrectAndExplained) {
   const ConvShape shapes[] = {make(1, 16, 28, 28, 16, 3, 3, 1, 1, 1, 1),

@@ -19,17 +19,27 @@ void copy_bias(DirectPlan& d, const float* bias, int64_t K) {
 // tap, by j (the output channel's place in its group) then group, [u][v][j][g], so that the weights
 // that multiply a tap's input pixel for one j are one contiguous run over the input channels (the
 // depthwise kernel's operand in execute_direct).
+// Depthwise: output pixels per task, at most kDepthwiseMaxBlock, fewer where that would leave a thread
+// without two blocks (a late MobileNet layer's 7x7 pixels were one block: one thread of two worked).
+// The NCHW planes form (stride 1) works a row of one channel's plane per kernel call: on short rows the
+// calls cost more than the NHWC form's copies (AVX2, 2 threads, NCHW planes over the NHWC form: 7 pixels
+// per row 2.8x the time, 14 1.1-2.6x, 28 1.2x, 56 0.92x, 112 0.44x; docs/engine.md, "Session 22"), so it
+// takes rows of at least kDepthwisePlanesMinRow output pixels.
+constexpr int64_t kDepthwiseMaxBlock = 64;
+constexpr int64_t kDepthwisePlanesMinRow = 32;
+
 void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const float* bias) {
   const ConvShape& s = p.shape;
   const int64_t K = s.K, G = s.groups, taps = s.R * s.S;
-  d.pixel_block = 64;
+  d.pixel_block = std::clamp<int64_t>(ceil_div(s.N * s.out_h() * s.out_w(), 2 * int64_t{p.threads}), 1,
+                                      kDepthwiseMaxBlock);
   d.W.resize(static_cast<std::size_t>(taps * K));
   for (int64_t g = 0; g < G; ++g)
     for (int64_t j = 0; j < d.Kg; ++j)
       for (int64_t t = 0; t < taps; ++t)
         d.W.data()[(t * d.Kg + j) * G + g] = weights[(g * d.Kg + j) * taps + t];
   copy_bias(d, bias, K);
-  d.depthwise_planes = p.layout == Layout::kNCHW && s.stride == 1;
+  d.depthwise_planes = p.layout == Layout::kNCHW && s.stride == 1 && s.out_w() >= kDepthwisePlanesMinRow;
   p.direct = std::move(d);
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
   if (p.direct->depthwise_planes) {  // one zero-padded input plane

@@ -358,7 +358,9 @@ std::string Plan::describe() const {
               ? ", int8 codes read in place at the plan's input scale (else quantized in a copy)"
               : "");
   }
-  if (impl_->direct && impl_->direct->depthwise)
+  if (impl_->direct && impl_->direct->depthwise_planes)
+    d += " (depthwise on NCHW planes: one input channel per group, taps summed a row of a plane at a time)";
+  else if (impl_->direct && impl_->direct->depthwise)
     d += " (depthwise: one input channel per group, taps summed per pixel, no GEMM)";
   if (impl_->direct && impl_->direct->nchw_rows)
     d += " (small filter on NCHW: output channels as GEMM rows over panels of pixels, im2col from NCHW)";

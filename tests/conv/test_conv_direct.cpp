@@ -86,7 +86,8 @@ TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
 // the kernel's reach, output planes that end mid-panel, batch 2, and filters past each threshold (a
 // reduction over 512, weights over 256 KB); and the other forms' NCHW stores (16 channels at a time
 // through the transposing band store): blocks across images, a last block of 5 channels, depthwise; and
-// depthwise at stride 1, which runs on the NCHW planes themselves.
+// depthwise at stride 1, which runs on the NCHW planes themselves where output rows have 32 pixels or
+// more (the plan says which form).
 TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
   struct Case {
     ConvShape shape;
@@ -106,7 +107,10 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       {make(2, 64, 7, 9, 37, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576, 35 pixels per image
       {make(2, 37, 11, 10, 37, 3, 3, 1, 1, 1, 37), false},
       {make(2, 18, 9, 13, 54, 5, 5, 2, 2, 1, 18), false},
-      // Depthwise at stride 1 on NCHW planes: a multiplier, dilation, padding past the kernel's reach.
+      // Depthwise at stride 1 on NCHW planes (output rows of 32 pixels or more): a multiplier, dilation,
+      // padding past the kernel's reach; a plain 3x3 over two images. Shorter rows take the NHWC form.
+      {make(1, 18, 9, 40, 54, 5, 5, 4, 1, 2, 18), false},
+      {make(2, 21, 5, 37, 21, 3, 3, 1, 1, 1, 21), false},
       {make(1, 18, 9, 13, 54, 5, 5, 4, 1, 2, 18), false},
   };
   for (const Case& c : cases)
@@ -125,6 +129,8 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       const std::vector<float> nhwc = testing::run(p, o);
       SCOPED_TRACE(c.shape.to_string() + " " + to_string(isa));
       EXPECT_EQ(described.find("small filter on NCHW") != std::string::npos, c.rows) << described;
+      const bool planes = c.shape.groups == c.shape.C && c.shape.stride == 1 && c.shape.out_w() >= 32;
+      EXPECT_EQ(described.find("depthwise on NCHW planes") != std::string::npos, planes) << described;
       const std::vector<float> as_nhwc =
           nchw_to_nhwc(std::span<const float>(nchw), c.shape.N, c.shape.K, c.shape.out_h(), c.shape.out_w());
       EXPECT_TRUE(as_nhwc == nhwc);
@@ -135,9 +141,12 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
 // Deep layers with few output pixels (one pixel block here: 30 and 25) split each block's output channels
 // into parts, one task each, so that every thread gets work: the reference's values and the same bits for
 // every thread count, in NHWC and NCHW (NCHW16c: BlockedLayout.DirectPathAndTypedTensors), with groups.
+// Depthwise layers with few pixels take smaller pixel blocks instead (7x7: 13 pixels at 2 threads, 25 at
+// 1): each pixel's sums are the same whatever its block.
 TEST(DirectFallback, FewPixelsSplitOutputChannelsWithTheSameBits) {
-  const ConvShape shapes[] = {make(1, 160, 11, 9, 290, 3, 3, 1, 2, 1, 1),
-                              make(1, 64, 9, 9, 96, 3, 3, 1, 2, 1, 2)};
+  const ConvShape shapes[] = {
+      make(1, 160, 11, 9, 290, 3, 3, 1, 2, 1, 1), make(1, 64, 9, 9, 96, 3, 3, 1, 2, 1, 2),
+      make(1, 40, 7, 7, 40, 3, 3, 1, 1, 1, 40), make(2, 24, 7, 5, 48, 3, 3, 1, 1, 1, 24)};
   for (const ConvShape& s : shapes) {
     const testing::Problem p = testing::random_problem(s, 44);
     for (Isa isa : testing::runnable_isas()) {

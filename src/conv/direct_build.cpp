@@ -15,10 +15,6 @@ void copy_bias(DirectPlan& d, const float* bias, int64_t K) {
   for (int64_t k = 0; k < K; ++k) d.bias.data()[k] = bias != nullptr ? bias[k] : 0.0f;
 }
 
-// Depthwise (one input channel per group, Kg output channels each): the weights tap-major and, within a
-// tap, by j (the output channel's place in its group) then group, [u][v][j][g], so that the weights
-// that multiply a tap's input pixel for one j are one contiguous run over the input channels (the
-// depthwise kernel's operand in execute_direct).
 // Depthwise: output pixels per task, at most kDepthwiseMaxBlock, fewer where that would leave a thread
 // without two blocks (a late MobileNet layer's 7x7 pixels were one block: one thread of two worked).
 // The NCHW planes form (stride 1) works a row of one channel's plane per kernel call: on short rows the
@@ -28,6 +24,10 @@ void copy_bias(DirectPlan& d, const float* bias, int64_t K) {
 constexpr int64_t kDepthwiseMaxBlock = 64;
 constexpr int64_t kDepthwisePlanesMinRow = 32;
 
+// Depthwise (one input channel per group, Kg output channels each): the weights tap-major and, within a
+// tap, by j (the output channel's place in its group) then group, [u][v][j][g], so that the weights
+// that multiply a tap's input pixel for one j are one contiguous run over the input channels (the
+// depthwise kernel's operand in execute_direct).
 void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const float* bias) {
   const ConvShape& s = p.shape;
   const int64_t K = s.K, G = s.groups, taps = s.R * s.S;

@@ -20,8 +20,12 @@ namespace {
 // where F(2,3) ran 1.4x faster (its transformed filters are 16.8 MB against 37.7, beside a 32 MB L3); at
 // 90 it takes F(2,3). On the other layers F(4,3), F(6,3) and F(7,3) swapped places between two runs
 // (docs/engine.md, "Session 13").
-double gemm_rate(Isa isa) { return isa == Isa::kAvx512 ? 110.0 : isa == Isa::kAvx2 ? 90.0 : 8.0; }
-double vec_rate(Isa isa) { return isa == Isa::kAvx512 ? 2.0 : isa == Isa::kAvx2 ? 1.0 : 0.3; }
+double gemm_rate(Isa isa) {
+  return isa == Isa::kAvx512 ? 110.0 : isa == Isa::kAvx2 ? 90.0 : 8.0;
+}
+double vec_rate(Isa isa) {
+  return isa == Isa::kAvx512 ? 2.0 : isa == Isa::kAvx2 ? 1.0 : 0.3;
+}
 constexpr double kStreamRate = 20.0;
 // FP32 plans on AVX2 whose U fits the L3: about the L3's bandwidth per core on the EPYC (32 MiB L3),
 // where streaming U overlaps the GEMMs. At kStreamRate the model priced F(7,3) on the batch-1
@@ -74,17 +78,21 @@ AlgorithmEstimate estimate_direct(const ConvShape& s, Layout layout, int threads
   const double flops = s.direct_flops();
   const double pixels = static_cast<double>(s.N * s.out_h() * s.out_w());
   const double crs = static_cast<double>(s.C / s.groups * s.R * s.S);
-  double ns = flops / (gemm_rate(isa) * 0.9) + pixels * crs * static_cast<double>(s.groups) / 8.0 / vec_rate(isa);
-  if (layout != Layout::kNHWC) ns += static_cast<double>(s.input_size() + s.output_size()) / 2.0;  // copies to and from NHWC
+  double ns =
+      flops / (gemm_rate(isa) * 0.9) + pixels * crs * static_cast<double>(s.groups) / 8.0 / vec_rate(isa);
+  if (layout != Layout::kNHWC)
+    ns += static_cast<double>(s.input_size() + s.output_size()) / 2.0;  // copies to and from NHWC
   return {Algorithm::kDirect, std::nullopt, ns / threads / 1e6};
 }
 
 AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threads, Isa isa, TileSize tile,
                                     double gemm_speedup, Precision precision) {
   const double m = tile.m, n = tile.n();
-  const double ty = static_cast<double>(ceil_div(s.out_h(), tile.m)), tx = static_cast<double>(ceil_div(s.out_w(), tile.m));
+  const double ty = static_cast<double>(ceil_div(s.out_h(), tile.m)),
+               tx = static_cast<double>(ceil_div(s.out_w(), tile.m));
   const double T = static_cast<double>(s.N) * ty * tx;
-  const double Cb = static_cast<double>(ceil_div(s.C, kLanes)), Kb = static_cast<double>(ceil_div(s.K, kLanes));
+  const double Cb = static_cast<double>(ceil_div(s.C, kLanes)),
+               Kb = static_cast<double>(ceil_div(s.K, kLanes));
   double in_ops = 3.0 * n, out_ops = 3.0 * n;
   for (const auto& g : generated::kGeneratedInfo)
     if (g.m == tile.m && g.r == tile.r) {
@@ -94,15 +102,24 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   const double gemm = 2.0 * n * n * T * Cb * 16 * Kb * 16 / (gemm_rate(isa) * gemm_speedup);
   const double vin = T * Cb * (2 * n * n + 2 * n * in_ops);
   const double vout = T * Kb * (n * n + (n + m) * out_ops + m * m * (layout == Layout::kNCHW ? 10.0 : 2.0));
-  const double pack = static_cast<double>(s.N) * Cb * (ty * m + n) * (tx * m + n) * (layout == Layout::kNCHW ? 3.0 : 1.0);
+  const double pack =
+      static_cast<double>(s.N) * Cb * (ty * m + n) * (tx * m + n) * (layout == Layout::kNCHW ? 3.0 : 1.0);
   const double u_bytes = n * n * Cb * Kb * 256 * u_element_bytes(isa, precision);
   // Filter bytes: the fused order reads U once per block, the phased order about once.
   const double per_tile = n * n * (Cb + Kb) * 16 * 4;
   const double block = std::max(12.0, std::min(1.5e6 / per_tile, std::ceil(T / threads)));
   const double blocks = std::ceil(T / block);
   const double stream = std::min(blocks * u_bytes, u_bytes + 2 * per_tile * T);
-  const double ns = (gemm + (vin + vout) / vec_rate(isa) + pack / 4.0) / threads +
-                    stream / stream_rate(isa, precision, u_bytes) / std::min(threads, 2);
+  const double stream_ns = stream / stream_rate(isa, precision, u_bytes) / std::min(threads, 2);
+  const double transforms_ns = ((vin + vout) / vec_rate(isa) + pack / 4.0) / threads;
+  // AVX2 FP32 plans whose U exceeds L2 prefetch its next panel during the GEMMs (WinogradPlan::prefetch_u):
+  // the streaming overlaps the products. Summed, the model kept F(4,3) for 1x512x28x28, where F(7,3) took
+  // 0.80 of its time, and F(2,3) for 1x512x14x14 (F(4,3): 0.79; docs/engine.md, "Session 22"). AVX-512's
+  // choices were measured with the sum and keep it.
+  const bool overlapped =
+      isa == Isa::kAvx2 && precision == Precision::kFp32 && u_bytes > static_cast<double>(kL2BudgetBytes);
+  const double ns = overlapped ? transforms_ns + std::max(gemm / threads, stream_ns)
+                               : gemm / threads + transforms_ns + stream_ns;
   return {Algorithm::kWinograd, tile, ns / 1e6};
 }
 
@@ -117,8 +134,8 @@ bool auto_tile_allowed(TileSize tile, Precision precision) {
 std::string tile_precision_caution(TileSize tile, Precision precision) {
   if (precision == Precision::kInt8 && tile.n() > 6)
     return "; caution: int8 with " + tile.to_string() +
-           " is far less accurate than with F(4,3) (validation networks lose 4-11 top-1 points with F(6,3) and "
-           "collapse with F(8,3), docs/engine.md)";
+           " is far less accurate than with F(4,3) (validation networks lose 4-11 top-1 points with F(6,3) "
+           "and collapse with F(8,3), docs/engine.md)";
   return "";
 }
 
@@ -134,8 +151,8 @@ AlgorithmEstimate fastest_tile_estimate(const std::vector<AlgorithmEstimate>& ti
   return best;
 }
 
-AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa, Precision precision,
-                                   std::string* reason, double gemm_speedup) {
+AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa,
+                                   Precision precision, std::string* reason, double gemm_speedup) {
   AlgorithmEstimate best = estimate_direct(s, layout, threads, isa);
   const std::string why_not = winograd_ineligible(s);
   if (!why_not.empty()) {
@@ -177,14 +194,16 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
       for (const AlgorithmEstimate& e : tiles)
         if (e.tile->n() < best.tile->n() && e.ms <= kInt8AccuracyMargin * fastest.ms) best = e;
       if (best.tile->n() != fastest.tile->n()) {
-        std::snprintf(buf, sizeof buf, "; int8: %s, within %.0f %% of the fastest estimate (%s), for accuracy",
+        std::snprintf(buf, sizeof buf,
+                      "; int8: %s, within %.0f %% of the fastest estimate (%s), for accuracy",
                       best.tile->to_string().c_str(), (kInt8AccuracyMargin - 1.0) * 100.0,
                       fastest.tile->to_string().c_str());
         *reason += buf;
       }
     }
   }
-  if (precision == Precision::kInt8Spatial) *reason += "; int8-spatial: F(2,3) or F(4,3) (integer transforms in int16)";
+  if (precision == Precision::kInt8Spatial)
+    *reason += "; int8-spatial: F(2,3) or F(4,3) (integer transforms in int16)";
   return best;
 }
 

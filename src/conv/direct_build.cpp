@@ -17,12 +17,15 @@ void copy_bias(DirectPlan& d, const float* bias, int64_t K) {
 
 // Depthwise: output pixels per task, at most kDepthwiseMaxBlock, fewer where that would leave a thread
 // without two blocks (a late MobileNet layer's 7x7 pixels were one block: one thread of two worked).
-// The NCHW planes form (stride 1) works a row of one channel's plane per kernel call: on short rows the
-// calls cost more than the NHWC form's copies (AVX2, 2 threads, NCHW planes over the NHWC form: 7 pixels
-// per row 2.8x the time, 14 1.1-2.6x, 28 1.2x, 56 0.92x, 112 0.44x; docs/engine.md, "Session 22"), so it
-// takes rows of at least kDepthwisePlanesMinRow output pixels.
+// The NCHW planes form works a row of one channel's plane per kernel call: on short rows the calls cost
+// more than the NHWC form's copies (AVX2, 2 threads, NCHW planes over the NHWC form at stride 1: 7 pixels
+// per row 2.8x the time, 14 1.1-2.6x, 28 1.2x, 56 0.92x, 112 0.44x; at stride 2, where the plane's
+// columns are first split into phases: 56 1.06-1.25x, 112 0.60x, 160 0.38x; docs/engine.md, "Session
+// 22"), so it takes rows of at least kDepthwisePlanesMinRow output pixels at stride 1 and
+// kDepthwisePlanesMinRowStrided at larger strides.
 constexpr int64_t kDepthwiseMaxBlock = 64;
 constexpr int64_t kDepthwisePlanesMinRow = 32;
+constexpr int64_t kDepthwisePlanesMinRowStrided = 96;
 
 // Depthwise (one input channel per group, Kg output channels each): the weights tap-major and, within a
 // tap, by j (the output channel's place in its group) then group, [u][v][j][g], so that the weights
@@ -39,11 +42,13 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
       for (int64_t t = 0; t < taps; ++t)
         d.W.data()[(t * d.Kg + j) * G + g] = weights[(g * d.Kg + j) * taps + t];
   copy_bias(d, bias, K);
-  d.depthwise_planes = p.layout == Layout::kNCHW && s.stride == 1 && s.out_w() >= kDepthwisePlanesMinRow;
+  d.depthwise_planes = p.layout == Layout::kNCHW &&
+                       s.out_w() >= (s.stride == 1 ? kDepthwisePlanesMinRow : kDepthwisePlanesMinRowStrided);
   p.direct = std::move(d);
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
-  if (p.direct->depthwise_planes) {  // one zero-padded input plane
-    for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(s.H * (s.W + 2 * s.pad_w)));
+  if (p.direct->depthwise_planes) {  // one zero-padded input plane, its columns in `stride` phases
+    for (auto& b : p.thread_scratch)
+      b.resize(static_cast<std::size_t>(s.stride * s.H * depthwise_phase_width(s)));
     return;
   }
   if (p.layout != Layout::kNHWC) p.packed_input.resize(static_cast<std::size_t>(s.input_size()));

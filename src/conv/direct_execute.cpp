@@ -220,42 +220,73 @@ void execute_direct_nchw_rows(Plan::Impl& p, const float* input, float* output) 
   p.pool->run(static_cast<std::size_t>(s.N * s.groups * chunks), p.charged(Stage::kDirect, task_fn));
 }
 
-// Depthwise on NCHW at stride 1 (DirectPlan::depthwise_planes): per image and input channel, the plane is
-// copied once with zero columns of padding on both sides, and each output row of each of the channel's
-// Kg outputs is one depthwise_row call over the kernel rows inside the image. The padding columns add
-// exact zeros, so every output gets the NHWC form's bits (which skips those taps). The NHWC form on NCHW
-// tensors copied the input to NHWC and stored 16 channels at a time through a staging transpose:
-// 1.3-2.2x its NHWC time.
-NOVA_INLINE_RUN_LOOPS void execute_depthwise_planes(Plan::Impl& p, const float* input, float* output) {
+// Depthwise on NCHW (DirectPlan::depthwise_planes): per image and input channel, the plane is copied once
+// with zero columns of padding on both sides, and each output row of each of the channel's Kg outputs is
+// one depthwise_row call over the kernel rows inside the image. The padding columns add exact zeros, so
+// every output gets the NHWC form's bits (which skips those taps). At stride s the padded columns are
+// split into s phases (phase f holds columns f, f + s, ...), so that the columns an output row reads for
+// one tap, ox * s + v * dil, are contiguous in phase (v * dil) % s. The NHWC form on NCHW tensors copied
+// the input to NHWC and stored 16 channels at a time through a staging transpose: 1.3-2.2x its NHWC time.
+// Stride 1 (kStrided false) keeps its plain row copy and column offsets: the phase arithmetic cost it
+// 3-10 % of its time on AVX2.
+template <bool kStrided>
+NOVA_INLINE_RUN_LOOPS void depthwise_planes(Plan::Impl& p, const float* input, float* output) {
   const ConvShape& s = p.shape;
   const DirectPlan& d = *p.direct;
   const int64_t C = s.C, K = s.K, H = s.H, W = s.W, OH = s.out_h(), OW = s.out_w(), Kg = d.Kg;
-  const int64_t wp = W + 2 * s.pad_w, taps = s.R * s.S;
+  const int64_t st = kStrided ? s.stride : 1, wph = depthwise_phase_width(s), taps = s.R * s.S;
   const auto plane_task = [&](std::size_t task, int worker) {
     const int64_t img = static_cast<int64_t>(task) / C, c = static_cast<int64_t>(task) % C;
-    float* padded = p.thread_scratch[static_cast<std::size_t>(worker)].data();
+    float* padded = p.thread_scratch[static_cast<std::size_t>(worker)].data();  // [phase][H][wph]
     const float* plane = input + (img * C + c) * H * W;
-    for (int64_t y = 0; y < H; ++y) {
-      float* row = padded + y * wp;
-      for (int64_t x = 0; x < s.pad_w; ++x) row[x] = 0.0f;
-      for (int64_t x = 0; x < W; ++x) row[s.pad_w + x] = plane[y * W + x];
-      for (int64_t x = s.pad_w + W; x < wp; ++x) row[x] = 0.0f;
+    if constexpr (!kStrided) {
+      for (int64_t y = 0; y < H; ++y) {
+        float* row = padded + y * wph;
+        for (int64_t x = 0; x < s.pad_w; ++x) row[x] = 0.0f;
+        for (int64_t x = 0; x < W; ++x) row[s.pad_w + x] = plane[y * W + x];
+        for (int64_t x = s.pad_w + W; x < wph; ++x) row[x] = 0.0f;
+      }
+    } else {
+      for (int64_t f = 0; f < st; ++f) {
+        // Phase f's column i is input column i * st + f - pad_w: inside the image for i in [lo, hi).
+        const int64_t lo = std::min(wph, ceil_div(std::max<int64_t>(0, s.pad_w - f), st));
+        const int64_t hi = std::max(lo, std::min(wph, ceil_div(W + s.pad_w - f, st)));
+        for (int64_t y = 0; y < H; ++y) {
+          float* row = padded + (f * H + y) * wph;
+          const float* in = plane + y * W + f - s.pad_w;  // + i * st: column i's input
+          for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
+          for (int64_t i = lo; i < hi; ++i) row[i] = in[i * st];
+          for (int64_t i = hi; i < wph; ++i) row[i] = 0.0f;
+        }
+      }
     }
     thread_local std::vector<const float*> xs;
     thread_local std::vector<float> ws;
+    thread_local std::vector<int64_t> column_at;  // strided: per v, where output column 0 reads in a row
     xs.resize(static_cast<std::size_t>(taps));
     ws.resize(xs.size());
+    if constexpr (kStrided) {
+      column_at.resize(static_cast<std::size_t>(s.S));
+      for (int64_t v = 0; v < s.S; ++v) {
+        // Output column ox reads padded column ox * st + v * dil: phase (v * dil) % st, at ox + (v * dil) /
+        // st.
+        const int64_t col = v * s.dilation;
+        column_at[static_cast<std::size_t>(v)] = (col % st) * H * wph + col / st;
+      }
+    }
     for (int64_t j = 0; j < Kg; ++j) {
       const int64_t k = c * Kg + j;
       const float bias = d.bias.data()[k];
       for (int64_t oy = 0; oy < OH; ++oy) {
         std::size_t inside = 0;
         for (int64_t u = 0; u < s.R; ++u) {
-          const int64_t iy = oy + u * s.dilation - s.pad_h;
+          const int64_t iy = oy * st + u * s.dilation - s.pad_h;
           if (iy < 0 || iy >= H) continue;
           for (int64_t v = 0; v < s.S; ++v) {
-            xs[inside] =
-                padded + iy * wp + v * s.dilation;  // output column ox reads padded column ox + v*dil
+            if constexpr (kStrided)
+              xs[inside] = padded + iy * wph + column_at[static_cast<std::size_t>(v)];
+            else
+              xs[inside] = padded + iy * wph + v * s.dilation;
             ws[inside++] = d.W.data()[((u * s.S + v) * Kg + j) * C + c];
           }
         }
@@ -266,6 +297,13 @@ NOVA_INLINE_RUN_LOOPS void execute_depthwise_planes(Plan::Impl& p, const float* 
     }
   };
   p.pool->run(static_cast<std::size_t>(s.N * C), p.charged(Stage::kDirect, plane_task));
+}
+
+void execute_depthwise_planes(Plan::Impl& p, const float* input, float* output) {
+  if (p.shape.stride == 1)
+    depthwise_planes<false>(p, input, output);
+  else
+    depthwise_planes<true>(p, input, output);
 }
 
 }  // namespace

@@ -184,6 +184,12 @@ struct WinogradPlan {
   }
 };
 
+// Columns of each phase of a zero-padded input plane whose padded columns are split into `stride` phases
+// (the depthwise planes form): ceil((W + 2 * pad_w) / stride).
+inline int64_t depthwise_phase_width(const ConvShape& s) {
+  return ceil_div(s.W + 2 * s.pad_w, s.stride);
+}
+
 struct DirectPlan {
   int64_t Cg = 0, Kg = 0, Kgpad = 0, crs = 0;  // per group; crs ordered (u, v, c)
   int64_t panel = 0;
@@ -195,8 +201,9 @@ struct DirectPlan {
   // against panels of `panel` output pixels of one image packed straight from the NCHW input, stored as
   // runs of pixels of one output channel; W is then [group][Kg rows of crs] (direct_execute.cpp).
   bool nchw_rows = false;
-  // Depthwise on NCHW tensors at stride 1: each channel's plane, zero-padded per thread, through the
-  // ISA's depthwise_row kernel, a run of an output row per call (direct_execute.cpp).
+  // Depthwise on NCHW tensors with long output rows (direct_build.cpp: 32 pixels at stride 1, 96 above):
+  // each channel's plane, zero-padded per thread (its columns split into `stride` phases), through the ISA's
+  // depthwise_row kernel, a run of an output row per call (direct_execute.cpp).
   bool depthwise_planes = false;
   AlignedBuffer W;     // [group][panels of crs x width]
   AlignedBuffer bias;  // [group][Kgpad]

@@ -86,8 +86,8 @@ TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
 // the kernel's reach, output planes that end mid-panel, batch 2, and filters past each threshold (a
 // reduction over 512, weights over 256 KB); and the other forms' NCHW stores (16 channels at a time
 // through the transposing band store): blocks across images, a last block of 5 channels, depthwise; and
-// depthwise at stride 1, which runs on the NCHW planes themselves where output rows have 32 pixels or
-// more (the plan says which form).
+// depthwise, which runs on the NCHW planes themselves where output rows have 32 pixels or more (96 at
+// strides above 1; the plan says which form).
 TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
   struct Case {
     ConvShape shape;
@@ -111,6 +111,11 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       // padding past the kernel's reach; a plain 3x3 over two images. Shorter rows take the NHWC form.
       {make(1, 18, 9, 40, 54, 5, 5, 4, 1, 2, 18), false},
       {make(2, 21, 5, 37, 21, 3, 3, 1, 1, 1, 21), false},
+      // At stride 2 and 3 with rows of 96 pixels or more (the plane's columns in phases): a multiplier,
+      // dilation with stride 3; and a shorter strided row, which takes the NHWC form.
+      {make(1, 18, 9, 200, 54, 5, 5, 2, 2, 1, 18), false},
+      {make(2, 21, 11, 300, 21, 3, 3, 1, 3, 2, 21), false},
+      {make(1, 18, 9, 70, 54, 5, 5, 2, 2, 1, 18), false},
       {make(1, 18, 9, 13, 54, 5, 5, 4, 1, 2, 18), false},
   };
   for (const Case& c : cases)
@@ -129,7 +134,7 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       const std::vector<float> nhwc = testing::run(p, o);
       SCOPED_TRACE(c.shape.to_string() + " " + to_string(isa));
       EXPECT_EQ(described.find("small filter on NCHW") != std::string::npos, c.rows) << described;
-      const bool planes = c.shape.groups == c.shape.C && c.shape.stride == 1 && c.shape.out_w() >= 32;
+      const bool planes = c.shape.groups == c.shape.C && c.shape.out_w() >= (c.shape.stride == 1 ? 32 : 96);
       EXPECT_EQ(described.find("depthwise on NCHW planes") != std::string::npos, planes) << described;
       const std::vector<float> as_nhwc =
           nchw_to_nhwc(std::span<const float>(nchw), c.shape.N, c.shape.K, c.shape.out_h(), c.shape.out_w());

@@ -3,7 +3,7 @@ the binary before (OLD) against smaller pixel blocks where a layer has few outpu
 planes form only for output rows of 32 pixels or more (NEW); interleaved, 2 threads. Prints min / median
 of the repetitions' median_ms and new over old (medians).
 
-  python3 ab_depthwise.py REPS OLD NEW
+  python3 ab_depthwise.py REPS OLD NEW [N,C,H,W,K ...]   (the layers; default: the list below)
 """
 import json, statistics, subprocess, sys
 
@@ -19,7 +19,7 @@ def run(binary, shape, extra, layout):
     return json.loads(r.stdout)["median_ms"] if r.returncode == 0 else None
 
 
-for shape in LAYERS:
+for shape in sys.argv[4:] or LAYERS:
     for extra in ([], ["--stride", "2"]):
         for layout in ("nhwc", "nchw"):
             t = {"old": [], "new": []}

@@ -1,5 +1,6 @@
 """Session 22: direct plans with few output pixels and many channels (the output-channel parts of the GEMM
-form, the depthwise form's small pixel blocks, the NCHW planes form on both sides of its row threshold):
+form, the depthwise form's small pixel blocks, the NCHW planes form on both sides of its row thresholds,
+at stride 1 and above):
 1, 2 and 3 threads bit for bit, NCHW against NHWC bit for bit, and against PyTorch's float64 conv2d.
 
   .venv/bin/python fuzz_direct_threads.py SEED COUNT
@@ -20,6 +21,8 @@ for i in range(int(sys.argv[2])):
     if depthwise:
         g = c = int(rng.integers(2, 300)); k = c * int(rng.choice([1, 1, 2]))
         h = int(rng.integers(3, 40)); w = int(rng.integers(3, 48))
+        if rng.integers(0, 3) == 0:  # wide rows: the NCHW planes form at strides above 1 (96 pixels or more)
+            h = int(rng.integers(3, 12)); w = int(rng.integers(150, 330))
     else:
         g = int(rng.choice([1, 1, 2])); c = g * int(rng.integers(1, 200)); k = g * int(rng.integers(1, 300))
         h = int(rng.integers(1, 12)); w = int(rng.integers(1, 12))

@@ -95,7 +95,9 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // columns [q*panel, q*panel + width) as Cpad rows of `width` floats.
   const int n = w.n, r = w.r;
   const int64_t nn = static_cast<int64_t>(n) * n;
-  w.U.resize(static_cast<std::size_t>(nn * w.Cpad * w.Kpad));
+  // A panel's GEMM may prefetch up to Cpad lines (16 floats each) past the start of the next panel
+  // (gemm_stage): the slack keeps every address it forms inside the buffer.
+  w.U.resize(static_cast<std::size_t>(nn * w.Cpad * w.Kpad + w.Cpad * kLanes));
   std::fill(w.U.data(), w.U.data() + w.U.size(), 0.0f);
   float* U = w.U.data();
   const int64_t Cpad = w.Cpad, Kpad = w.Kpad, panel = w.panel;

@@ -268,8 +268,7 @@ NOVA_INLINE_RUN_LOOPS void depthwise_planes(Plan::Impl& p, const float* input, f
     if constexpr (kStrided) {
       column_at.resize(static_cast<std::size_t>(s.S));
       for (int64_t v = 0; v < s.S; ++v) {
-        // Output column ox reads padded column ox * st + v * dil: phase (v * dil) % st, at ox + (v * dil) /
-        // st.
+        // Output column ox reads padded column ox * st + col: phase col % st, at ox + col / st.
         const int64_t col = v * s.dilation;
         column_at[static_cast<std::size_t>(v)] = (col % st) * H * wph + col / st;
       }

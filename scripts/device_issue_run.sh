@@ -7,7 +7,8 @@
 #   run(command="bash scripts/device_issue_run.sh 3", carry=[".dev"], timeout_s=560)
 #
 # The argument is the repetitions of each interleaved table (3 fit one call: session 19's run 4 took
-# about 7 minutes with the tests). Output under $OUT: tests.log, paths.log, lowp.log/.json (nova bf16 and
+# about 7 minutes with the tests; session 22's run 2, the same work on a quieter host, 2 minutes, and a
+# machine started in about 30 s). int8 profiles need more than 10 s each (calibration and plan). Output under $OUT: tests.log, paths.log, lowp.log/.json (nova bf16 and
 # int8 against oneDNN's AMX bf16 direct, int8 Winograd and AMX int8 direct), fp32.log/.json (nova FP32
 # against oneDNN's FP32 direct and Winograd), profile.log (`nova bench conv --profile`, NCHW16c).
 # ncnn and PyTorch are not on the device (no PyPI there), so their columns stay on the development runs.

@@ -27,19 +27,19 @@ double vec_rate(Isa isa) {
   return isa == Isa::kAvx512 ? 2.0 : isa == Isa::kAvx2 ? 1.0 : 0.3;
 }
 constexpr double kStreamRate = 20.0;
-// FP32 plans on AVX2 whose U fits the L3: about the L3's bandwidth per core on the EPYC (32 MiB L3),
-// where streaming U overlaps the GEMMs. At kStreamRate the model priced F(7,3) on the batch-1
-// 64-256-channel layers within 8 % of F(4,3), which then took 1.16-1.25x F(7,3)'s time there
-// (docs/engine.md, "Session 16": with this rate the choice is the fastest measured tile, or within 1 %
-// of it, on 16 of the layer set's 18 layer and layout cases, against 8). Low-precision plans keep the
-// flat rate, with which their choices were measured (their tiles trade accuracy, not only time), and so
-// does AVX-512, not measured with it.
+// FP32 plans on AVX2: about the L3's bandwidth per core on the EPYC (32 MiB L3), where streaming U
+// overlaps the GEMMs. At kStreamRate the model priced F(7,3) on the batch-1 64-256-channel layers within
+// 8 % of F(4,3), which then took 1.16-1.25x F(7,3)'s time there (docs/engine.md, "Session 16": with this
+// rate the choice is the fastest measured tile, or within 1 % of it, on 16 of the layer set's 18 layer
+// and layout cases, against 8). It applied to U that fits the L3 only until U larger than L2 was
+// prefetched (session 22): since then 37.7 MB of F(4,3) filters at 1x512x7x7 stream at about this rate
+// too, and F(4,3) took 0.67 of F(2,3)'s time there (1x1024x7x7 0.73, 1x512x14x14 F(7,3) against F(4,3)
+// 0.65). Low-precision plans keep the flat rate, with which their choices were measured (their tiles
+// trade accuracy, not only time), and so does AVX-512, not measured with it.
 constexpr double kAvx2L3StreamRate = 80.0;
 
-double stream_rate(Isa isa, Precision precision, double u_bytes) {
-  if (isa == Isa::kAvx2 && precision == Precision::kFp32 && u_bytes <= static_cast<double>(l3_cache_bytes()))
-    return kAvx2L3StreamRate;
-  return kStreamRate;
+double stream_rate(Isa isa, Precision precision) {
+  return isa == Isa::kAvx2 && precision == Precision::kFp32 ? kAvx2L3StreamRate : kStreamRate;
 }
 
 // Bytes per element of the transformed filters U as the GEMMs read them, for the streaming term. On AVX2
@@ -110,7 +110,7 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   const double block = std::max(12.0, std::min(1.5e6 / per_tile, std::ceil(T / threads)));
   const double blocks = std::ceil(T / block);
   const double stream = std::min(blocks * u_bytes, u_bytes + 2 * per_tile * T);
-  const double stream_ns = stream / stream_rate(isa, precision, u_bytes) / std::min(threads, 2);
+  const double stream_ns = stream / stream_rate(isa, precision) / std::min(threads, 2);
   const double transforms_ns = ((vin + vout) / vec_rate(isa) + pack / 4.0) / threads;
   // AVX2 FP32 plans whose U exceeds L2 prefetch its next panel during the GEMMs (WinogradPlan::prefetch_u):
   // the streaming overlaps the products. Summed, the model kept F(4,3) for 1x512x28x28, where F(7,3) took

@@ -1,7 +1,5 @@
 // Run-time instruction-set detection (cpuid and the OS's saved register state, through GCC/Clang's
 // __builtin_cpu_supports), the size of the level-3 cache, and the names of the paths.
-#include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include "nova/conv/conv.hpp"
@@ -200,25 +198,5 @@ int64_t output_elements(const ConvShape& s, Layout layout) {
 }
 
 std::string to_string(Algorithm algorithm) { return algorithm == Algorithm::kWinograd ? "winograd" : "direct"; }
-
-// The level-3 cache of cpu 0 in bytes (sysfs; 0 when unknown). sysconf's figure is the host's under
-// some hypervisors (320 MiB on the EPYC VM, whose L3 is 32 MiB).
-int64_t l3_cache_bytes() {
-  static const int64_t bytes = [] {
-    for (int i = 0; i < 8; ++i) {
-      const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-      std::ifstream level(dir + "level"), size(dir + "size");
-      int lv = 0;
-      std::string text;
-      if (!(level >> lv) || lv != 3 || !(size >> text) || text.empty()) continue;
-      char* end = nullptr;
-      const long long v = std::strtoll(text.c_str(), &end, 10);
-      const int64_t unit = *end == 'K' ? 1024 : *end == 'M' ? 1024 * 1024 : 1;
-      return v > 0 ? static_cast<int64_t>(v) * unit : int64_t{0};
-    }
-    return int64_t{0};
-  }();
-  return bytes;
-}
 
 }  // namespace nova::conv

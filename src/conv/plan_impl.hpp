@@ -64,8 +64,6 @@ inline void panel_gemm(const GemmTable& g, int64_t rows, int nv, std::size_t kc,
   });
 }
 
-// The level-3 cache of cpu 0 in bytes, from sysfs; 0 when unknown (cpu_features.cpp).
-int64_t l3_cache_bytes();
 
 // Tiles of one tile row whose NCHW output is stored together (winograd_execute.cpp).
 inline constexpr int64_t kBandTiles = 8;

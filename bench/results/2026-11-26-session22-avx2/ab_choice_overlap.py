@@ -2,7 +2,7 @@
 on the layers whose automatic tile it changes: the old binary's automatic choice, the new one's, and every
 forced tile, interleaved, 2 threads, NCHW and NCHW16c. Prints min / median of the repetitions' median_ms.
 
-  python3 ab_choice_overlap.py REPS OLD NEW
+  python3 ab_choice_overlap.py REPS OLD NEW [N,C,H,W,K ...]   (default: the two layers below)
 """
 import json, statistics, subprocess, sys
 
@@ -16,7 +16,7 @@ def run(binary, shape, args):
     return j["median_ms"], j.get("tile") or j.get("algorithm")
 
 
-for shape in ["1,512,14,14,512", "1,512,28,28,512"]:
+for shape in sys.argv[4:] or ["1,512,14,14,512", "1,512,28,28,512"]:
     for lay in ["nchw", "nchw16c"]:
         vs = [("old auto", old, []), ("new auto", new, [])] + [(t, new, ["--tile", t]) for t in ("2,3", "4,3", "6,3", "7,3")]
         times, tiles = {v[0]: [] for v in vs}, {}

@@ -8,9 +8,11 @@
 #
 # The argument is the repetitions of each interleaved table (3 fit one call: session 19's run 4 took
 # about 7 minutes with the tests; session 22's run 2, the same work on a quieter host, 2 minutes, and a
-# machine started in about 30 s). int8 profiles need more than 10 s each (calibration and plan). Output under $OUT: tests.log, paths.log, lowp.log/.json (nova bf16 and
-# int8 against oneDNN's AMX bf16 direct, int8 Winograd and AMX int8 direct), fp32.log/.json (nova FP32
-# against oneDNN's FP32 direct and Winograd), profile.log (`nova bench conv --profile`, NCHW16c).
+# machine started in about 30 s). int8 profiles need more than 10 s each (calibration and plan).
+# Output under $OUT: tests.log, paths.log, lowp.log/.json (nova bf16 and int8 against oneDNN's AMX bf16
+# direct, int8 Winograd and AMX int8 direct), fp32.log/.json (nova FP32
+# against oneDNN's FP32 direct and Winograd), profile.log (`nova bench conv --profile`, NCHW16c), tiles.log
+# (forced tiles on the layers short of the targets).
 # ncnn and PyTorch are not on the device (no PyPI there), so their columns stay on the development runs.
 set -u
 reps=${1:-3}
@@ -32,4 +34,24 @@ for l in 1,64,56,56,64 1,128,28,28,128 1,256,14,14,256 1,512,7,7,512 8,64,56,56,
     timeout 20 build/nova bench conv --shape "$l" --threads 2 --profile --layout nchw16c --dtype $v
   done
 done > "$O/profile.log" 2>&1
+# Forced tiles on the layers short of the issues' targets in session 22 (FP32 on AVX-512: are the
+# automatic tiles still the fastest with U prefetched? bf16 on AMX: does F(6,3)'s smaller transform work
+# per output pay on the transform-bound 64-channel layers?), 3 alternated repetitions each.
+for _ in 1 2 3; do
+  for l in 1,256,14,14,256 1,512,7,7,512 8,512,7,7,512; do
+    for t in auto 2,3 4,3 6,3; do
+      tile=(); [ "$t" = auto ] || tile=(--tile "$t")
+      printf '%s fp32 %s: ' "$l" "$t"
+      timeout 20 build/nova bench conv --shape "$l" --threads 2 --layout nchw16c "${tile[@]}" | tail -1
+    done
+  done
+  for l in 8,64,56,56,64 1,64,224,224,64; do
+    for t in auto 4,3 6,3; do
+      tile=(); [ "$t" = auto ] || tile=(--tile "$t")
+      printf '%s bf16 %s: ' "$l" "$t"
+      timeout 20 build/nova bench conv --shape "$l" --threads 2 --layout nchw16c --dtype bf16 --io bf16 \
+        "${tile[@]}" | tail -1
+    done
+  done
+done > "$O/tiles.log" 2>&1
 echo "device_issue_run: done; files in $O"

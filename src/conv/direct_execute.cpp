@@ -24,6 +24,17 @@ namespace {
 #define NOVA_INLINE_RUN_LOOPS
 #endif
 
+// The columns x in [0, count) whose strided read first + x * step falls inside [0, limit), as [lo, hi): a run
+// of an im2col^T row or of a depthwise plane's phase, the rest being zeros of the padding.
+struct InsideColumns {
+  int64_t lo, hi;
+};
+InsideColumns inside_columns(int64_t first, int64_t step, int64_t limit, int64_t count) {
+  const int64_t lo = first >= 0 ? 0 : std::min(count, ceil_div(-first, step));
+  const int64_t hi = std::clamp<int64_t>(limit - first > 0 ? ceil_div(limit - first, step) : 0, lo, count);
+  return {lo, hi};
+}
+
 // A panel's output pixels as runs along output rows: pixels [j, j + run) of the panel are (oy, ox0 ..).
 struct PixelRun {
   int64_t j, run, oy, ox0;
@@ -56,9 +67,7 @@ NOVA_INLINE_RUN_LOOPS void pack_panel(const ConvShape& s, const float* image, in
           continue;
         }
         const int64_t ix0 = r.ox0 * s.stride + v * s.dilation - s.pad_w;
-        // Columns [lo, hi) of the run read inside the row: ix0 + x * stride in [0, W).
-        const int64_t lo = ix0 >= 0 ? 0 : std::min(r.run, ceil_div(-ix0, s.stride));
-        const int64_t hi = std::clamp<int64_t>(W - ix0 > 0 ? ceil_div(W - ix0, s.stride) : 0, lo, r.run);
+        const auto [lo, hi] = inside_columns(ix0, s.stride, W, r.run);
         const float* from = image + iy * W + ix0;
         for (int64_t c = 0; c < cg; ++c) {
           float* d = tap + c * width + r.j;
@@ -205,11 +214,8 @@ void execute_direct_nchw_rows(Plan::Impl& p, const float* input, float* output) 
     for (int64_t q = chunk * per_task; q < std::min(panels, (chunk + 1) * per_task); ++q) {
       const int64_t p0 = q * width, count = std::min(width, plane_out - p0);
       pack_panel(s, in_img, d.Cg, p0, count, width, runs, b);
-      for_each_row_group(d.Kg, g.mr, [&](int64_t i0, int64_t mrows) {
-        g.fn[mrows - 1][nv - 1](static_cast<std::size_t>(crs), wg + i0 * crs, static_cast<std::size_t>(crs),
-                                b, static_cast<std::size_t>(width), rows + i0 * width,
-                                static_cast<std::size_t>(width));
-      });
+      panel_gemm(g, d.Kg, nv, static_cast<std::size_t>(crs), wg, static_cast<std::size_t>(crs), b,
+                 static_cast<std::size_t>(width), rows, static_cast<std::size_t>(width), nullptr, 0);
       for (int64_t k = 0; k < d.Kg; ++k) {
         const int64_t kk = grp * d.Kg + k;
         store_biased_run(rows + k * width, output + (img * K + kk) * plane_out + p0, count, d.bias.data()[kk],
@@ -248,9 +254,8 @@ NOVA_INLINE_RUN_LOOPS void depthwise_planes(Plan::Impl& p, const float* input, f
       }
     } else {
       for (int64_t f = 0; f < st; ++f) {
-        // Phase f's column i is input column i * st + f - pad_w: inside the image for i in [lo, hi).
-        const int64_t lo = std::min(wph, ceil_div(std::max<int64_t>(0, s.pad_w - f), st));
-        const int64_t hi = std::max(lo, std::min(wph, ceil_div(W + s.pad_w - f, st)));
+        // Phase f's column i is input column i * st + f - pad_w.
+        const auto [lo, hi] = inside_columns(f - s.pad_w, st, W, wph);
         for (int64_t y = 0; y < H; ++y) {
           float* row = padded + (f * H + y) * wph;
           const float* in = plane + y * W + f - s.pad_w;  // + i * st: column i's input

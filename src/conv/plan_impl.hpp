@@ -64,7 +64,6 @@ inline void panel_gemm(const GemmTable& g, int64_t rows, int nv, std::size_t kc,
   });
 }
 
-
 // Tiles of one tile row whose NCHW output is stored together (winograd_execute.cpp).
 inline constexpr int64_t kBandTiles = 8;
 // Elements between the n^2 Winograd positions of V or M, in any element type (the low-precision copies

@@ -116,8 +116,7 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   // the streaming overlaps the products. Summed, the model kept F(4,3) for 1x512x28x28, where F(7,3) took
   // 0.80 of its time, and F(2,3) for 1x512x14x14 (F(4,3): 0.79; docs/engine.md, "Session 22"). AVX-512's
   // choices were measured with the sum and keep it.
-  const bool overlapped =
-      isa == Isa::kAvx2 && precision == Precision::kFp32 && u_bytes > static_cast<double>(kL2BudgetBytes);
+  const bool overlapped = isa == Isa::kAvx2 && prefetches_u(precision, u_bytes);
   const double ns = overlapped ? transforms_ns + std::max(gemm / threads, stream_ns)
                                : gemm / threads + transforms_ns + stream_ns;
   return {Algorithm::kWinograd, tile, ns / 1e6};

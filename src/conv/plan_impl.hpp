@@ -45,6 +45,12 @@ void for_each_row_group(int64_t rows, int64_t mr, F&& f) {
 // The L2 bytes the plans' blocking counts on: 1.5 MiB of the 2 MiB L2 of the AVX-512 hosts measured.
 inline constexpr int64_t kL2BudgetBytes = int64_t{3} << 19;
 
+// Whether a Winograd plan's GEMMs prefetch U's next panel (WinogradPlan::prefetch_u): FP32 plans whose U
+// (u_bytes at 4 bytes an element) exceeds the L2 budget. The tile estimate prices those plans with it.
+inline bool prefetches_u(Precision precision, double u_bytes) {
+  return precision == Precision::kFp32 && u_bytes > static_cast<double>(kL2BudgetBytes);
+}
+
 // One packed panel's GEMM, C[rows x width] = A[rows x kc] . B[kc x width], by row groups. Where B streams
 // from L3, `next` names the panel the caller computes next (next_lines 64-byte lines, else null): the
 // row groups then prefetch it into L2, kc lines each (the kernels' prefetching form, the same

@@ -183,7 +183,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     w.phased = true;
   }
   if (w.phased) w.block = w.tiles;
-  w.prefetch_u = p.precision == Precision::kFp32 && u_bytes > kL2BudgetBytes;
+  w.prefetch_u = prefetches_u(p.precision, static_cast<double>(u_bytes));
   if (p.precision != Precision::kFp32) build_lowp(p, w, weights);
   const int64_t per_image = w.tiles_y * w.tiles_x;
   // Images per blocked input copy: as many as fit in 32 MiB (at least enough for four blocks per

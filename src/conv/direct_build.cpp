@@ -26,6 +26,8 @@ void copy_bias(DirectPlan& d, const float* bias, int64_t K) {
 constexpr int64_t kDepthwiseMaxBlock = 64;
 constexpr int64_t kDepthwisePlanesMinRow = 32;
 constexpr int64_t kDepthwisePlanesMinRowStrided = 96;
+// The depthwise runs form on NCHW (DirectPlan::band): a band's packed input rows fill about this.
+constexpr int64_t kDepthwiseBandBytes = 32 << 10;
 
 // Depthwise (one input channel per group, Kg output channels each): the weights tap-major and, within a
 // tap, by j (the output channel's place in its group) then group, [u][v][j][g], so that the weights
@@ -42,10 +44,29 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
       for (int64_t t = 0; t < taps; ++t)
         d.W.data()[(t * d.Kg + j) * G + g] = weights[(g * d.Kg + j) * taps + t];
   copy_bias(d, bias, K);
-  d.depthwise_planes = p.layout == Layout::kNCHW &&
+  d.depthwise_runs = d.Kg == 1;
+  d.depthwise_planes = !d.depthwise_runs && p.layout == Layout::kNCHW &&
                        s.out_w() >= (s.stride == 1 ? kDepthwisePlanesMinRow : kDepthwisePlanesMinRowStrided);
+  if (d.depthwise_runs && p.layout == Layout::kNCHW) {
+    // Bands of output rows whose packed input rows fill about kDepthwiseBandBytes, and enough of them
+    // for kDepthwiseUnitsPerThread units per thread.
+    const int64_t units_wanted = kDepthwiseUnitsPerThread * int64_t{p.threads};
+    const int64_t by_bytes = kDepthwiseBandBytes / (s.stride * s.W * kLanes * int64_t{sizeof(float)});
+    const int64_t by_units = s.out_h() * s.N * ceil_div(s.K, kLanes) / units_wanted;
+    d.band = std::clamp<int64_t>(std::min(by_bytes, by_units), 1, s.out_h());
+  }
   p.direct = std::move(d);
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
+  if (p.direct->depthwise_runs) {
+    // NCHW: a band's packed input rows and its staged output rows, 16 lanes each (direct_execute.cpp).
+    if (p.layout == Layout::kNCHW) {
+      const int64_t band = p.direct->band;
+      const int64_t in_rows = std::min(s.H, (band - 1) * s.stride + (s.R - 1) * s.dilation + 1);
+      for (auto& b : p.thread_scratch)
+        b.resize(static_cast<std::size_t>((in_rows * s.W + band * s.out_w()) * kLanes));
+    }
+    return;  // NHWC, NCHW16c: tap lists per thread, the tensors read in place
+  }
   if (p.direct->depthwise_planes) {  // one zero-padded input plane, its columns in `stride` phases
     for (auto& b : p.thread_scratch)
       b.resize(static_cast<std::size_t>(s.stride * s.H * depthwise_phase_width(s)));

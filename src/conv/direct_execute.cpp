@@ -310,6 +310,115 @@ void execute_depthwise_planes(Plan::Impl& p, const float* input, float* output) 
     depthwise_planes<true>(p, input, output);
 }
 
+// Depthwise without a channel multiplier (DirectPlan::depthwise_runs): each output row is cut into the
+// pixels whose taps reach past the input's sides (one depthwise_pixels call each, with the taps inside)
+// and the run between them (one call: every tap inside, its input pixels x_step apart), bias and ReLU
+// fused. NHWC and NCHW16c tensors are read and written in place (NCHW16c a channel block per call); NCHW
+// ones through a band of rows of 16 channels at a time, packed to 16-lane pixels and stored back to the
+// planes by the layout table's kernels. The taps outside the image are skipped, as in the per-pixel form,
+// so the bits are its bits on every layout. The per-pixel form (pointer lists and an indirect call per
+// pixel, a scalar epilogue, an NHWC copy of NCHW16c input) and the NCHW planes form (a padded copy of each
+// plane, a kernel call per row of one channel) took 1.4-4.8x longer on AVX2 (docs/engine.md, "Session 23").
+// Units: (image, channel block, row segment): rows are cut into `segments` pieces of columns where there
+// are too few to share out (1x1024x7x7 NHWC: 7 rows; splitting its channels instead took 1.5x the time
+// on 2 threads), and on NCHW into bands of rows.
+constexpr int64_t kDepthwiseRunUnitsPerThread = kDepthwiseUnitsPerThread;
+
+// Where a unit reads its input rows: input row iy, column ix of its channel range at
+// base + (iy - iy0) * row + ix * pix.
+struct DepthwiseRows {
+  const float* base;
+  int64_t iy0, row, pix;
+};
+
+// Output pixels [c0, c1) of row oy, channels [k0, k0 + channels), at out_row + ox * pix_out.
+void depthwise_row_segment(const Plan::Impl& p, const DepthwiseRows& in, int64_t oy, int64_t c0, int64_t c1,
+                           int64_t k0, std::size_t channels, bool pad_lanes, float* out_row, int64_t pix_out,
+                           std::vector<const float*>& xs, std::vector<const float*>& ws) {
+  const ConvShape& s = p.shape;
+  const DirectPlan& d = *p.direct;
+  const int64_t H = s.H, W = s.W, OW = s.out_w();
+  // The output columns whose taps all lie inside the input's columns: [ox_lo, ox_hi).
+  const int64_t last = W - 1 + s.pad_w - (s.S - 1) * s.dilation;
+  const int64_t ox_lo = std::min(OW, ceil_div(s.pad_w, s.stride));
+  const int64_t ox_hi = std::max(ox_lo, std::min(OW, last < 0 ? 0 : last / s.stride + 1));
+  const float* bias = d.bias.data() + k0;
+  // Output pixels [ox, ox + count) of this row, all with the same taps inside the input.
+  const auto pixels = [&](int64_t ox, int64_t count) {
+    if (count <= 0) return;
+    std::size_t inside = 0;
+    for (int64_t u = 0; u < s.R; ++u) {
+      const int64_t iy = oy * s.stride + u * s.dilation - s.pad_h;
+      if (iy < 0 || iy >= H) continue;
+      for (int64_t v = 0; v < s.S; ++v) {
+        const int64_t ix = ox * s.stride + v * s.dilation - s.pad_w;
+        if (ix < 0 || ix >= W) continue;
+        xs[inside] = in.base + (iy - in.iy0) * in.row + ix * in.pix;
+        ws[inside++] = d.W.data() + (u * s.S + v) * s.K + k0;
+      }
+    }
+    p.kernels->gemm.depthwise_pixels(xs.data(), ws.data(), inside, s.stride * in.pix,
+                                     static_cast<std::size_t>(count), channels, bias, p.relu, pad_lanes,
+                                     out_row + ox * pix_out, pix_out);
+  };
+  for (int64_t ox = c0; ox < std::min(c1, ox_lo); ++ox) pixels(ox, 1);
+  const int64_t i0 = std::max(c0, ox_lo), i1 = std::min(c1, ox_hi);
+  pixels(i0, i1 - i0);
+  for (int64_t ox = std::max(c0, std::max(ox_lo, ox_hi)); ox < c1; ++ox) pixels(ox, 1);
+}
+
+void execute_depthwise_runs(Plan::Impl& p, const float* input, float* output) {
+  const ConvShape& s = p.shape;
+  const int64_t K = s.K, H = s.H, W = s.W, OH = s.out_h(), OW = s.out_w(), taps = s.R * s.S;
+  const bool nhwc = p.layout == Layout::kNHWC, nchw = p.layout == Layout::kNCHW;
+  const int64_t blocks = nhwc ? 1 : ceil_div(K, kLanes);
+  const int64_t pix = nhwc ? K : kLanes;  // elements between pixels (NCHW: of the packed band)
+  const int64_t band = p.direct->band;    // output rows per unit: NCHW's bands (direct_build.cpp), else 1
+  const int64_t bands = ceil_div(OH, band), rows = s.N * blocks * bands;
+  const int64_t segments =
+      nchw ? 1 : std::clamp<int64_t>(ceil_div(kDepthwiseRunUnitsPerThread * p.threads, rows), 1, OW);
+  const int64_t units = rows * segments, tasks = std::min(units, kDepthwiseRunUnitsPerThread * p.threads);
+  const auto task_fn = [&](std::size_t task, int worker) {
+    thread_local std::vector<const float*> xs, ws;
+    xs.resize(static_cast<std::size_t>(taps));
+    ws.resize(xs.size());
+    const int64_t u0 = static_cast<int64_t>(task) * units / tasks,
+                  u1 = (static_cast<int64_t>(task) + 1) * units / tasks;
+    for (int64_t unit = u0; unit < u1; ++unit) {
+      const int64_t seg = unit % segments, bnd = unit / segments % bands,
+                    cb = unit / segments / bands % blocks, img = unit / segments / bands / blocks;
+      const int64_t c0 = seg * OW / segments, c1 = (seg + 1) * OW / segments;  // the segment's columns
+      const int64_t oy0 = bnd * band, oy1 = std::min(OH, oy0 + band);
+      const int64_t k0 = cb * kLanes;
+      const std::size_t channels = static_cast<std::size_t>(nhwc ? K : std::min<int64_t>(kLanes, K - k0));
+      if (!nchw) {
+        const DepthwiseRows in{input + (img * blocks + cb) * H * W * pix, 0, W * pix, pix};
+        for (int64_t oy = oy0; oy < oy1; ++oy)
+          depthwise_row_segment(p, in, oy, c0, c1, k0, channels, !nhwc,
+                                output + ((img * blocks + cb) * OH + oy) * OW * pix, pix, xs, ws);
+        continue;
+      }
+      // NCHW: the band's input rows inside the image, packed; its output rows staged, then stored.
+      float* stage_in = p.thread_scratch[static_cast<std::size_t>(worker)].data();
+      const int64_t iy0 = std::max<int64_t>(0, oy0 * s.stride - s.pad_h),
+                    iy1 = std::min(H, (oy1 - 1) * s.stride - s.pad_h + (s.R - 1) * s.dilation + 1);
+      float* stage_out = stage_in + std::max<int64_t>(0, iy1 - iy0) * W * kLanes;
+      const PackRows16Fn pack = p.kernels->layout.pack_rows16[static_cast<int>(DataType::kFp32)];
+      for (int64_t iy = iy0; iy < iy1; ++iy)
+        pack(input + ((img * s.C + k0) * H + iy) * W, 1.0f, H * W, static_cast<int>(channels), W,
+             stage_in + (iy - iy0) * W * kLanes);
+      const DepthwiseRows in{stage_in, iy0, W * kLanes, kLanes};
+      for (int64_t oy = oy0; oy < oy1; ++oy)
+        depthwise_row_segment(p, in, oy, 0, OW, k0, channels, true, stage_out + (oy - oy0) * OW * kLanes,
+                              kLanes, xs, ws);
+      p.kernels->layout.store_band_nchw(stage_out, OW, static_cast<int>(oy1 - oy0), OW,
+                                        static_cast<int>(channels), output + ((img * K + k0) * OH + oy0) * OW,
+                                        OH * OW, OW);
+    }
+  };
+  p.pool->run(static_cast<std::size_t>(tasks), p.charged(Stage::kDirect, task_fn));
+}
+
 }  // namespace
 
 void execute_direct(Plan::Impl& p, const float* input, float* output) {
@@ -321,6 +430,10 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   }
   if (d.depthwise_planes) {
     execute_depthwise_planes(p, input, output);
+    return;
+  }
+  if (d.depthwise_runs) {
+    execute_depthwise_runs(p, input, output);
     return;
   }
   const float* src = input;

@@ -193,6 +193,10 @@ inline int64_t depthwise_phase_width(const ConvShape& s) {
   return ceil_div(s.W + 2 * s.pad_w, s.stride);
 }
 
+// Units of work per thread of the depthwise runs form (DirectPlan::depthwise_runs): rows, row segments or
+// bands of rows of a channel range, shared out evenly.
+inline constexpr int64_t kDepthwiseUnitsPerThread = 4;
+
 struct DirectPlan {
   int64_t Cg = 0, Kg = 0, Kgpad = 0, crs = 0;  // per group; crs ordered (u, v, c)
   int64_t panel = 0;
@@ -208,6 +212,11 @@ struct DirectPlan {
   // each channel's plane, zero-padded per thread (its columns split into `stride` phases), through the ISA's
   // depthwise_row kernel, a run of an output row per call (direct_execute.cpp).
   bool depthwise_planes = false;
+  // Depthwise without a channel multiplier (Kg 1): runs of output pixels of a row through the ISA's
+  // depthwise_pixels kernel, bias and ReLU fused, NHWC and NCHW16c tensors in place, NCHW ones through
+  // bands of `band` output rows packed 16 channels at a time (direct_execute.cpp).
+  bool depthwise_runs = false;
+  int64_t band = 1;
   AlignedBuffer W;     // [group][panels of crs x width]
   AlignedBuffer bias;  // [group][Kgpad]
 };

@@ -211,16 +211,29 @@ TEST(BlockedLayout, DirectPathAndTypedTensors) {
   grouped.groups = 4;
   ConvShape depthwise{1, 20, 9, 11, 40, 3, 3, 1, 1};  // one input channel per group, two outputs each
   depthwise.groups = 20;
+  // Depthwise without a multiplier: runs of output pixels read in place (a last block of 5 channels,
+  // taps cut by the edges; 5x5 at stride 2 and dilation 2), against the NCHW forms' bits.
+  ConvShape depthwise_runs{2, 37, 13, 21, 37, 3, 3, 1, 1};
+  depthwise_runs.groups = 37;
+  ConvShape depthwise_runs_strided{1, 21, 19, 17, 21, 5, 5, 3, 3, 2, 2};
+  depthwise_runs_strided.groups = 21;
   // One pixel block of 30 pixels, its 290 output channels (a last block of 2) in parts, one per task.
   const ConvShape few_pixels{1, 160, 11, 9, 290, 3, 3, 1, 1, 2};
-  for (const ConvShape& s : {strided, grouped, depthwise, few_pixels}) {
+  for (const ConvShape& s :
+       {strided, grouped, depthwise, depthwise_runs, depthwise_runs_strided, few_pixels}) {
     const testing::Problem p = testing::random_problem(s, 5);
     PlanOptions o;
     o.threads = 2;
+    o.relu = s.groups == s.C;
     const std::vector<float> nchw = testing::run(p, o);
     const std::vector<float> out16 = run_blocked(p, o, to_blocked(p.input, s));
     EXPECT_TRUE(padding_lanes_zero(out16, s)) << s.to_string();
     EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw)) << s.to_string();
+    if (s.groups == s.C && s.K == s.C) {
+      o.layout = Layout::kNCHW16c;
+      EXPECT_NE(Plan::create(s, p.weights.data(), p.bias.data(), o).describe().find("runs of a row's pixels"),
+                std::string::npos);
+    }
   }
   // int8 input and bf16 output: the elements convert one by one, so the typed tensors correspond too.
   const ConvShape s{1, 24, 15, 15, 20, 3, 3, 1, 1};

@@ -107,16 +107,20 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       {make(2, 64, 7, 9, 37, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576, 35 pixels per image
       {make(2, 37, 11, 10, 37, 3, 3, 1, 1, 1, 37), false},
       {make(2, 18, 9, 13, 54, 5, 5, 2, 2, 1, 18), false},
-      // Depthwise at stride 1 on NCHW planes (output rows of 32 pixels or more): a multiplier, dilation,
-      // padding past the kernel's reach; a plain 3x3 over two images. Shorter rows take the NHWC form.
+      // Depthwise with a multiplier at stride 1 on NCHW planes (output rows of 32 pixels or more):
+      // dilation, padding past the kernel's reach. Shorter rows take the NHWC form.
       {make(1, 18, 9, 40, 54, 5, 5, 4, 1, 2, 18), false},
-      {make(2, 21, 5, 37, 21, 3, 3, 1, 1, 1, 21), false},
-      // At stride 2 and 3 with rows of 96 pixels or more (the plane's columns in phases): a multiplier,
-      // dilation with stride 3; and a shorter strided row, which takes the NHWC form.
+      // At stride 2 with rows of 96 pixels or more (the plane's columns in phases); and a shorter strided
+      // row, which takes the NHWC form.
       {make(1, 18, 9, 200, 54, 5, 5, 2, 2, 1, 18), false},
-      {make(2, 21, 11, 300, 21, 3, 3, 1, 3, 2, 21), false},
       {make(1, 18, 9, 70, 54, 5, 5, 2, 2, 1, 18), false},
       {make(1, 18, 9, 13, 54, 5, 5, 4, 1, 2, 18), false},
+      // Depthwise without a multiplier: runs of pixels, NCHW through packed bands of 16 channels (a last
+      // block of 5 channels, rows of 300 pixels at stride 3 with dilation, padding past the kernel's reach,
+      // two images).
+      {make(2, 21, 5, 37, 21, 3, 3, 1, 1, 1, 21), false},
+      {make(2, 21, 11, 300, 21, 3, 3, 1, 3, 2, 21), false},
+      {make(1, 37, 9, 13, 37, 5, 5, 4, 1, 2, 37), false},
   };
   for (const Case& c : cases)
     for (Isa isa : testing::runnable_isas()) {
@@ -134,8 +138,10 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       const std::vector<float> nhwc = testing::run(p, o);
       SCOPED_TRACE(c.shape.to_string() + " " + to_string(isa));
       EXPECT_EQ(described.find("small filter on NCHW") != std::string::npos, c.rows) << described;
-      const bool planes = c.shape.groups == c.shape.C && c.shape.out_w() >= (c.shape.stride == 1 ? 32 : 96);
+      const bool depthwise = c.shape.groups == c.shape.C, runs = depthwise && c.shape.K == c.shape.C;
+      const bool planes = depthwise && !runs && c.shape.out_w() >= (c.shape.stride == 1 ? 32 : 96);
       EXPECT_EQ(described.find("depthwise on NCHW planes") != std::string::npos, planes) << described;
+      EXPECT_EQ(described.find("runs of a row's pixels") != std::string::npos, runs) << described;
       const std::vector<float> as_nhwc =
           nchw_to_nhwc(std::span<const float>(nchw), c.shape.N, c.shape.K, c.shape.out_h(), c.shape.out_w());
       EXPECT_TRUE(as_nhwc == nhwc);

@@ -76,6 +76,7 @@ GemmTable make_gemm_table() {
   fill_gemm_table<V, MR, NV>(t);
   t.depthwise = &depthwise_pixel<V>;
   t.depthwise_row = &depthwise_row<V>;
+  t.depthwise_pixels = &depthwise_pixels<V>;
   return t;
 }
 

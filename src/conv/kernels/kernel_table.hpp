@@ -92,6 +92,14 @@ using DepthwiseFn = void (*)(const float* const* x, const float* const* w, std::
 using DepthwiseRowFn = void (*)(const float* const* x, const float* w, std::size_t taps, std::size_t count,
                                 float* out);
 
+// A run of output pixels of a depthwise convolution on NHWC or one NCHW16c channel block, bias and ReLU
+// fused (kernels/depthwise_template.hpp, depthwise_pixels): per pixel and channel the operations of
+// DepthwiseFn and the direct path's scalar epilogue.
+using DepthwisePixelsFn = void (*)(const float* const* x, const float* const* w, std::size_t taps,
+                                   std::ptrdiff_t x_step, std::size_t count, std::size_t channels,
+                                   const float* bias, bool relu, bool pad_lanes, float* out,
+                                   std::ptrdiff_t out_step);
+
 struct GemmTable {
   int mr = 0;                                       // largest rows
   int nv = 0;                                       // widest panel, in 16-float vectors
@@ -99,6 +107,7 @@ struct GemmTable {
   GemmPrefetchFn prefetching[kMaxMR][kMaxNV] = {};  // the same kernels, prefetching a panel to come
   DepthwiseFn depthwise = nullptr;         // the direct path's depthwise form (one input channel per group)
   DepthwiseRowFn depthwise_row = nullptr;  // its NCHW form at stride 1
+  DepthwisePixelsFn depthwise_pixels = nullptr;  // its NHWC and NCHW16c form, runs of pixels
 };
 
 // The input transforms' bf16-bits stores by vcvtneps2bf16 (kernels/avx512bf16/, AVX512-BF16 CPUs):

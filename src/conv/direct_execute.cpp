@@ -324,6 +324,26 @@ void execute_depthwise_planes(Plan::Impl& p, const float* input, float* output) 
 // on 2 threads), and on NCHW into bands of rows.
 constexpr int64_t kDepthwiseRunUnitsPerThread = kDepthwiseUnitsPerThread;
 
+// The taps of depthwise output pixel (oy, ox) inside the input, in (u, v) order: xs[i] = pixel(iy, ix),
+// ws[i] = weight_run + (u * S + v) * K for each; returns how many. Both depthwise forms list them so.
+template <class PixelAt>
+std::size_t depthwise_taps_inside(const ConvShape& s, int64_t oy, int64_t ox, PixelAt&& pixel,
+                                  const float* weight_run, std::vector<const float*>& xs,
+                                  std::vector<const float*>& ws) {
+  std::size_t inside = 0;
+  for (int64_t u = 0; u < s.R; ++u) {
+    const int64_t iy = oy * s.stride + u * s.dilation - s.pad_h;
+    if (iy < 0 || iy >= s.H) continue;
+    for (int64_t v = 0; v < s.S; ++v) {
+      const int64_t ix = ox * s.stride + v * s.dilation - s.pad_w;
+      if (ix < 0 || ix >= s.W) continue;
+      xs[inside] = pixel(iy, ix);
+      ws[inside++] = weight_run + (u * s.S + v) * s.K;
+    }
+  }
+  return inside;
+}
+
 // Where a unit reads its input rows: input row iy, column ix of its channel range at
 // base + (iy - iy0) * row + ix * pix.
 struct DepthwiseRows {
@@ -337,7 +357,7 @@ void depthwise_row_segment(const Plan::Impl& p, const DepthwiseRows& in, int64_t
                            std::vector<const float*>& xs, std::vector<const float*>& ws) {
   const ConvShape& s = p.shape;
   const DirectPlan& d = *p.direct;
-  const int64_t H = s.H, W = s.W, OW = s.out_w();
+  const int64_t W = s.W, OW = s.out_w();
   // The output columns whose taps all lie inside the input's columns: [ox_lo, ox_hi).
   const int64_t last = W - 1 + s.pad_w - (s.S - 1) * s.dilation;
   const int64_t ox_lo = std::min(OW, ceil_div(s.pad_w, s.stride));
@@ -346,17 +366,9 @@ void depthwise_row_segment(const Plan::Impl& p, const DepthwiseRows& in, int64_t
   // Output pixels [ox, ox + count) of this row, all with the same taps inside the input.
   const auto pixels = [&](int64_t ox, int64_t count) {
     if (count <= 0) return;
-    std::size_t inside = 0;
-    for (int64_t u = 0; u < s.R; ++u) {
-      const int64_t iy = oy * s.stride + u * s.dilation - s.pad_h;
-      if (iy < 0 || iy >= H) continue;
-      for (int64_t v = 0; v < s.S; ++v) {
-        const int64_t ix = ox * s.stride + v * s.dilation - s.pad_w;
-        if (ix < 0 || ix >= W) continue;
-        xs[inside] = in.base + (iy - in.iy0) * in.row + ix * in.pix;
-        ws[inside++] = d.W.data() + (u * s.S + v) * s.K + k0;
-      }
-    }
+    const std::size_t inside = depthwise_taps_inside(
+        s, oy, ox, [&](int64_t iy, int64_t ix) { return in.base + (iy - in.iy0) * in.row + ix * in.pix; },
+        d.W.data() + k0, xs, ws);
     p.kernels->gemm.depthwise_pixels(xs.data(), ws.data(), inside, s.stride * in.pix,
                                      static_cast<std::size_t>(count), channels, bias, p.relu, pad_lanes,
                                      out_row + ox * pix_out, pix_out);
@@ -480,9 +492,10 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
     }
   };
   if (d.depthwise) {
-    // One input channel per group. Per output pixel, the taps inside the image are listed once; then the
-    // ISA's depthwise kernel sums them in (u, v) order, 16 channels per vector (with a channel multiplier
-    // Kg > 1, once per j over the groups, and the sums put in channel order), and the epilogue. The
+    // One input channel per group and a channel multiplier Kg > 1 (Kg 1: execute_depthwise_runs). Per
+    // output pixel, the taps inside the image are listed once; then the ISA's depthwise kernel sums them in
+    // (u, v) order, 16 channels per vector, once per j over the groups, the sums are put in channel order,
+    // and the epilogue. The
     // GEMM form ran each group as a 16-column GEMM with one useful column and an im2col per group and
     // pixel block: 7.1-8.6 ms for 1x64x56x56 depthwise on AVX2, 2 threads.
     const int64_t Kg = d.Kg, G = s.groups, taps = s.R * s.S;
@@ -501,28 +514,17 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
       for (int64_t q = q0; q < q1; ++q) {
         const int64_t img = q / (OH * OW), oy = q / OW % OH, ox = q % OW;
         float* acc = nchw ? sums + (q - q0) * K : sums;
-        std::size_t inside = 0;
-        for (int64_t u = 0; u < s.R; ++u) {
-          const int64_t iy = oy * s.stride + u * s.dilation - s.pad_h;
-          if (iy < 0 || iy >= H) continue;
-          for (int64_t v = 0; v < s.S; ++v) {
-            const int64_t ix = ox * s.stride + v * s.dilation - s.pad_w;
-            if (ix < 0 || ix >= W) continue;
-            xs[inside] = src + ((img * H + iy) * W + ix) * C;
-            ws[inside++] = d.W.data() + (u * s.S + v) * K;  // its j = 0 run; j's at + j * G
-          }
+        // Each j's weight runs lie at + j * G from its j = 0 run.
+        const std::size_t inside = depthwise_taps_inside(
+            s, oy, ox, [&](int64_t iy, int64_t ix) { return src + ((img * H + iy) * W + ix) * C; },
+            d.W.data(), xs, ws);
+        // The sums of each j over the groups, then in channel order.
+        for (int64_t j = 0; j < Kg; ++j) {
+          for (std::size_t t = 0; t < inside; ++t) wj[t] = ws[t] + j * G;
+          p.kernels->gemm.depthwise(xs.data(), wj.data(), inside, static_cast<std::size_t>(G), by_j + j * G);
         }
-        if (Kg == 1) {
-          p.kernels->gemm.depthwise(xs.data(), ws.data(), inside, static_cast<std::size_t>(K), acc);
-        } else {  // a channel multiplier: the sums of each j over the groups, then in channel order
-          for (int64_t j = 0; j < Kg; ++j) {
-            for (std::size_t t = 0; t < inside; ++t) wj[t] = ws[t] + j * G;
-            p.kernels->gemm.depthwise(xs.data(), wj.data(), inside, static_cast<std::size_t>(G),
-                                      by_j + j * G);
-          }
-          for (int64_t grp = 0; grp < G; ++grp)
-            for (int64_t j = 0; j < Kg; ++j) acc[grp * Kg + j] = by_j[j * G + grp];
-        }
+        for (int64_t grp = 0; grp < G; ++grp)
+          for (int64_t j = 0; j < Kg; ++j) acc[grp * Kg + j] = by_j[j * G + grp];
         if (!nchw) store_pixel(q, acc, d.bias.data(), 0, K);
       }
       if (nchw) store_block_nchw(p, sums, K, q0, q1, d.bias.data(), 0, K, output, stage);

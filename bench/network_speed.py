@@ -6,16 +6,21 @@
 Two ImageNet-shaped feature extractors with random weights (no torchvision needed; the speed does not
 depend on the values): VGG-16's 13 convolutions with its max-pools, and ResNet-18 (7x7 stride-2 stem,
 basic blocks with batch norm, 1x1 stride-2 shortcuts), both on 1x3x224x224 by default, in eval mode.
-Every eligible Conv2d (3x3 stride 1: 13 of VGG-16's 13, 16 of ResNet-18's 20) is replaced with
+Every eligible Conv2d (3x3 stride 1: 13 of VGG-16's 13, 13 of ResNet-18's 20) is replaced with
 nova.torch.replace_conv2d; the rest stay PyTorch's. Each variant is timed as the median of 10 forward
 passes after 3 warm-up passes, the variants in rotating order within each repetition, so that a drifting
 machine slows them alike. Prints per network and tensor format (NCHW, channels_last) the medians over
 repetitions, PyTorch's time over nova's (best times / median of the per-repetition ratios), and nova's
 relative L2 difference from PyTorch's FP32 output.
+
+PyTorch's OpenMP threads spin-wait after each of its operations (libgomp: GOMP_SPINCOUNT, 300,000 by
+default) on the cores nova's next layer needs; the header line says which setting the run had. Run with
+GOMP_SPINCOUNT=10000 in the environment to time both with short spins (docs/engine.md, session 23).
 """
 import argparse
 import copy
 import json
+import os
 import statistics
 import time
 
@@ -100,8 +105,10 @@ def main():
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    omp = ", ".join(f"{v}={os.environ[v]}" for v in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY") if v in os.environ)
     print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, {args.size}x{args.size}, "
-          f"{args.reps} repetitions; nova drop-in precision {args.precision}, tile {args.tile or 'default'}")
+          f"{args.reps} repetitions; nova drop-in precision {args.precision}, tile {args.tile or 'default'}; "
+          f"OpenMP spin-wait: {omp or 'the default (GOMP_SPINCOUNT, OMP_WAIT_POLICY unset)'}")
     results = []
     for name, make in (("VGG-16 features", vgg16_features), ("ResNet-18 features", resnet18_features)):
         ref = randomize(make(), 1)

@@ -29,7 +29,7 @@ import torch.nn.functional as F
 
 from . import _nova
 
-__all__ = ["WinogradConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d", "profile"]
+__all__ = ["WinogradConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d", "profile", "openmp_spin_note"]
 
 _PLAN_CACHE_SIZE = 64
 _plans: "OrderedDict[tuple, object]" = OrderedDict()
@@ -354,12 +354,36 @@ def ineligibility(conv: nn.Module) -> str:
 class ReplacementReport:
     replaced: list = dataclasses.field(default_factory=list)      # (name, description)
     skipped: list = dataclasses.field(default_factory=list)       # (name, reason)
+    notes: list = dataclasses.field(default_factory=list)         # advice on the process's settings
 
     def __str__(self) -> str:
         lines = [f"replaced {len(self.replaced)} Conv2d layer(s), skipped {len(self.skipped)}"]
         lines += [f"  replaced {name}: {what}" for name, what in self.replaced]
         lines += [f"  skipped  {name}: {why}" for name, why in self.skipped]
+        lines += [f"  note: {note}" for note in self.notes]
         return "\n".join(lines)
+
+
+def openmp_spin_note() -> str:
+    """Advice when PyTorch runs on GNU OpenMP with its default spin-wait, else "".
+
+    After each of its parallel operations, libgomp's threads spin for up to GOMP_SPINCOUNT iterations
+    (300,000 by default) before they sleep, on the cores that nova's next layer needs: in a network that
+    alternates PyTorch operations (ReLU, pooling, batch norm) with nova's layers, nova's own threads then
+    find their cores taken and its layers run on fewer. Measured on the development machine (2 cores,
+    bench/network_speed.py, session 23, two runs each way): VGG-16 through the drop-in 128-129 -> 87-93 ms
+    (NCHW) and 114-120 -> 65-74 ms (channels_last) with GOMP_SPINCOUNT=10000, PyTorch's own times
+    unchanged. libgomp reads the variable
+    when it loads, so it has to be in the environment before Python starts (or before torch is imported)."""
+    import os
+    if os.environ.get("GOMP_SPINCOUNT") or os.environ.get("OMP_WAIT_POLICY"):
+        return ""
+    if "ATen parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        return ""
+    return ("PyTorch's OpenMP threads spin-wait after each of its operations on the cores nova's layers need "
+            "(up to 300,000 iterations, GOMP_SPINCOUNT unset); in networks that mix the two, set "
+            "GOMP_SPINCOUNT=10000 in the environment before Python starts (VGG-16 through nova on 2 cores: "
+            "1.4-1.8x faster, PyTorch unchanged; docs/engine.md, session 23)")
 
 
 def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None, precision: str = "fp32",
@@ -386,4 +410,7 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
             setattr(parent, child_name, new)
             what = "the engine's choice per input shape" if new.tile == AUTO else new.tile
             report.replaced.append((name, f"{k}x{k} -> Winograd {what}"))
+    note = openmp_spin_note() if report.replaced else ""
+    if note:
+        report.notes.append(note)
     return report

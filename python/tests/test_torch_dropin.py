@@ -491,3 +491,19 @@ def test_fp32_default_is_the_engines_choice_per_shape():
     assert nova_torch.WinogradConv2d.from_conv2d(conv, tile="4,3").tile == "4,3"
     assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="bf16").tile == "auto"
     assert nova_torch.WinogradConv2d.from_conv2d(conv, precision="int8").tile == "4,3"
+
+
+def test_report_advises_on_openmp_spinning(monkeypatch):
+    """The report says to shorten libgomp's spin-wait where PyTorch runs on OpenMP with its default, and
+    stays quiet where the environment sets it."""
+    monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    on_openmp = "ATen parallel backend: OpenMP" in torch.__config__.parallel_info()
+    report = nova_torch.replace_conv2d(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1)))
+    assert bool(report.notes) == on_openmp
+    if on_openmp:
+        assert "GOMP_SPINCOUNT=10000" in str(report)
+    monkeypatch.setenv("GOMP_SPINCOUNT", "10000")
+    report = nova_torch.replace_conv2d(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1)))
+    assert report.notes == [] and "note" not in str(report)
+    assert nova_torch.replace_conv2d(nn.Sequential(nn.ReLU())).notes == []  # nothing replaced, nothing to say

@@ -321,8 +321,7 @@ void execute_depthwise_planes(Plan::Impl& p, const float* input, float* output) 
 // plane, a kernel call per row of one channel) took 1.4-4.8x longer on AVX2 (docs/engine.md, "Session 23").
 // Units: (image, channel block, row segment): rows are cut into `segments` pieces of columns where there
 // are too few to share out (1x1024x7x7 NHWC: 7 rows; splitting its channels instead took 1.5x the time
-// on 2 threads), and on NCHW into bands of rows.
-constexpr int64_t kDepthwiseRunUnitsPerThread = kDepthwiseUnitsPerThread;
+// on 2 threads), and on NCHW into bands of rows; kDepthwiseUnitsPerThread of them per thread.
 
 // The taps of depthwise output pixel (oy, ox) inside the input, in (u, v) order: xs[i] = pixel(iy, ix),
 // ws[i] = weight_run + (u * S + v) * K for each; returns how many. Both depthwise forms list them so.
@@ -388,8 +387,8 @@ void execute_depthwise_runs(Plan::Impl& p, const float* input, float* output) {
   const int64_t band = p.direct->band;    // output rows per unit: NCHW's bands (direct_build.cpp), else 1
   const int64_t bands = ceil_div(OH, band), rows = s.N * blocks * bands;
   const int64_t segments =
-      nchw ? 1 : std::clamp<int64_t>(ceil_div(kDepthwiseRunUnitsPerThread * p.threads, rows), 1, OW);
-  const int64_t units = rows * segments, tasks = std::min(units, kDepthwiseRunUnitsPerThread * p.threads);
+      nchw ? 1 : std::clamp<int64_t>(ceil_div(kDepthwiseUnitsPerThread * p.threads, rows), 1, OW);
+  const int64_t units = rows * segments, tasks = std::min(units, kDepthwiseUnitsPerThread * p.threads);
   const auto task_fn = [&](std::size_t task, int worker) {
     thread_local std::vector<const float*> xs, ws;
     xs.resize(static_cast<std::size_t>(taps));

@@ -20,6 +20,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import dataclasses
+import os
 from collections import OrderedDict
 from typing import Optional
 
@@ -375,7 +376,6 @@ def openmp_spin_note() -> str:
     (NCHW) and 114-120 -> 65-74 ms (channels_last) with GOMP_SPINCOUNT=10000, PyTorch's own times
     unchanged. libgomp reads the variable
     when it loads, so it has to be in the environment before Python starts (or before torch is imported)."""
-    import os
     if os.environ.get("GOMP_SPINCOUNT") or os.environ.get("OMP_WAIT_POLICY"):
         return ""
     if "ATen parallel backend: OpenMP" not in torch.__config__.parallel_info():

@@ -15,13 +15,14 @@ void copy_bias(DirectPlan& d, const float* bias, int64_t K) {
   for (int64_t k = 0; k < K; ++k) d.bias.data()[k] = bias != nullptr ? bias[k] : 0.0f;
 }
 
-// Depthwise: output pixels per task, at most kDepthwiseMaxBlock, fewer where that would leave a thread
-// without two blocks (a late MobileNet layer's 7x7 pixels were one block: one thread of two worked).
-// The NCHW planes form works a row of one channel's plane per kernel call: on short rows the calls cost
-// more than the NHWC form's copies (AVX2, 2 threads, NCHW planes over the NHWC form at stride 1: 7 pixels
-// per row 2.8x the time, 14 1.1-2.6x, 28 1.2x, 56 0.92x, 112 0.44x; at stride 2, where the plane's
-// columns are first split into phases: 56 1.06-1.25x, 112 0.60x, 160 0.38x; docs/engine.md, "Session
-// 22"), so it takes rows of at least kDepthwisePlanesMinRow output pixels at stride 1 and
+// Depthwise with a channel multiplier (the per-pixel and planes forms; without one, the runs form):
+// output pixels per task, at most kDepthwiseMaxBlock, fewer where that would leave a thread without two
+// blocks (a late MobileNet layer's 7x7 pixels were one block: one thread of two worked). The NCHW planes
+// form works a row of one channel's plane per kernel call: on short rows the calls cost more than the
+// NHWC form's copies (AVX2, 2 threads, NCHW planes over the NHWC form at stride 1: 7 pixels per row 2.8x
+// the time, 14 1.1-2.6x, 28 1.2x, 56 0.92x, 112 0.44x; at stride 2, where the plane's columns are first
+// split into phases: 56 1.06-1.25x, 112 0.60x, 160 0.38x; docs/engine.md, "Session 22", measured without
+// a multiplier), so it takes rows of at least kDepthwisePlanesMinRow output pixels at stride 1 and
 // kDepthwisePlanesMinRowStrided at larger strides.
 constexpr int64_t kDepthwiseMaxBlock = 64;
 constexpr int64_t kDepthwisePlanesMinRow = 32;

@@ -5,8 +5,8 @@
 //     scattered into NCHW planes where the filters are large);
 //   output channels as rows (NCHW with small filters): im2col^T panels of pixels packed from the NCHW
 //     input, the weights as rows, and runs of pixels stored into each output plane.
-// Depthwise convolutions sum their taps without a GEMM: per pixel over 16 channels, or, on NCHW at
-// stride 1, per output row of one channel's plane.
+// Depthwise convolutions sum their taps without a GEMM: without a channel multiplier over runs of a row's
+// output pixels, 16 channels per vector; with one per pixel, or on NCHW per output row of a channel's plane.
 #include <algorithm>
 #include <vector>
 
@@ -310,19 +310,6 @@ void execute_depthwise_planes(Plan::Impl& p, const float* input, float* output) 
     depthwise_planes<true>(p, input, output);
 }
 
-// Depthwise without a channel multiplier (DirectPlan::depthwise_runs): each output row is cut into the
-// pixels whose taps reach past the input's sides (one depthwise_pixels call each, with the taps inside)
-// and the run between them (one call: every tap inside, its input pixels x_step apart), bias and ReLU
-// fused. NHWC and NCHW16c tensors are read and written in place (NCHW16c a channel block per call); NCHW
-// ones through a band of rows of 16 channels at a time, packed to 16-lane pixels and stored back to the
-// planes by the layout table's kernels. The taps outside the image are skipped, as in the per-pixel form,
-// so the bits are its bits on every layout. The per-pixel form (pointer lists and an indirect call per
-// pixel, a scalar epilogue, an NHWC copy of NCHW16c input) and the NCHW planes form (a padded copy of each
-// plane, a kernel call per row of one channel) took 1.4-4.8x longer on AVX2 (docs/engine.md, "Session 23").
-// Units: (image, channel block, row segment): rows are cut into `segments` pieces of columns where there
-// are too few to share out (1x1024x7x7 NHWC: 7 rows; splitting its channels instead took 1.5x the time
-// on 2 threads), and on NCHW into bands of rows; kDepthwiseUnitsPerThread of them per thread.
-
 // The taps of depthwise output pixel (oy, ox) inside the input, in (u, v) order: xs[i] = pixel(iy, ix),
 // ws[i] = weight_run + (u * S + v) * K for each; returns how many. Both depthwise forms list them so.
 template <class PixelAt>
@@ -378,6 +365,18 @@ void depthwise_row_segment(const Plan::Impl& p, const DepthwiseRows& in, int64_t
   for (int64_t ox = std::max(c0, std::max(ox_lo, ox_hi)); ox < c1; ++ox) pixels(ox, 1);
 }
 
+// Depthwise without a channel multiplier (DirectPlan::depthwise_runs): each output row is cut into the
+// pixels whose taps reach past the input's sides (one depthwise_pixels call each, with the taps inside)
+// and the run between them (one call: every tap inside, its input pixels x_step apart), bias and ReLU
+// fused. NHWC and NCHW16c tensors are read and written in place (NCHW16c a channel block per call); NCHW
+// ones through a band of rows of 16 channels at a time, packed to 16-lane pixels and stored back to the
+// planes by the layout table's kernels. The taps outside the image are skipped, as in the per-pixel form,
+// so the bits are its bits on every layout. The per-pixel form (pointer lists and an indirect call per
+// pixel, a scalar epilogue, an NHWC copy of NCHW16c input) and the NCHW planes form (a padded copy of each
+// plane, a kernel call per row of one channel) took 1.4-4.8x longer on AVX2 (docs/engine.md, "Session 23").
+// Units: (image, channel block, row segment): rows are cut into `segments` pieces of columns where there
+// are too few to share out (1x1024x7x7 NHWC: 7 rows; splitting its channels instead took 1.5x the time
+// on 2 threads), and on NCHW into bands of rows; kDepthwiseUnitsPerThread of them per thread.
 void execute_depthwise_runs(Plan::Impl& p, const float* input, float* output) {
   const ConvShape& s = p.shape;
   const int64_t K = s.K, H = s.H, W = s.W, OH = s.out_h(), OW = s.out_w(), taps = s.R * s.S;
@@ -389,6 +388,7 @@ void execute_depthwise_runs(Plan::Impl& p, const float* input, float* output) {
   const int64_t segments =
       nchw ? 1 : std::clamp<int64_t>(ceil_div(kDepthwiseUnitsPerThread * p.threads, rows), 1, OW);
   const int64_t units = rows * segments, tasks = std::min(units, kDepthwiseUnitsPerThread * p.threads);
+  const PackRows16Fn pack = p.kernels->layout.pack_rows16[static_cast<int>(DataType::kFp32)];  // NCHW
   const auto task_fn = [&](std::size_t task, int worker) {
     thread_local std::vector<const float*> xs, ws;
     xs.resize(static_cast<std::size_t>(taps));
@@ -414,7 +414,6 @@ void execute_depthwise_runs(Plan::Impl& p, const float* input, float* output) {
       const int64_t iy0 = std::max<int64_t>(0, oy0 * s.stride - s.pad_h),
                     iy1 = std::min(H, (oy1 - 1) * s.stride - s.pad_h + (s.R - 1) * s.dilation + 1);
       float* stage_out = stage_in + std::max<int64_t>(0, iy1 - iy0) * W * kLanes;
-      const PackRows16Fn pack = p.kernels->layout.pack_rows16[static_cast<int>(DataType::kFp32)];
       for (int64_t iy = iy0; iy < iy1; ++iy)
         pack(input + ((img * s.C + k0) * H + iy) * W, 1.0f, H * W, static_cast<int>(channels), W,
              stage_in + (iy - iy0) * W * kLanes);

@@ -361,11 +361,8 @@ std::string Plan::describe() const {
   if (impl_->direct && impl_->direct->depthwise_planes)
     d += " (depthwise on NCHW planes: one input channel per group, taps summed a row of a plane at a time)";
   else if (impl_->direct && impl_->direct->depthwise_runs)
-    d += layout() == Layout::kNCHW ? " (depthwise: one input channel per group, taps summed over runs of a "
-                                     "row's pixels, in bands of "
-                                     "rows packed 16 channels at a time)"
-                                   : " (depthwise: one input channel per group, taps summed over runs of a "
-                                     "row's pixels, read in place)";
+    d += std::string(" (depthwise: one input channel per group, taps summed over runs of a row's pixels, ") +
+         (layout() == Layout::kNCHW ? "in bands of rows packed 16 channels at a time)" : "read in place)");
   else if (impl_->direct && impl_->direct->depthwise)
     d += " (depthwise: one input channel per group, taps summed per pixel, no GEMM)";
   if (impl_->direct && impl_->direct->nchw_rows)

@@ -208,15 +208,15 @@ struct DirectPlan {
   // against panels of `panel` output pixels of one image packed straight from the NCHW input, stored as
   // runs of pixels of one output channel; W is then [group][Kg rows of crs] (direct_execute.cpp).
   bool nchw_rows = false;
-  // Depthwise on NCHW tensors with long output rows (direct_build.cpp: 32 pixels at stride 1, 96 above):
-  // each channel's plane, zero-padded per thread (its columns split into `stride` phases), through the ISA's
-  // depthwise_row kernel, a run of an output row per call (direct_execute.cpp).
+  // Depthwise with a channel multiplier on NCHW tensors with long output rows (direct_build.cpp: 32 pixels
+  // at stride 1, 96 above): each channel's plane, zero-padded per thread (its columns split into `stride`
+  // phases), through the ISA's depthwise_row kernel, a run of an output row per call (direct_execute.cpp).
   bool depthwise_planes = false;
   // Depthwise without a channel multiplier (Kg 1): runs of output pixels of a row through the ISA's
   // depthwise_pixels kernel, bias and ReLU fused, NHWC and NCHW16c tensors in place, NCHW ones through
   // bands of `band` output rows packed 16 channels at a time (direct_execute.cpp).
   bool depthwise_runs = false;
-  int64_t band = 1;
+  int64_t band = 1;    // output rows per unit of the runs form on NCHW (1 on the other layouts)
   AlignedBuffer W;     // [group][panels of crs x width]
   AlignedBuffer bias;  // [group][Kgpad]
 };

@@ -27,6 +27,7 @@ import time
 import torch
 import torch.nn as nn
 
+import nova
 import nova.torch as nt
 
 
@@ -108,7 +109,8 @@ def main():
     omp = ", ".join(f"{v}={os.environ[v]}" for v in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY") if v in os.environ)
     print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, {args.size}x{args.size}, "
           f"{args.reps} repetitions; nova drop-in precision {args.precision}, tile {args.tile or 'default'}; "
-          f"OpenMP spin-wait: {omp or 'the default (GOMP_SPINCOUNT, OMP_WAIT_POLICY unset)'}")
+          f"OpenMP spin-wait: {omp or 'the default (GOMP_SPINCOUNT, OMP_WAIT_POLICY unset)'}; nova's threads: "
+          f"{'shared with PyTorch (' + nova.shared_openmp_library() + ')' if nova.shared_openmp_library() else 'its own'}")
     results = []
     for name, make in (("VGG-16 features", vgg16_features), ("ResNet-18 features", resnet18_features)):
         ref = randomize(make(), 1)

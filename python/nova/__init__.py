@@ -41,6 +41,9 @@ from ._nova import (
     max_points,
     precision_model,
     precision_presets,
+    share_openmp_threads,
+    shared_openmp_library,
+    stop_sharing_openmp_threads,
 )
 
 # The catalogue shipped inside the installed package (python/CMakeLists.txt installs it); when nova
@@ -80,5 +83,8 @@ __all__ = [
     "max_points",
     "precision_model",
     "precision_presets",
+    "share_openmp_threads",
+    "shared_openmp_library",
+    "stop_sharing_openmp_threads",
 ]
 __version__ = "0.1.0"

@@ -30,7 +30,60 @@ import torch.nn.functional as F
 
 from . import _nova
 
-__all__ = ["WinogradConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d", "profile", "openmp_spin_note"]
+__all__ = ["WinogradConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d", "profile", "openmp_spin_note",
+           "share_pytorch_threads"]
+
+def _pytorch_openmp_library() -> str:
+    """Path of the OpenMP runtime PyTorch's operations run on, or "" when PyTorch runs on another
+    backend or the runtime cannot be told apart from others in the process."""
+    if "ATen parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        return ""
+    runtimes = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split(None, 5)
+            path = fields[5].strip() if len(fields) == 6 else ""
+            base = os.path.basename(path)
+            if base.startswith(("libgomp", "libiomp", "libomp.", "libomp-")) and path not in runtimes:
+                runtimes.append(path)
+    torch_dir = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
+    own = [p for p in runtimes if os.path.realpath(p).startswith(torch_dir)]
+    if len(own) == 1:
+        return own[0]
+    return runtimes[0] if len(runtimes) == 1 else ""
+
+
+def share_pytorch_threads(share: bool = True) -> str:
+    """Run nova's parallel stages on PyTorch's OpenMP threads (``share=True``, what importing nova.torch
+    does unless NOVA_SHARE_OPENMP=0) or on nova's own (``False``). Returns the path of the runtime now
+    shared, or "" when nova runs on its own threads (PyTorch not on OpenMP, or its runtime not found).
+
+    Why: after each parallel operation PyTorch's OpenMP threads spin-wait (GOMP_SPINCOUNT, 300,000
+    iterations by default) on the cores nova's own threads need next, so a network that alternates
+    PyTorch's operations with nova's layers runs both on fewer cores than it has. On PyTorch's threads
+    nova's layers take the spinning threads' cores instead of competing for them. Measured on the
+    development machine (2 cores, bench/network_speed.py, session 24, two runs): VGG-16 through the
+    drop-in 122-126 -> 93-94 ms a forward (NCHW) and 107-113 -> 72-76 (channels_last), ResNet-18 28-30 ->
+    24 ms and 25-29 -> 19-20. The results are the same bits either way."""
+    if not share:
+        _nova.stop_sharing_openmp_threads()
+        return ""
+    library = _pytorch_openmp_library()
+    if library:
+        _nova.share_openmp_threads(library)
+    return _nova.shared_openmp_library()
+
+
+def _share_setting() -> bool:
+    value = os.environ.get("NOVA_SHARE_OPENMP", "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"NOVA_SHARE_OPENMP must be 0 or 1, got {value!r}")
+    return value == "1"
+
+
+if _share_setting():
+    share_pytorch_threads()
+
 
 _PLAN_CACHE_SIZE = 64
 _plans: "OrderedDict[tuple, object]" = OrderedDict()
@@ -366,24 +419,28 @@ class ReplacementReport:
 
 
 def openmp_spin_note() -> str:
-    """Advice when PyTorch runs on GNU OpenMP with its default spin-wait, else "".
+    """Advice when nova runs on its own threads beside PyTorch's OpenMP threads with their default
+    spin-wait, else "".
 
     After each of its parallel operations, libgomp's threads spin for up to GOMP_SPINCOUNT iterations
-    (300,000 by default) before they sleep, on the cores that nova's next layer needs: in a network that
-    alternates PyTorch operations (ReLU, pooling, batch norm) with nova's layers, nova's own threads then
-    find their cores taken and its layers run on fewer. Measured on the development machine (2 cores,
-    bench/network_speed.py, session 23, two runs each way): VGG-16 through the drop-in 128-129 -> 87-93 ms
-    (NCHW) and 114-120 -> 65-74 ms (channels_last) with GOMP_SPINCOUNT=10000, PyTorch's own times
-    unchanged. libgomp reads the variable
-    when it loads, so it has to be in the environment before Python starts (or before torch is imported)."""
+    (300,000 by default) before they sleep, on the cores that nova's next layer needs. Importing
+    nova.torch makes nova run on those threads (share_pytorch_threads), which removes the contention;
+    where that is turned off (NOVA_SHARE_OPENMP=0) or PyTorch's runtime was not found, a short spin-wait
+    is the remedy: measured on the development machine (2 cores, bench/network_speed.py, session 23, two
+    runs each way), VGG-16 through the drop-in on nova's own threads 128-129 -> 87-93 ms (NCHW) and
+    114-120 -> 65-74 ms (channels_last) with GOMP_SPINCOUNT=10000, PyTorch's own times unchanged. libgomp
+    reads the variable when it loads, so it has to be in the environment before Python starts (or
+    before torch is imported)."""
+    if _nova.shared_openmp_library():
+        return ""
     if os.environ.get("GOMP_SPINCOUNT") or os.environ.get("OMP_WAIT_POLICY"):
         return ""
     if "ATen parallel backend: OpenMP" not in torch.__config__.parallel_info():
         return ""
-    return ("PyTorch's OpenMP threads spin-wait after each of its operations on the cores nova's layers need "
-            "(up to 300,000 iterations, GOMP_SPINCOUNT unset); in networks that mix the two, set "
-            "GOMP_SPINCOUNT=10000 in the environment before Python starts (VGG-16 through nova on 2 cores: "
-            "1.4-1.8x faster, PyTorch unchanged; docs/engine.md, session 23)")
+    return ("nova runs on its own threads, and PyTorch's OpenMP threads spin-wait after each of its operations on "
+            "the cores nova's layers need (up to 300,000 iterations, GOMP_SPINCOUNT unset): unset NOVA_SHARE_OPENMP "
+            "so that nova runs on PyTorch's threads, or set GOMP_SPINCOUNT=10000 in the environment before Python "
+            "starts (VGG-16 through nova on 2 cores: 1.4-1.8x faster either way; docs/engine.md, sessions 23-24)")
 
 
 def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None, precision: str = "fp32",

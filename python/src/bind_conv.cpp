@@ -9,6 +9,7 @@
 #include "bindings.hpp"
 #include "nova/conv/conv.hpp"
 #include "nova/conv/default_transforms.hpp"
+#include "nova/conv/openmp_threads.hpp"
 #include "nova/error.hpp"
 
 namespace nb = nanobind;
@@ -200,6 +201,14 @@ void bind_conv(nb::module_& m) {
       .def("__repr__", [](const PyPlan& p) { return "nova.ConvPlan(" + p.plan.describe() + ")"; });
   m.def("default_transform", [](const std::string& tile) { return conv::default_transform(parse_tile(tile)); },
         nb::arg("tile"), "The engine's default transform for a tile");
+  m.def("share_openmp_threads", &conv::share_openmp_threads, nb::arg("library") = "",
+        "Run the parallel stages of every plan on the threads of the OpenMP runtime already loaded in the "
+        "process (`library`, or the only one loaded when empty) instead of nova's own; returns its path. "
+        "nova.torch does this for PyTorch's libgomp when it is imported (NOVA_SHARE_OPENMP=0 turns that off)");
+  m.def("stop_sharing_openmp_threads", &conv::stop_sharing_openmp_threads,
+        "Back to nova's own threads for later parallel stages");
+  m.def("shared_openmp_library", &conv::shared_openmp_library,
+        "Path of the OpenMP runtime whose threads run nova's parallel stages, or '' (nova's own threads)");
   m.def("best_isa", [] { return conv::to_string(conv::best_isa()); }, "The fastest kernel path this CPU runs");
 }
 

@@ -1,5 +1,8 @@
 """nova.torch against PyTorch's own conv2d (the float64 direct reference is PyTorch's conv in float64)."""
 import copy
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -494,16 +497,66 @@ def test_fp32_default_is_the_engines_choice_per_shape():
 
 
 def test_report_advises_on_openmp_spinning(monkeypatch):
-    """The report says to shorten libgomp's spin-wait where PyTorch runs on OpenMP with its default, and
-    stays quiet where the environment sets it."""
+    """The report says what to do about libgomp's spin-wait only where nova runs on its own threads beside
+    PyTorch's OpenMP threads with their default spin, and stays quiet where nova shares PyTorch's threads or
+    the environment sets the spin."""
     monkeypatch.delenv("GOMP_SPINCOUNT", raising=False)
     monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
     on_openmp = "ATen parallel backend: OpenMP" in torch.__config__.parallel_info()
-    report = nova_torch.replace_conv2d(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1)))
-    assert bool(report.notes) == on_openmp
-    if on_openmp:
-        assert "GOMP_SPINCOUNT=10000" in str(report)
-    monkeypatch.setenv("GOMP_SPINCOUNT", "10000")
-    report = nova_torch.replace_conv2d(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1)))
-    assert report.notes == [] and "note" not in str(report)
-    assert nova_torch.replace_conv2d(nn.Sequential(nn.ReLU())).notes == []  # nothing replaced, nothing to say
+    shared = nova.shared_openmp_library()
+    try:
+        nova_torch.share_pytorch_threads(False)
+        report = nova_torch.replace_conv2d(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1)))
+        assert bool(report.notes) == on_openmp
+        if on_openmp:
+            assert "GOMP_SPINCOUNT=10000" in str(report) and "NOVA_SHARE_OPENMP" in str(report)
+        monkeypatch.setenv("GOMP_SPINCOUNT", "10000")
+        report = nova_torch.replace_conv2d(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1)))
+        assert report.notes == [] and "note" not in str(report)
+        monkeypatch.delenv("GOMP_SPINCOUNT")
+        if on_openmp:
+            assert nova_torch.share_pytorch_threads(True)
+            assert nova_torch.replace_conv2d(nn.Sequential(nn.Conv2d(3, 4, 3, padding=1))).notes == []
+        assert nova_torch.replace_conv2d(nn.Sequential(nn.ReLU())).notes == []  # nothing replaced, nothing to say
+    finally:
+        nova_torch.share_pytorch_threads(bool(shared))
+
+
+def test_nova_shares_pytorchs_openmp_threads_with_the_same_results():
+    """Importing nova.torch puts nova's parallel stages on PyTorch's OpenMP runtime (the libgomp PyTorch
+    loaded, from /proc/self/maps), and the layers give the same bits on either set of threads."""
+    if "ATen parallel backend: OpenMP" not in torch.__config__.parallel_info():
+        pytest.skip("PyTorch does not run on OpenMP here")
+    library = nova.shared_openmp_library()
+    maps = open("/proc/self/maps").read()
+    assert library and library in maps and "gomp" in library
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Conv2d(5, 12, 3, padding=1), nn.ReLU(), nn.Conv2d(12, 7, 3, padding=1))
+    nova_torch.replace_conv2d(model, tile="4,3", threads=2)
+    x = torch.randn(2, 5, 17, 23)
+    with torch.no_grad():
+        on_pytorch_threads = model(x)
+        try:
+            assert nova_torch.share_pytorch_threads(False) == "" and nova.shared_openmp_library() == ""
+            on_nova_threads = model(x)
+        finally:
+            assert nova_torch.share_pytorch_threads(True) == library
+    assert torch.equal(on_pytorch_threads, on_nova_threads)
+    with pytest.raises(ValueError, match="not loaded"):
+        nova.share_openmp_threads("/nonexistent/libgomp.so.1")
+    assert nova.shared_openmp_library() == library
+
+
+@pytest.mark.parametrize("setting, expect", [("0", "own"), ("yes", "error")])
+def test_nova_share_openmp_setting(setting, expect):
+    """NOVA_SHARE_OPENMP=0 keeps nova on its own threads; a value other than 0 or 1 stops the import with
+    a message naming the variable."""
+    code = "import nova, nova.torch; print('shared=' + nova.shared_openmp_library())"
+    env = dict(os.environ, NOVA_SHARE_OPENMP=setting)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    if expect == "own":
+        assert done.returncode == 0, done.stderr
+        assert "shared=\n" in done.stdout
+    else:
+        assert done.returncode != 0
+        assert "NOVA_SHARE_OPENMP must be 0 or 1, got 'yes'" in done.stderr

@@ -4,11 +4,13 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <exception>
 #include <map>
 #include <string>
 #include <string_view>
 
 #include "nova/error.hpp"
+#include "openmp_team.hpp"
 
 namespace nova::conv {
 
@@ -80,9 +82,7 @@ ThreadPool::ThreadPool(int threads)
     : threads_(threads < 1 ? 1 : threads),
       idle_spin_(spin_limit_from_environment()),
       owner_pid_(static_cast<int>(getpid())),
-      ranges_(std::make_unique<Range[]>(static_cast<std::size_t>(threads_))) {
-  for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
-}
+      ranges_(std::make_unique<Range[]>(static_cast<std::size_t>(threads_))) {}
 
 ThreadPool::~ThreadPool() {
   {
@@ -146,19 +146,67 @@ void ThreadPool::worker_loop(int worker) {
   }
 }
 
+void ThreadPool::share_tasks(std::size_t tasks) {
+  const auto n = static_cast<std::size_t>(threads_);
+  for (std::size_t w = 0; w < n; ++w) {
+    ranges_[w].next.store(tasks * w / n, std::memory_order_relaxed);
+    ranges_[w].end = tasks * (w + 1) / n;
+  }
+}
+
+void ThreadPool::drop_remaining_tasks() {
+  for (int w = 0; w < threads_; ++w) {
+    Range& r = ranges_[static_cast<std::size_t>(w)];
+    r.next.store(r.end, std::memory_order_relaxed);
+  }
+}
+
 void ThreadPool::run(std::size_t tasks, const std::function<void(std::size_t, int)>& fn) {
   if (tasks == 0) return;
   if (threads_ == 1 || tasks == 1 || current_pool != nullptr || owner_pid_ != static_cast<int>(getpid()))
     return run_inline(tasks, fn);
   std::lock_guard<std::mutex> one_job(run_mutex_);
+  if (const OpenMpTeam* team = shared_openmp_team()) return run_on_openmp(*team, tasks, fn);
+  run_on_workers(tasks, fn);
+}
+
+void ThreadPool::run_on_openmp(const OpenMpTeam& team, std::size_t tasks,
+                               const std::function<void(std::size_t, int)>& fn) {
+  // No exception may cross the runtime's C frames: the first one thrown in any thread is kept, the
+  // tasks not started are dropped, and it leaves run() once the region has ended.
+  struct Region {
+    ThreadPool& pool;
+    const OpenMpTeam& team;
+    std::mutex mutex;
+    std::exception_ptr error;
+  } region{*this, team, {}, {}};
+  job_ = &fn;
+  share_tasks(tasks);
+  team.parallel(
+      [](void* data) {
+        auto& r = *static_cast<Region*>(data);
+        const int worker = r.team.thread_num();
+        if (worker < 0 || worker >= r.pool.threads_) return;  // cannot happen: the team is at most threads_
+        try {
+          r.pool.drain(worker);
+        } catch (...) {
+          r.pool.drop_remaining_tasks();
+          std::lock_guard<std::mutex> lock(r.mutex);
+          if (!r.error) r.error = std::current_exception();
+        }
+      },
+      &region, static_cast<unsigned>(threads_), 0);
+  job_ = nullptr;
+  if (region.error) std::rethrow_exception(region.error);
+}
+
+void ThreadPool::run_on_workers(std::size_t tasks, const std::function<void(std::size_t, int)>& fn) {
+  if (workers_.empty())
+    for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &fn;
-    const auto n = static_cast<std::size_t>(threads_);
-    for (std::size_t w = 0; w < n; ++w) {
-      ranges_[w].next.store(tasks * w / n, std::memory_order_relaxed);
-      ranges_[w].end = tasks * (w + 1) / n;
-    }
+    share_tasks(tasks);
     open_ = true;
     ++generation_;
     published_.store(generation_, std::memory_order_release);
@@ -170,10 +218,7 @@ void ThreadPool::run(std::size_t tasks, const std::function<void(std::size_t, in
   struct Finish {
     ThreadPool& pool;
     ~Finish() {
-      for (int w = 0; w < pool.threads_; ++w) {
-        Range& r = pool.ranges_[static_cast<std::size_t>(w)];
-        r.next.store(r.end, std::memory_order_relaxed);  // no-op unless a task threw
-      }
+      pool.drop_remaining_tasks();  // no-op unless a task threw
       {
         std::lock_guard<std::mutex> lock(pool.mutex_);
         pool.open_ = false;

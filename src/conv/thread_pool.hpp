@@ -10,6 +10,11 @@
 // every task, it closes the job and waits only for the workers that joined it. A worker that is
 // asleep or descheduled when a job starts therefore costs that job its help, never a wait for it.
 //
+// Where a user shares an OpenMP runtime's threads (nova/conv/openmp_threads.hpp), run() makes each job a
+// parallel region of that runtime instead: its threads (thread 0 the caller) take the shares and help
+// each other the same way, and the pool's own workers are not started (they start on the first job
+// run without it). A job there waits for every thread of the team, as OpenMP's regions do.
+//
 // One pool per thread count serves every plan of the process (shared()), as OpenMP's one team does:
 // a network runs one plan per layer back to back, and a pool per plan would leave the previous
 // layers' workers spinning on the cores the next layer needs (measured here, 8 plans of
@@ -41,6 +46,8 @@
 #include <vector>
 
 namespace nova::conv {
+
+struct OpenMpTeam;  // openmp_team.hpp
 
 class ThreadPool {
  public:
@@ -75,16 +82,21 @@ class ThreadPool {
  private:
   void worker_loop(int worker);
   void drain(int worker);
+  void share_tasks(std::size_t tasks);
+  void drop_remaining_tasks();
+  void run_on_workers(std::size_t tasks, const std::function<void(std::size_t, int)>& fn);
+  void run_on_openmp(const OpenMpTeam& team, std::size_t tasks,
+                     const std::function<void(std::size_t, int)>& fn);
   void run_inline(std::size_t tasks, const std::function<void(std::size_t, int)>& fn);
   template <class Done>
   bool spin_until(const Done& done) const;
 
   int threads_;
   std::chrono::microseconds idle_spin_;
-  std::atomic<int> bursts_{0};  // Bursts alive
-  int owner_pid_;               // the process that started the workers
-  std::vector<std::thread> workers_;
-  std::mutex run_mutex_;  // one job at a time
+  std::atomic<int> bursts_{0};        // Bursts alive
+  int owner_pid_;                     // the process that made the pool
+  std::vector<std::thread> workers_;  // started by the first job that runs on them
+  std::mutex run_mutex_;              // one job at a time
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;

@@ -1,7 +1,7 @@
 """Whole networks through the PyTorch drop-in against PyTorch itself, side by side in one run.
 
     .venv/bin/python bench/network_speed.py [--threads 2] [--reps 5] [--batch 1] [--tile 6,3]
-        [--precision fp32] [--json out.json]
+        [--precision fp32] [--direct] [--json out.json]
 
 Two ImageNet-shaped feature extractors with random weights (no torchvision needed; the speed does not
 depend on the values): VGG-16's 13 convolutions with its max-pools, and ResNet-18 (7x7 stride-2 stem,
@@ -103,6 +103,9 @@ def main():
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--tile", default=None, help="drop-in tile (default: its own, F(6,3) in fp32)")
     ap.add_argument("--precision", default="fp32", help="drop-in precision (fp32, bf16, fp16, int8, ...)")
+    ap.add_argument("--direct", action="store_true",
+                    help="also time a third variant: replace_conv2d(direct=True), the layers Winograd cannot take "
+                         "on nova's direct path (fp32)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -116,13 +119,19 @@ def main():
         ref = randomize(make(), 1)
         dropin = copy.deepcopy(ref)
         report = nt.replace_conv2d(dropin, tile=args.tile, precision=args.precision, threads=args.threads)
+        kinds = {"nova": dropin}
+        if args.direct:
+            kinds["nova+direct"] = copy.deepcopy(ref)
+            direct_report = nt.replace_conv2d(kinds["nova+direct"], tile=args.tile, precision=args.precision,
+                                              threads=args.threads, direct=True)
         x = torch.randn(args.batch, 3, args.size, args.size, generator=torch.Generator().manual_seed(2))
         variants = {}
         for fmt in ("nchw", "channels_last"):
             mf = torch.channels_last if fmt == "channels_last" else torch.contiguous_format
             xi = x.contiguous(memory_format=mf)
             variants[f"torch {fmt}"] = (copy.deepcopy(ref).to(memory_format=mf), xi)
-            variants[f"nova {fmt}"] = (copy.deepcopy(dropin).to(memory_format=mf), xi)
+            for kind, model in kinds.items():
+                variants[f"{kind} {fmt}"] = (copy.deepcopy(model).to(memory_format=mf), xi)
         with torch.no_grad():
             y_ref = ref(x).double()
             diff = {k: float((m(xi).double() - y_ref).norm() / y_ref.norm()) for k, (m, xi) in variants.items()
@@ -134,16 +143,19 @@ def main():
             for k in order:
                 m, xi = variants[k]
                 times[k].append(forward_ms(m, xi))
-        print(f"\n{name}: {len(report.replaced)} convolutions replaced, {len(report.skipped)} left to PyTorch")
+        print(f"\n{name}: {len(report.replaced)} convolutions replaced, {len(report.skipped)} left to PyTorch"
+              + (f"; with direct=True {len(direct_report.replaced)} replaced, {len(direct_report.skipped)} left"
+                 if args.direct else ""))
         row = {"network": name, "replaced": len(report.replaced), "skipped": len(report.skipped), "ms": times,
                "rel_l2_vs_torch": diff}
         for fmt in ("nchw", "channels_last"):
-            t, n = times[f"torch {fmt}"], times[f"nova {fmt}"]
-            best = min(t) / min(n)
-            paired = statistics.median(a / b for a, b in zip(t, n))
-            row[f"speedup {fmt}"] = {"best": best, "median_paired": paired}
-            print(f"  {fmt:13s} torch {statistics.median(t):8.2f} ms  nova {statistics.median(n):8.2f} ms  "
-                  f"torch/nova {best:.2f} / {paired:.2f}  nova vs torch rel L2 {diff[f'nova {fmt}']:.2e}")
+            for kind in kinds:
+                t, n = times[f"torch {fmt}"], times[f"{kind} {fmt}"]
+                best = min(t) / min(n)
+                paired = statistics.median(a / b for a, b in zip(t, n))
+                row[f"speedup {fmt}" + ("" if kind == "nova" else " direct")] = {"best": best, "median_paired": paired}
+                print(f"  {fmt:13s} torch {statistics.median(t):8.2f} ms  {kind} {statistics.median(n):8.2f} ms  "
+                      f"torch/{kind} {best:.2f} / {paired:.2f}  {kind} vs torch rel L2 {diff[f'{kind} {fmt}']:.2e}")
         results.append(row)
     if args.json:
         with open(args.json, "w") as f:

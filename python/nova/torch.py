@@ -5,7 +5,9 @@
     print(report)                                    # what was replaced, what was not, and why
 
 Eligible layers: 3x3 or 5x5 kernels, stride 1, dilation 1, groups 1, zero padding. Others are left as
-they are and listed in the report with the reason. The forward pass runs on CPU float32, float16 or
+they are and listed in the report with the reason, or, with ``replace_conv2d(model, direct=True)``
+(float32), put on nova's direct path as NovaConv2d layers (strides, groups and depthwise, dilation, any
+kernel size; zero padding, one stride and one dilation for both axes). The forward pass runs on CPU float32, float16 or
 bfloat16 tensors (the output has the input's type; the engine widens the input exactly, computes from
 FP32 values and rounds the output once; half-precision weights are widened to FP32 too) through
 nova's engine (registered as the custom operator ``nova::winograd_conv2d`` so that
@@ -30,8 +32,9 @@ import torch.nn.functional as F
 
 from . import _nova
 
-__all__ = ["WinogradConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d", "profile", "openmp_spin_note",
-           "share_pytorch_threads"]
+__all__ = ["WinogradConv2d", "NovaConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d", "conv2d",
+           "profile", "openmp_spin_note", "share_pytorch_threads"]
+
 
 def _pytorch_openmp_library() -> str:
     """Path of the OpenMP runtime PyTorch's operations run on, or "" when PyTorch runs on another
@@ -84,7 +87,6 @@ def _share_setting() -> bool:
 if _share_setting():
     share_pytorch_threads()
 
-
 _PLAN_CACHE_SIZE = 64
 _plans: "OrderedDict[tuple, object]" = OrderedDict()
 atexit.register(_plans.clear)  # release the engine's plans before the extension module goes away
@@ -128,12 +130,12 @@ def _engine_precision(precision: str) -> str:
 
 def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], padding, tile: str,
               transform_json: str, threads: int, precision: str = "fp32", lowp_kernel: str = "auto",
-              layout: str = "nchw"):
+              layout: str = "nchw", stride: int = 1, dilation: int = 1, groups: int = 1):
     """A cached engine plan; the key includes the weights' identity and version, so an in-place update
     of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters."""
     key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), weight._version, tuple(weight.shape),
            None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads,
-           precision, lowp_kernel, layout)
+           precision, lowp_kernel, layout, stride, dilation, groups)
     plan = _plans.get(key)
     if plan is not None:
         _plans.move_to_end(key)
@@ -146,8 +148,8 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     b32 = None if bias is None else bias.detach().float().contiguous()
     io = _IO_TYPES[x.dtype]
     engine, _, arithmetic = precision.partition(":")
-    plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), weights=w32, bias=b32,
-                          threads=threads, tile=tile, transform=transform, precision=engine,
+    plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), stride=stride, dilation=dilation,
+                          groups=groups, weights=w32, bias=b32, threads=threads, tile=tile, transform=transform, precision=engine,
                           fp16_arithmetic=(arithmetic or "auto") if engine == "fp16" else "auto",
                           bf16_arithmetic=(arithmetic or "auto") if engine == "bf16" else "auto",
                           input_type=io, output_type=io, lowp_kernel=lowp_kernel, layout=layout)
@@ -192,7 +194,7 @@ def profile():
                             "precision": plan.precision, "gemm_path": plan.gemm_path, **p})
 
 
-def _check_input(x: torch.Tensor, weight: torch.Tensor):
+def _check_input(x: torch.Tensor, weight: torch.Tensor, groups: int = 1):
     if x.device.type != "cpu" or weight.device.type != "cpu":
         raise ValueError(f"nova's engine runs on CPU tensors; got input on {x.device}, weight on {weight.device}")
     if x.dtype not in _IO_TYPES or weight.dtype not in _IO_TYPES:
@@ -200,8 +202,8 @@ def _check_input(x: torch.Tensor, weight: torch.Tensor):
                          f"weight {weight.dtype}")
     if x.dim() != 4:
         raise ValueError(f"expected a 4D NCHW input, got shape {tuple(x.shape)}")
-    if x.shape[1] != weight.shape[1]:
-        raise ValueError(f"input has {x.shape[1]} channels, the layer expects {weight.shape[1]}")
+    if x.shape[1] != weight.shape[1] * groups:
+        raise ValueError(f"input has {x.shape[1]} channels, the layer expects {weight.shape[1] * groups}")
 
 
 @torch.library.custom_op("nova::winograd_conv2d", mutates_args=())
@@ -229,14 +231,15 @@ def _channels_last(x: torch.Tensor) -> bool:
     return not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last)
 
 
-def _empty_output(x: torch.Tensor, weight: torch.Tensor, padding) -> torch.Tensor:
+def _empty_output(x: torch.Tensor, weight: torch.Tensor, padding, stride: int = 1, dilation: int = 1) -> torch.Tensor:
     """The operator's output, uninitialized: x's type and device, channels_last where x is (the real
-    operator and its fake for torch.compile both allocate it here)."""
+    operators and their fakes for torch.compile all allocate it here)."""
     n, _, h, w = x.shape
     k, _, r, s = weight.shape
     fmt = torch.channels_last if _channels_last(x) else torch.contiguous_format
-    return torch.empty((n, k, h + 2 * padding[0] - r + 1, w + 2 * padding[1] - s + 1), dtype=x.dtype,
-                       device=x.device, memory_format=fmt)
+    oh = (h + 2 * padding[0] - dilation * (r - 1) - 1) // stride + 1
+    ow = (w + 2 * padding[1] - dilation * (s - 1) - 1) // stride + 1
+    return torch.empty((n, k, oh, ow), dtype=x.dtype, device=x.device, memory_format=fmt)
 
 
 @winograd_conv2d.register_fake
@@ -264,6 +267,54 @@ def _backward(ctx, grad):
 
 
 winograd_conv2d.register_autograd(_backward, setup_context=_setup_context)
+
+
+@torch.library.custom_op("nova::conv2d", mutates_args=())
+def conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], stride: int, padding: list[int],
+           dilation: int, groups: int, threads: int) -> torch.Tensor:
+    """Any float32 conv2d (cross-correlation, CPU, zero padding; one stride and one dilation for both axes)
+    through nova's engine with its automatic choice: Winograd where it takes the layer and is faster, else
+    its direct path (strides, groups and depthwise, dilation, any kernel size). NCHW tensors, or
+    channels_last ones in place (the output is channels_last too)."""
+    _check_input(x, weight, groups)
+    if x.dtype != torch.float32 or weight.dtype != torch.float32:
+        raise ValueError(f"nova::conv2d takes float32 tensors; got input {x.dtype}, weight {weight.dtype}")
+    out = _empty_output(x, weight, padding, stride, dilation)
+    layout = "nhwc" if _channels_last(x) else "nchw"
+    plan = _plan_for(x, weight, bias, padding, "", "", threads, layout=layout, stride=stride, dilation=dilation,
+                     groups=groups)
+    if layout == "nhwc":
+        plan.execute(x.detach().permute(0, 2, 3, 1), out.permute(0, 2, 3, 1))
+    else:
+        plan.execute(x.detach().contiguous(), out)
+    return out
+
+
+@conv2d.register_fake
+def _(x, weight, bias, stride, padding, dilation, groups, threads):
+    return _empty_output(x, weight, padding, stride, dilation)
+
+
+def _setup_context_general(ctx, inputs, output):
+    x, weight, bias, stride, padding, dilation, groups, _ = inputs
+    ctx.save_for_backward(x, weight)
+    ctx.conv = dict(stride=stride, padding=tuple(padding), dilation=dilation, groups=groups)
+    ctx.has_bias = bias is not None
+
+
+def _backward_general(ctx, grad):
+    x, weight = ctx.saved_tensors
+    grad_x = grad_w = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad, **ctx.conv)
+    if ctx.needs_input_grad[1]:
+        grad_w = torch.nn.grad.conv2d_weight(x, weight.shape, grad, **ctx.conv)
+    if ctx.has_bias and ctx.needs_input_grad[2]:
+        grad_b = grad.sum(dim=(0, 2, 3))
+    return grad_x, grad_w, grad_b, None, None, None, None, None
+
+
+conv2d.register_autograd(_backward_general, setup_context=_setup_context_general)
 
 
 def _tile_r(tile: str) -> int:
@@ -404,6 +455,60 @@ def ineligibility(conv: nn.Module) -> str:
     return ""
 
 
+def engine_ineligibility(conv: nn.Module) -> str:
+    """Why ``conv`` cannot run through nova's engine at all (NovaConv2d: its direct path or Winograd), or ""."""
+    if not isinstance(conv, nn.Conv2d):
+        return f"{type(conv).__name__} is not a Conv2d"
+    if conv.stride[0] != conv.stride[1]:
+        return f"stride {conv.stride} (the engine takes one stride for both axes)"
+    if conv.dilation[0] != conv.dilation[1]:
+        return f"dilation {conv.dilation} (the engine takes one dilation for both axes)"
+    if conv.padding_mode != "zeros":
+        return f"padding_mode '{conv.padding_mode}'"
+    if isinstance(conv.padding, str) and conv.padding == "same" and (
+            conv.kernel_size[0] % 2 == 0 or conv.kernel_size[1] % 2 == 0 or conv.dilation != (1, 1)):
+        return "padding 'same' with an even kernel or dilation"
+    if conv.weight.dtype != torch.float32:
+        return f"weights are {conv.weight.dtype}, not float32"
+    if conv.weight.device.type != "cpu":
+        return f"weights on {conv.weight.device}"
+    return ""
+
+
+class NovaConv2d(nn.Module):
+    """Any float32 Conv2d (zero padding, one stride and one dilation for both axes) computed by nova's engine:
+    Winograd where the engine takes the layer and estimates it faster, else its direct path (strides,
+    groups and depthwise, dilation, any kernel size). ``replace_conv2d(model, direct=True)`` puts it on the
+    layers WinogradConv2d cannot take; built with ``from_conv2d``, it shares the Conv2d's parameters."""
+
+    def __init__(self, conv: nn.Conv2d, threads: int = 0):
+        super().__init__()
+        reason = engine_ineligibility(conv)
+        if reason:
+            raise ValueError(f"cannot run this Conv2d through nova's engine: {reason}")
+        self.in_channels, self.out_channels = conv.in_channels, conv.out_channels
+        self.kernel_size, self.stride, self.dilation = conv.kernel_size, conv.stride[0], conv.dilation[0]
+        self.groups, self.threads = conv.groups, threads
+        padding = conv.padding
+        if isinstance(padding, str):  # 'valid', or 'same' at an odd kernel (stride 1 by PyTorch's rule)
+            padding = (0, 0) if padding == "valid" else tuple((k - 1) // 2 for k in conv.kernel_size)
+        self.padding = tuple(padding)
+        self.weight = conv.weight
+        self.bias = conv.bias
+
+    @classmethod
+    def from_conv2d(cls, conv: nn.Conv2d, threads: int = 0) -> "NovaConv2d":
+        return cls(conv, threads)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return conv2d(x, self.weight, self.bias, self.stride, list(self.padding), self.dilation, self.groups,
+                      self.threads)
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}")
+
+
 @dataclasses.dataclass
 class ReplacementReport:
     replaced: list = dataclasses.field(default_factory=list)      # (name, description)
@@ -444,11 +549,15 @@ def openmp_spin_note() -> str:
 
 
 def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None, precision: str = "fp32",
-                   threads: int = 0, lowp_kernel: str = "auto") -> ReplacementReport:
+                   threads: int = 0, lowp_kernel: str = "auto", direct: bool = False) -> ReplacementReport:
     """Replace every eligible nn.Conv2d in ``model`` (in place) by a WinogradConv2d sharing its parameters.
 
     ``tile`` applies to layers whose kernel matches its r (others get the default tile for their kernel),
-    "auto" to every layer; ``transform`` likewise. Returns a report of what was replaced and what was skipped, and why."""
+    "auto" to every layer; ``transform`` likewise. With ``direct`` (float32 only), the Conv2d layers that
+    Winograd cannot take (strides, groups and depthwise, dilation, other kernel sizes) become NovaConv2d
+    layers on nova's direct path. Returns a report of what was replaced and what was skipped, and why."""
+    if direct and precision != "fp32":
+        raise ValueError(f"direct=True replaces layers with nova's float32 direct path; precision is '{precision}'")
     report = ReplacementReport()
     for parent_name, parent in list(model.named_modules()):
         for child_name, child in list(parent.named_children()):
@@ -456,6 +565,11 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
                 continue
             name = f"{parent_name}.{child_name}" if parent_name else child_name
             reason = ineligibility(child)
+            if reason and direct and not engine_ineligibility(child):
+                setattr(parent, child_name, NovaConv2d.from_conv2d(child, threads=threads))
+                report.replaced.append((name, f"{child.kernel_size[0]}x{child.kernel_size[1]} -> nova's direct path "
+                                              f"(not Winograd: {reason})"))
+                continue
             if reason:
                 report.skipped.append((name, reason))
                 continue

@@ -560,3 +560,63 @@ def test_nova_share_openmp_setting(setting, expect):
     else:
         assert done.returncode != 0
         assert "NOVA_SHARE_OPENMP must be 0 or 1, got 'yes'" in done.stderr
+class Mixed(nn.Module):
+    """The layers Winograd cannot take: a 7x7 stride-2 stem, depthwise, a 1x1 stride-2 shortcut, dilation,
+    a non-square grouped kernel; a 3x3 that Winograd does take; and one the engine cannot take at all."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 16, 7, 2, 3)
+        self.dw = nn.Conv2d(16, 16, 3, 1, 1, groups=16)
+        self.down = nn.Conv2d(16, 32, 1, 2, bias=False)
+        self.dilated = nn.Conv2d(32, 32, 3, 1, 2, dilation=2)
+        self.wino = nn.Conv2d(32, 32, 3, 1, 1)
+        self.grouped = nn.Conv2d(32, 8, (1, 3), 1, (0, 1), groups=4)
+        self.uneven = nn.Conv2d(8, 8, 3, (1, 2))  # two strides: not the engine's
+
+    def forward(self, x):
+        x = torch.relu(self.stem(x))
+        return self.uneven(self.grouped(self.wino(self.dilated(self.down(self.dw(x))))))
+
+
+def test_direct_replaces_what_winograd_cannot_take():
+    """replace_conv2d(direct=True): NovaConv2d on the direct path for the rest, the float64 reference's values
+    in NCHW and channels_last (which stays channels_last), PyTorch's gradients, the same state_dict,
+    torch.compile, and a clear error for a low-precision request."""
+    torch.manual_seed(9)
+    model = Mixed()
+    x = torch.randn(2, 3, 33, 31)
+    converted = copy.deepcopy(model)
+    report = nova_torch.replace_conv2d(converted, direct=True)
+    replaced, skipped = dict(report.replaced), dict(report.skipped)
+    assert set(replaced) == {"stem", "dw", "down", "dilated", "wino", "grouped"}
+    assert all("direct path" in replaced[n] for n in ("stem", "dw", "down", "dilated", "grouped"))
+    assert "Winograd" in replaced["wino"] and "direct" not in replaced["wino"]
+    assert set(skipped) == {"uneven"} and "stride" in skipped["uneven"]
+    assert isinstance(converted.dw, nova_torch.NovaConv2d)
+    assert list(converted.state_dict().keys()) == list(model.state_dict().keys())
+    # The float64 model: the same layers in double precision.
+    exact_model = copy.deepcopy(model).double()
+    with torch.no_grad():
+        truth = exact_model(x.double())
+        ours = model(x)
+        got = converted(x)
+        got_cl = converted(x.contiguous(memory_format=torch.channels_last))
+    # nova's direct path is within a small factor of PyTorch's own FP32 error against float64.
+    assert rel_l2(got, truth) < 4 * rel_l2(ours, truth) + 1e-7
+    assert got_cl.is_contiguous(memory_format=torch.channels_last)
+    assert rel_l2(got_cl, truth) < 4 * rel_l2(ours, truth) + 1e-7
+    # Gradients: the backward is PyTorch's own convolution gradients with the layer's stride and groups.
+    xa, xb = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    model(xa).square().sum().backward()
+    converted(xb).square().sum().backward()
+    assert rel_l2(xb.grad, xa.grad) < 1e-5
+    for name in ("stem", "dw", "down", "grouped"):
+        assert rel_l2(getattr(converted, name).weight.grad, getattr(model, name).weight.grad) < 1e-5
+    compiled = torch.compile(converted, fullgraph=True, backend="eager")
+    with torch.no_grad():
+        assert torch.equal(compiled(x), got)
+    with pytest.raises(ValueError, match="float32 direct path"):
+        nova_torch.replace_conv2d(copy.deepcopy(model), precision="bf16", direct=True)
+    with pytest.raises(ValueError, match="one stride for both axes"):
+        nova_torch.NovaConv2d.from_conv2d(model.uneven)

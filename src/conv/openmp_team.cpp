@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <memory>
@@ -58,7 +59,8 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 const OpenMpTeam* shared_openmp_team() {
-  return shared_team.load(std::memory_order_acquire);
+  const OpenMpTeam* team = shared_team.load(std::memory_order_acquire);
+  return team != nullptr && team->owner_pid == static_cast<int>(getpid()) ? team : nullptr;
 }
 
 std::string share_openmp_threads(const std::string& library) {
@@ -88,6 +90,7 @@ std::string share_openmp_threads(const std::string& library) {
     throw Error("share_openmp_threads: '" + name +
                 "' is not an OpenMP runtime with the GNU interface (no GOMP_parallel or omp_get_thread_num)");
   }
+  team->owner_pid = static_cast<int>(getpid());
   Dl_info info{};
   team->library = dladdr(reinterpret_cast<void*>(team->parallel), &info) != 0 && info.dli_fname != nullptr
                       ? std::string(info.dli_fname)

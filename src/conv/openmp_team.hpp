@@ -13,11 +13,13 @@ struct OpenMpTeam {
   void (*parallel)(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags) = nullptr;
   int (*thread_num)() = nullptr;  // omp_get_thread_num
   std::string library;            // its path
+  int owner_pid = 0;              // the process that shared it
 };
 
-// The shared runtime, or nullptr while the engine runs on its own pool. A team, once returned, stays
-// valid for the life of the process (sharing another or none does not free it: a job may be running
-// on it).
+// The shared runtime, or nullptr while the engine runs on its own pool, and in a process forked from
+// the one that shared it (GNU OpenMP's threads are not in the child, and its regions there can hang).
+// A team, once returned, stays valid for the life of the process (sharing another or none does not
+// free it: a job may be running on it).
 const OpenMpTeam* shared_openmp_team();
 
 }  // namespace nova::conv

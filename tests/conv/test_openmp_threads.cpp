@@ -1,11 +1,13 @@
 // The engine on an OpenMP runtime's threads (nova/conv/openmp_threads.hpp): the runtime this program
 // links (GCC's libgomp) is found and shared; the pool's jobs then run inside its parallel regions,
 // each task once, on the thread whose OpenMP number is the task's worker index; plans give the same
-// bits as on the engine's own threads; a throwing task, plans run from inside a parallel region, and
-// libraries that are not loaded or are no OpenMP runtime. Not under ThreadSanitizer (tests/tsan/):
+// bits as on the engine's own threads; a throwing task, plans run from inside a parallel region, a
+// forked child, and libraries that are not loaded or are no OpenMP runtime. Not under ThreadSanitizer (tests/tsan/):
 // libgomp is not instrumented, and TSan cannot see its barriers.
 #include <gtest/gtest.h>
 #include <omp.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <stdexcept>
@@ -141,6 +143,29 @@ TEST(OpenMpThreads, PlansRunFromInsideAParallelRegion) {
   }
   EXPECT_EQ(mismatches.load(), 0);
   EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(OpenMpThreads, AForkedChildRunsOnThreadsOfItsOwn) {
+  const SharedRuntime shared;
+  ThreadPool pool(2);
+  EXPECT_EQ(trace_job(pool, 16).outside_region, 0);  // the runtime's threads have started
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    // The runtime's threads are not in the child: its jobs must not enter a region there.
+    std::atomic<int> count{0}, inside{0};
+    const auto own = ThreadPool::shared(2);
+    own->run(9, [&](std::size_t, int) {
+      count.fetch_add(1);
+      if (omp_in_parallel()) ++inside;
+    });
+    _exit(count.load() == 9 && inside.load() == 0 && shared_openmp_library().empty() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(shared_openmp_library(), shared.library());  // the parent still shares it
 }
 
 TEST(OpenMpThreads, LibrariesThatCannotBeSharedAreRefusedByName) {

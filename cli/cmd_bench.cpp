@@ -42,6 +42,7 @@ struct BenchOptions {
   std::string lowp_kernel = "auto";
   std::string fp16_arith = "auto";
   std::string bf16_arith = "auto";
+  bool filters_from_memory = false;
   int threads = 0;
   int repeat = 0;
   int tile_block = 0;
@@ -85,6 +86,7 @@ void run_bench(const BenchOptions& o) {
   po.lowp_kernel = conv::parse_lowp_kernel(o.lowp_kernel);
   po.fp16_arithmetic = conv::parse_fp16_arithmetic(o.fp16_arith);
   po.bf16_arithmetic = conv::parse_bf16_arithmetic(o.bf16_arith);
+  po.filters_from_memory = o.filters_from_memory;
   if (o.algorithm == "winograd") {
     po.algorithm = conv::AlgorithmChoice::kWinograd;
   } else if (o.algorithm == "direct") {
@@ -338,6 +340,9 @@ void setup(CLI::App& app) {
                 "bf16 GEMM arithmetic: auto (AMX where admitted, else fma) | fma (fp32 FMA per channel, bf16 U "
                 "widened) | dot (vdpbf16ps channel pairs)")
       ->default_val("auto");
+  c->add_flag("--filters-from-memory", o->filters_from_memory,
+              "Let the automatic choice price the transformed filters at memory's rate, as for a layer of a network "
+              "(the PyTorch drop-in's plans); the timed executes still find them in cache when they fit");
   c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
   c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);
   c->add_option("--repeat", o->repeat, "Timed executes (default: about 0.5 s worth)");

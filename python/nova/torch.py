@@ -152,7 +152,8 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
                           groups=groups, weights=w32, bias=b32, threads=threads, tile=tile, transform=transform, precision=engine,
                           fp16_arithmetic=(arithmetic or "auto") if engine == "fp16" else "auto",
                           bf16_arithmetic=(arithmetic or "auto") if engine == "bf16" else "auto",
-                          input_type=io, output_type=io, lowp_kernel=lowp_kernel, layout=layout)
+                          input_type=io, output_type=io, lowp_kernel=lowp_kernel, layout=layout,
+                          filters_from_memory=True)  # a layer of a network: its filters leave the caches
     _profile_use(key, plan)
     _plans[key] = plan
     if len(_plans) > _PLAN_CACHE_SIZE:

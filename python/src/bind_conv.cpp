@@ -68,7 +68,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
                  const std::string& tile, std::optional<Transform> transform, const std::string& algorithm,
                  const std::string& precision, const std::string& fp16_arithmetic, const std::string& input_type,
                  const std::string& output_type, float input_scale, float output_scale,
-                 const std::string& lowp_kernel, const std::string& bf16_arithmetic) {
+                 const std::string& lowp_kernel, const std::string& bf16_arithmetic, bool filters_from_memory) {
   ConvShape s;
   std::tie(s.N, s.C, s.H, s.W, s.K) = nchwk;
   std::tie(s.R, s.S) = kernel;
@@ -91,6 +91,7 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   o.fp16_arithmetic = conv::parse_fp16_arithmetic(fp16_arithmetic);
   o.lowp_kernel = conv::parse_lowp_kernel(lowp_kernel);
   o.bf16_arithmetic = conv::parse_bf16_arithmetic(bf16_arithmetic);
+  o.filters_from_memory = filters_from_memory;
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
@@ -135,14 +136,16 @@ void bind_conv(nb::module_& m) {
            nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32", nb::arg("fp16_arithmetic") = "auto",
            nb::arg("input_type") = "fp32", nb::arg("output_type") = "fp32", nb::arg("input_scale") = 1.0f,
            nb::arg("output_scale") = 1.0f, nb::arg("lowp_kernel") = "auto",
-           nb::arg("bf16_arithmetic") = "auto",
+           nb::arg("bf16_arithmetic") = "auto", nb::arg("filters_from_memory") = false,
            "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None; "
            "precision of the Winograd GEMMs: fp32, bf16, fp16, int8 or int8-spatial; fp16_arithmetic (fp16 plans): "
            "auto (fp16 FMAs where AVX512-FP16 is present), fp32 or fp16; input_type / output_type: the tensors' "
            "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / output_scale); "
            "lowp_kernel: auto, portable, simd, avx512 (never AMX: the portable kernel's bits on every machine) or amx "
            "(int8, bf16; an error where this process cannot run it); bf16_arithmetic (bf16 plans): auto (AMX where "
-           "admitted, else fma), fma (an FP32 FMA per channel) or dot (vdpbf16ps channel pairs)")
+           "admitted, else fma), fma (an FP32 FMA per channel) or dot (vdpbf16ps channel pairs); filters_from_memory: "
+           "the automatic choice prices the transformed filters at memory's rate (a layer of a network, whose other "
+           "work evicts them between executes; nova.torch's layers set it)")
       .def("calibrate", &calibrate, nb::arg("samples"),
            "INT8 plans: store per-tap scales from sample inputs (float32 arrays, one input each, in the plan's "
            "layout); later executes use them instead of scales from each call's data (faster: one input "

@@ -416,7 +416,7 @@ def test_profile_lists_the_layers_that_ran_with_their_stages():
     torch.manual_seed(5)
     model = torch.nn.Sequential(torch.nn.Conv2d(8, 16, 3, padding=1), torch.nn.ReLU(),
                                 torch.nn.Conv2d(16, 16, 3, padding=1), torch.nn.Conv2d(16, 4, 1))
-    nova_torch.replace_conv2d(model, threads=2)
+    nova_torch.replace_conv2d(model, tile="4,3", threads=2)
     x = torch.randn(2, 8, 12, 12)
     with torch.no_grad():
         want = model(x)
@@ -470,8 +470,9 @@ def test_channels_last_inputs_run_in_place_and_stay_channels_last(dtype):
 
 def test_fp32_default_is_the_engines_choice_per_shape():
     """In fp32 (and bf16, fp16) the drop-in leaves the tile to the engine (tile "auto"): each input shape gets the plan
-    nova.ConvPlan makes without a tile, which is what runs and what profile() reports; the error stays at
-    FP32 Winograd's scale. An explicit tile still fixes it; the report says which."""
+    nova.ConvPlan makes without a tile (for a layer of a network: filters_from_memory), which is what runs and what
+    profile() reports; the error stays at FP32 Winograd's scale. An explicit tile still fixes it; the report says
+    which."""
     torch.manual_seed(5)
     conv = nn.Conv2d(32, 48, 3, padding=1)
     wino = nova_torch.WinogradConv2d.from_conv2d(conv)
@@ -479,7 +480,7 @@ def test_fp32_default_is_the_engines_choice_per_shape():
     for shape in [(1, 32, 7, 7), (1, 32, 40, 40)]:
         x = torch.randn(shape)
         plan = nova.ConvPlan((*shape, 48), weights=conv.weight.detach().numpy(),
-                             bias=conv.bias.detach().numpy(), threads=0)
+                             bias=conv.bias.detach().numpy(), threads=0, filters_from_memory=True)
         with torch.no_grad(), nova_torch.profile() as layers:
             y = wino(x)
             y_plan = torch.empty_like(y)
@@ -620,3 +621,19 @@ def test_direct_replaces_what_winograd_cannot_take():
         nova_torch.replace_conv2d(copy.deepcopy(model), precision="bf16", direct=True)
     with pytest.raises(ValueError, match="one stride for both axes"):
         nova_torch.NovaConv2d.from_conv2d(model.uneven)
+
+
+def test_dropin_plans_price_their_filters_at_memory_rate():
+    """The drop-in's layers are layers of a network, whose other work evicts their transformed filters between
+    forwards: their plans' automatic choice says it priced the filters at memory's rate (a plan made directly
+    does not, by default)."""
+    torch.manual_seed(3)
+    model = nn.Sequential(nn.Conv2d(8, 8, 3, padding=1))
+    nova_torch.replace_conv2d(model, threads=1)
+    x = torch.randn(1, 8, 12, 12)
+    with torch.no_grad():
+        model(x)
+    reasons = [p.reason for key, p in nova_torch._plans.items() if key[0] == tuple(x.shape)]
+    assert reasons and all("filters priced at memory's rate" in r for r in reasons), reasons
+    w = torch.randn(8, 8, 3, 3)
+    assert "memory" not in nova.ConvPlan((1, 8, 12, 12, 8), weights=w.numpy()).reason

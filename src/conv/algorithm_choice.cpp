@@ -37,9 +37,18 @@ constexpr double kStreamRate = 20.0;
 // 0.65). Low-precision plans keep the flat rate, with which their choices were measured (their tiles
 // trade accuracy, not only time), and so does AVX-512, not measured with it.
 constexpr double kAvx2L3StreamRate = 80.0;
+// FP32 plans on AVX2 whose filters come from memory (PlanOptions::filters_from_memory: a layer of a
+// network, whose other layers and operations evict its U between executes): the EPYC's DRAM rate per
+// thread, two threads. In ResNet-18 through the drop-in (session 24) the 37.7 MB of F(4,3) filters at
+// 1x512x7x7 took 1.3-1.6 ms a layer (24-29 B/ns for both threads) against 1.0 ms for F(2,3)'s 16.8 MB,
+// and at 1x256x14x14 F(7,3)'s 21 MB took 0.76-0.89 ms against 0.63-0.68 for F(4,3)'s 9.4 MB, where the
+// L3 rate had chosen F(4,3) and F(7,3). The 64- and 128-channel layers' choices (F(7,3), 1.3-5.3 MB) were
+// the fastest there at either rate.
+constexpr double kAvx2MemoryStreamRate = 12.0;
 
-double stream_rate(Isa isa, Precision precision) {
-  return isa == Isa::kAvx2 && precision == Precision::kFp32 ? kAvx2L3StreamRate : kStreamRate;
+double stream_rate(Isa isa, Precision precision, bool filters_from_memory) {
+  if (isa != Isa::kAvx2 || precision != Precision::kFp32) return kStreamRate;
+  return filters_from_memory ? kAvx2MemoryStreamRate : kAvx2L3StreamRate;
 }
 
 // Bytes per element of the transformed filters U as the GEMMs read them, for the streaming term. On AVX2
@@ -86,7 +95,7 @@ AlgorithmEstimate estimate_direct(const ConvShape& s, Layout layout, int threads
 }
 
 AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threads, Isa isa, TileSize tile,
-                                    double gemm_speedup, Precision precision) {
+                                    double gemm_speedup, Precision precision, bool filters_from_memory) {
   const double m = tile.m, n = tile.n();
   const double ty = static_cast<double>(ceil_div(s.out_h(), tile.m)),
                tx = static_cast<double>(ceil_div(s.out_w(), tile.m));
@@ -110,7 +119,7 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   const double block = std::max(12.0, std::min(1.5e6 / per_tile, std::ceil(T / threads)));
   const double blocks = std::ceil(T / block);
   const double stream = std::min(blocks * u_bytes, u_bytes + 2 * per_tile * T);
-  const double stream_ns = stream / stream_rate(isa, precision) / std::min(threads, 2);
+  const double stream_ns = stream / stream_rate(isa, precision, filters_from_memory) / std::min(threads, 2);
   const double transforms_ns = ((vin + vout) / vec_rate(isa) + pack / 4.0) / threads;
   // AVX2 FP32 plans whose U exceeds L2 prefetch its next panel during the GEMMs (WinogradPlan::prefetch_u):
   // the streaming overlaps the products. Summed, the model kept F(4,3) for 1x512x28x28, where F(7,3) took
@@ -151,7 +160,8 @@ AlgorithmEstimate fastest_tile_estimate(const std::vector<AlgorithmEstimate>& ti
 }
 
 AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa,
-                                   Precision precision, std::string* reason, double gemm_speedup) {
+                                   Precision precision, std::string* reason, double gemm_speedup,
+                                   bool filters_from_memory) {
   AlgorithmEstimate best = estimate_direct(s, layout, threads, isa);
   const std::string why_not = winograd_ineligible(s);
   if (!why_not.empty()) {
@@ -165,7 +175,8 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   std::vector<AlgorithmEstimate> tiles;
   for (const TileSize& t : default_tiles()) {
     if (t.r != s.R || !auto_tile_allowed(t, precision)) continue;
-    const AlgorithmEstimate e = estimate_winograd(s, layout, threads, isa, t, gemm_speedup, precision);
+    const AlgorithmEstimate e =
+        estimate_winograd(s, layout, threads, isa, t, gemm_speedup, precision, filters_from_memory);
     std::snprintf(buf, sizeof buf, ", %s %.3g ms", t.to_string().c_str(), e.ms);
     detail += buf;
     tiles.push_back(e);
@@ -173,6 +184,7 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   const AlgorithmEstimate wino = fastest_tile_estimate(tiles);
   if (wino.tile && wino.ms < best.ms) best = wino;
   *reason = "auto: fastest estimate (" + detail + ")";
+  if (filters_from_memory) *reason += "; filters priced at memory's rate";
   for (const AlgorithmEstimate& e : tiles)
     if (e.tile->n() == 9 && best.tile && best.tile->n() != 9 && e.ms < best.ms) {
       std::snprintf(buf, sizeof buf, "; %s: not %.0f %% faster than %s, which is more accurate",

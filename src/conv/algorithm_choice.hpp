@@ -18,10 +18,13 @@ struct AlgorithmEstimate {
 // Estimated time of the direct path and of Winograd with a default tile (tile.r must be shape.R).
 // `gemm_speedup`: how many times faster than the FP32 kernels of `isa` the plan's Winograd GEMMs run
 // (1 but for the AMX paths, lowp_gemm_speedup in lowp.cpp); `precision`: the plan's GEMM precision (the
-// rate at which U streams depends on it on AVX2). The direct path is FP32 whatever the precision.
+// rate at which U streams depends on it on AVX2); `filters_from_memory`: U is priced at memory's rate
+// instead of the L3's (PlanOptions::filters_from_memory; AVX2 FP32 plans only, the others' rates are
+// flat). The direct path is FP32 whatever the precision.
 AlgorithmEstimate estimate_direct(const ConvShape& shape, Layout layout, int threads, Isa isa);
 AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int threads, Isa isa, TileSize tile,
-                                    double gemm_speedup = 1.0, Precision precision = Precision::kFp32);
+                                    double gemm_speedup = 1.0, Precision precision = Precision::kFp32,
+                                    bool filters_from_memory = false);
 
 // Can Winograd run this shape at all? Empty when it can, otherwise why not.
 std::string winograd_ineligible(const ConvShape& shape);
@@ -57,6 +60,7 @@ inline constexpr double kInt8AccuracyMargin = 1.10;
 AlgorithmEstimate fastest_tile_estimate(const std::vector<AlgorithmEstimate>& tiles);
 
 AlgorithmEstimate choose_algorithm(const ConvShape& shape, Layout layout, int threads, Isa isa, Precision precision,
-                                   std::string* reason, double gemm_speedup = 1.0);
+                                   std::string* reason, double gemm_speedup = 1.0,
+                                   bool filters_from_memory = false);
 
 }  // namespace nova::conv

@@ -113,8 +113,8 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     std::vector<AlgorithmEstimate> estimates;
     for (const TileSize& t : default_tiles()) {
       if (t.r != shape.R || !auto_tile_allowed(t, p.precision)) continue;  // as the automatic choice
-      estimates.push_back(estimate_winograd(shape, p.layout, p.threads, p.isa, t,
-                                            lowp_gemm_speedup(p, shape.C), p.precision));
+      estimates.push_back(estimate_winograd(shape, p.layout, p.threads, p.isa, t, lowp_gemm_speedup(p, shape.C),
+                                            p.precision, options.filters_from_memory));
     }
     const AlgorithmEstimate best = fastest_tile_estimate(estimates);
     if (!best.tile)
@@ -125,7 +125,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     p.reason = "winograd: requested; fastest default tile " + best.tile->to_string();
   } else {
     const AlgorithmEstimate best = choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason,
-                                                    lowp_gemm_speedup(p, shape.C));
+                                                    lowp_gemm_speedup(p, shape.C), options.filters_from_memory);
     p.algorithm = best.algorithm;
     if (best.tile) transform = default_transform(*best.tile);
   }

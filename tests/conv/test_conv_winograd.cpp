@@ -207,6 +207,61 @@ TEST(WinogradChoice, Avx2LowPrecisionEstimatesStreamUAtItsStoredSize) {
   }
 }
 
+// Filters priced at memory's rate (PlanOptions::filters_from_memory, the drop-in's plans): on AVX2 FP32
+// every Winograd estimate is at least the L3-priced one, strictly more where U's streaming outlasts the
+// products (1x512x7x7's 37.7 MB at F(4,3)), and the direct path's is unchanged; the automatic choice then
+// never takes a tile with more transformed filters than before, and takes a smaller one on 1x512x7x7 and
+// 1x256x14x14 (the layers measured in ResNet-18, docs/engine.md "Session 24"). Other precisions and paths
+// price U alike either way. The plan's reason says how it priced them.
+TEST(WinogradChoice, FiltersFromMemoryNeverFavourLargerFilters) {
+  int smaller = 0;
+  for (const auto& [N, C, HW, K] : {std::array<int64_t, 4>{1, 64, 56, 64},
+                                    {1, 128, 28, 128},
+                                    {1, 256, 14, 256},
+                                    {1, 512, 7, 512},
+                                    {8, 64, 56, 64},
+                                    {8, 128, 28, 128},
+                                    {8, 256, 14, 256},
+                                    {8, 512, 7, 512},
+                                    {1, 64, 224, 64},
+                                    {1, 512, 14, 512},
+                                    {1, 512, 28, 512}}) {
+    const ConvShape s{N, C, HW, HW, K, 3, 3, 1, 1};
+    for (const TileSize& t : default_tiles()) {
+      if (t.r != 3) continue;
+      const double warm = estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx2, t).ms;
+      const double cold = estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx2, t, 1.0, Precision::kFp32, true).ms;
+      EXPECT_GE(cold, warm) << s.to_string() << " " << t.to_string();
+      for (Precision p : {Precision::kBf16, Precision::kInt8})
+        EXPECT_EQ(estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx2, t, 1.0, p, true).ms,
+                  estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx2, t, 1.0, p, false).ms);
+      EXPECT_EQ(estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx512, t, 1.0, Precision::kFp32, true).ms,
+                estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx512, t).ms);
+    }
+    std::string warm_reason, cold_reason;
+    const AlgorithmEstimate warm =
+        choose_algorithm(s, Layout::kNHWC, 2, Isa::kAvx2, Precision::kFp32, &warm_reason);
+    const AlgorithmEstimate cold =
+        choose_algorithm(s, Layout::kNHWC, 2, Isa::kAvx2, Precision::kFp32, &cold_reason, 1.0, true);
+    ASSERT_TRUE(warm.tile && cold.tile) << warm_reason << " / " << cold_reason;
+    EXPECT_LE(cold.tile->n(), warm.tile->n()) << s.to_string() << ": " << cold_reason;
+    if (cold.tile->n() < warm.tile->n()) ++smaller;
+    if (N == 1 && ((C == 512 && HW == 7) || (C == 256 && HW == 14))) {
+      EXPECT_LT(cold.tile->n(), warm.tile->n()) << s.to_string() << ": " << warm_reason << " / " << cold_reason;
+    }
+    EXPECT_NE(cold_reason.find("filters priced at memory's rate"), std::string::npos) << cold_reason;
+    EXPECT_EQ(warm_reason.find("memory"), std::string::npos) << warm_reason;
+  }
+  EXPECT_GE(smaller, 2);
+  // The option reaches the plan's choice.
+  const ConvShape s{1, 512, 7, 7, 512, 3, 3, 1, 1};
+  const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.01f);
+  PlanOptions o;
+  o.threads = 2;
+  o.filters_from_memory = true;
+  EXPECT_NE(Plan::create(s, w.data(), nullptr, o).reason().find("memory's rate"), std::string::npos);
+}
+
 // The automatic FP32 choice takes the 9-point tile F(7,3) only when its estimate beats every smaller
 // tile's by kNinePointMargin, and says why when it does not; it never takes F(8,3). Checked against the
 // estimates themselves on the layer set (and more), so the rule, not the model, is what is tested.

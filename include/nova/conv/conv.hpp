@@ -181,6 +181,11 @@ struct PlanOptions {
   TensorFormat output;
   Fp16Arithmetic fp16_arithmetic = Fp16Arithmetic::kAuto;  // kFp16 plans only
   Bf16Arithmetic bf16_arithmetic = Bf16Arithmetic::kAuto;  // kBf16 plans only
+  // The plan runs among other work that evicts its transformed filters from the caches between executes
+  // (one layer of a network, as the PyTorch drop-in's plans are): the automatic choice prices reading them
+  // at memory's rate rather than the L3's, which favours smaller tiles where the filters are large. Only
+  // AVX2 FP32 plans price the two differently (measured there; docs/engine.md, "Session 24").
+  bool filters_from_memory = false;
 };
 
 // What the last execute of a low-precision plan met (all zero for FP32 plans).

@@ -1,15 +1,16 @@
 """Session 24: ResNet-18 through the drop-in (2 threads, batch 1, nova on PyTorch's threads): the forward
 time and the 512-channel layers' walls when those layers' tile is the engine's choice ("auto", F(4,3) at
 7x7) or fixed (F(2,3), F(3,3)...), interleaved. In a network their transformed filters (U) come from DRAM.
-Usage: resnet_deep_tiles.py nchw|cl REPS CHANNELS TILE [TILE...] (CHANNELS: the layers' input channels)"""
-import sys, copy, statistics, time, torch
+Usage: resnet_deep_tiles.py nchw|cl REPS CHANNELS TILE [TILE...] (CHANNELS: the layers' input channels)
+NET=vgg in the environment runs VGG-16's feature extractor instead."""
+import os, sys, copy, statistics, time, torch
 sys.path.insert(0, "/work/main/bench")
 import network_speed as ns
 import nova.torch as nt
 torch.set_num_threads(2)
 fmt, reps, channels, tiles = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
 mf = torch.channels_last if fmt == "cl" else torch.contiguous_format
-ref = ns.randomize(ns.resnet18_features(), 1)
+ref = ns.randomize(ns.vgg16_features() if os.environ.get("NET") == "vgg" else ns.resnet18_features(), 1)
 x = torch.randn(1, 3, 224, 224).contiguous(memory_format=mf)
 models = {}
 for tile in tiles:

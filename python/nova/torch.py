@@ -132,7 +132,10 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
               transform_json: str, threads: int, precision: str = "fp32", lowp_kernel: str = "auto",
               layout: str = "nchw", stride: int = 1, dilation: int = 1, groups: int = 1):
     """A cached engine plan; the key includes the weights' identity and version, so an in-place update
-    of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters."""
+    of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters.
+    threads 0 follows PyTorch's intra-op thread count (torch.set_num_threads), read at each call."""
+    if threads == 0:
+        threads = torch.get_num_threads()
     key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), weight._version, tuple(weight.shape),
            None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads,
            precision, lowp_kernel, layout, stride, dilation, groups)
@@ -356,7 +359,8 @@ class WinogradConv2d(nn.Module):
     F(6,3), or its direct path where that is faster). Defaults: "auto" in fp32, bf16 and fp16; in int8
     F(4,3) and F(2,5), which keep int8 accurate. A fixed low-precision tile uses nova's catalogue transform
     for its tile and precision. ``transform`` an explicit
-    ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means every core.
+    ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means PyTorch's intra-op thread count
+    (``torch.get_num_threads()``, read at each forward).
     ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset:
     AMX where admitted, else FP32 FMAs on bf16 operands; "bf16-fma" / "bf16-dot" force FMAs or vdpbf16ps),
     "fp16-storage" (fp16 U and V, FP32 arithmetic), "fp16-fma" (fp16 FMAs over chunks of 32 channels, FP32

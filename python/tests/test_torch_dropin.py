@@ -637,3 +637,21 @@ def test_dropin_plans_price_their_filters_at_memory_rate():
     assert reasons and all("filters priced at memory's rate" in r for r in reasons), reasons
     w = torch.randn(8, 8, 3, 3)
     assert "memory" not in nova.ConvPlan((1, 8, 12, 12, 8), weights=w.numpy()).reason
+
+
+def test_dropin_threads_follow_pytorchs_setting():
+    """threads=0 (the default) follows torch.set_num_threads at each forward; an explicit count stays."""
+    torch.manual_seed(6)
+    conv = nn.Conv2d(6, 6, 3, padding=1)
+    default, fixed = nova_torch.WinogradConv2d.from_conv2d(conv), nova_torch.WinogradConv2d.from_conv2d(conv, threads=3)
+    x = torch.randn(1, 6, 10, 10)
+    before = torch.get_num_threads()
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            with torch.no_grad(), nova_torch.profile() as layers:
+                a, b = default(x), fixed(x)
+            assert [p["threads"] for p in layers] == [n, 3]
+            assert torch.equal(a, b)  # the same bits on any thread count
+    finally:
+        torch.set_num_threads(before)

@@ -23,6 +23,7 @@ import atexit
 import contextlib
 import dataclasses
 import os
+import threading
 from collections import OrderedDict
 from typing import Optional
 
@@ -89,6 +90,9 @@ if _share_setting():
 
 _PLAN_CACHE_SIZE = 64
 _plans: "OrderedDict[tuple, object]" = OrderedDict()
+# Guards _plans (and _profiled's insertions) for models run from several Python threads: a lookup and its
+# move_to_end, or an insertion and the eviction, must not interleave with another thread's.
+_plans_lock = threading.Lock()
 atexit.register(_plans.clear)  # release the engine's plans before the extension module goes away
 # Inside profile(): the plans used so far in the block, in order of first use (id -> (key, plan)); each
 # times its stages (ConvPlan.set_profiling). None outside.
@@ -139,11 +143,12 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), weight._version, tuple(weight.shape),
            None if bias is None else (bias.data_ptr(), bias._version), tuple(padding), tile, transform_json, threads,
            precision, lowp_kernel, layout, stride, dilation, groups)
-    plan = _plans.get(key)
-    if plan is not None:
-        _plans.move_to_end(key)
-        _profile_use(key, plan)
-        return plan
+    with _plans_lock:
+        plan = _plans.get(key)
+        if plan is not None:
+            _plans.move_to_end(key)
+            _profile_use(key, plan)
+            return plan
     n, c, h, w = x.shape
     k, _, r, s = weight.shape
     transform = _nova.Transform.from_json(transform_json) if transform_json else None
@@ -157,10 +162,11 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
                           bf16_arithmetic=(arithmetic or "auto") if engine == "bf16" else "auto",
                           input_type=io, output_type=io, lowp_kernel=lowp_kernel, layout=layout,
                           filters_from_memory=True)  # a layer of a network: its filters leave the caches
-    _profile_use(key, plan)
-    _plans[key] = plan
-    if len(_plans) > _PLAN_CACHE_SIZE:
-        _plans.popitem(last=False)
+    with _plans_lock:  # two threads may have made the same plan: the later one is kept, both are correct
+        _profile_use(key, plan)
+        _plans[key] = plan
+        if len(_plans) > _PLAN_CACHE_SIZE:
+            _plans.popitem(last=False)
     return plan
 
 

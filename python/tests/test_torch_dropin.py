@@ -655,3 +655,35 @@ def test_dropin_threads_follow_pytorchs_setting():
             assert torch.equal(a, b)  # the same bits on any thread count
     finally:
         torch.set_num_threads(before)
+
+
+def test_models_in_several_python_threads_on_pytorchs_openmp_threads():
+    """Two Python threads running drop-in models at once (nova's executes release the GIL; with nova on PyTorch's
+    OpenMP runtime each calling thread gets a team of its own): no deadlock, the single-threaded results."""
+    import threading
+
+    torch.manual_seed(8)
+    models = [nn.Sequential(nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 8, 3, padding=1)) for _ in range(2)]
+    for m in models:
+        nova_torch.replace_conv2d(m, threads=2)
+    xs = [torch.randn(2, 4, 19, 21), torch.randn(1, 4, 30, 30)]
+    with torch.no_grad():
+        want = [m(x) for m, x in zip(models, xs)]
+    failures = []
+
+    def work(i):
+        try:
+            with torch.no_grad():
+                for _ in range(20):
+                    if not torch.equal(models[i](xs[i]), want[i]):
+                        failures.append(f"thread {i}: another result")
+        except Exception as e:  # noqa: BLE001 - reported below
+            failures.append(f"thread {i}: {e!r}")
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads), "a thread did not finish"
+    assert failures == []

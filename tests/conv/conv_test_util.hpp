@@ -81,6 +81,19 @@ inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) 
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// The plans the determinism tests compare across threads: a kernel path, Winograd at F(4,3) or the
+// direct path, a layout, ReLU fused, one thread.
+inline PlanOptions determinism_options(Isa isa, AlgorithmChoice algorithm, Layout layout) {
+  PlanOptions o;
+  o.isa = isa;
+  o.algorithm = algorithm;
+  o.layout = layout;
+  o.relu = true;
+  o.tile = algorithm == AlgorithmChoice::kWinograd ? std::optional<TileSize>(TileSize{4, 3}) : std::nullopt;
+  o.threads = 1;
+  return o;
+}
+
 // Every kernel path this CPU can run (all of them are tested).
 inline std::vector<Isa> runnable_isas() {
   std::vector<Isa> out;

@@ -18,13 +18,7 @@ TEST(Determinism, IdenticalAcrossThreadCountsAndBlockings) {
   for (Isa isa : testing::runnable_isas()) {
     for (AlgorithmChoice alg : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
       for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-        PlanOptions o;
-        o.isa = isa;
-        o.algorithm = alg;
-        o.layout = layout;
-        o.relu = true;
-        o.tile = alg == AlgorithmChoice::kWinograd ? std::optional<TileSize>(TileSize{4, 3}) : std::nullopt;
-        o.threads = 1;
+        PlanOptions o = testing::determinism_options(isa, alg, layout);
         const std::vector<float> base = testing::run(p, o);
         for (int threads : {2, 3, 5}) {
           for (int block : {0, 1, 7, -1}) {

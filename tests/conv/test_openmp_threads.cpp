@@ -99,13 +99,7 @@ TEST(OpenMpThreads, PlansGiveTheSameBitsAsOnTheEnginesThreads) {
   for (Isa isa : testing::runnable_isas()) {
     for (AlgorithmChoice alg : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
       for (Layout layout : {Layout::kNCHW, Layout::kNHWC}) {
-        PlanOptions o;
-        o.isa = isa;
-        o.algorithm = alg;
-        o.layout = layout;
-        o.relu = true;
-        o.tile = alg == AlgorithmChoice::kWinograd ? std::optional<TileSize>(TileSize{4, 3}) : std::nullopt;
-        o.threads = 1;
+        PlanOptions o = testing::determinism_options(isa, alg, layout);
         const std::vector<float> own = testing::run(p, o);
         ASSERT_LT(testing::rel_l2(own, testing::reference(p, layout, true)), 1e-5);
         const SharedRuntime shared;

@@ -97,6 +97,12 @@ std::string share_openmp_threads(const std::string& library) {
                       : name;
   TeamRegistry& r = registry();
   std::lock_guard<std::mutex> lock(r.mutex);
+  for (const auto& known : r.teams)  // shared before (in this process): no second entry, no second handle
+    if (known->parallel == team->parallel && known->owner_pid == team->owner_pid) {
+      dlclose(handle);
+      shared_team.store(known.get(), std::memory_order_release);
+      return known->library;
+    }
   r.teams.push_back(std::move(team));
   shared_team.store(r.teams.back().get(), std::memory_order_release);
   return r.teams.back()->library;

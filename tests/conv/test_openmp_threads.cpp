@@ -58,8 +58,11 @@ TEST(OpenMpThreads, TheLinkedRuntimeIsFoundAndShared) {
   const SharedRuntime shared;
   EXPECT_NE(shared.library().find("libgomp"), std::string::npos) << shared.library();
   EXPECT_EQ(shared_openmp_library(), shared.library());
-  // Naming it gives the same library.
+  // Naming it, or sharing it again, gives the same library; stopping ends the sharing.
   EXPECT_EQ(share_openmp_threads(shared.library()), shared.library());
+  EXPECT_EQ(share_openmp_threads(), shared.library());
+  stop_sharing_openmp_threads();
+  EXPECT_EQ(shared_openmp_library(), "");
 }
 
 TEST(OpenMpThreads, JobsRunInsideParallelRegionsOnTheMatchingThread) {

@@ -2,7 +2,7 @@
 time and the 512-channel layers' walls when those layers' tile is the engine's choice ("auto", F(4,3) at
 7x7) or fixed (F(2,3), F(3,3)...), interleaved. In a network their transformed filters (U) come from DRAM.
 Usage: resnet_deep_tiles.py nchw|cl REPS CHANNELS TILE [TILE...] (CHANNELS: the layers' input channels)
-NET=vgg in the environment runs VGG-16's feature extractor instead."""
+NET=vgg in the environment runs VGG-16's feature extractor instead; PRECISION=bf16|int8 the drop-in's precision."""
 import os, sys, copy, statistics, time, torch
 sys.path.insert(0, "/work/main/bench")
 import network_speed as ns
@@ -13,12 +13,17 @@ mf = torch.channels_last if fmt == "cl" else torch.contiguous_format
 ref = ns.randomize(ns.vgg16_features() if os.environ.get("NET") == "vgg" else ns.resnet18_features(), 1)
 x = torch.randn(1, 3, 224, 224).contiguous(memory_format=mf)
 models = {}
+precision = os.environ.get("PRECISION", "fp32")
 for tile in tiles:
     m = copy.deepcopy(ref)
-    nt.replace_conv2d(m, threads=2)
-    for mod in m.modules():
-        if isinstance(mod, nt.WinogradConv2d) and mod.in_channels == channels and tile != "auto":
-            mod.tile = tile
+    if tile != "auto":  # the chosen layers first, with the tile (and a low precision's catalogue transform)
+        for parent in list(m.modules()):
+            for name, child in list(parent.named_children()):
+                if (isinstance(child, torch.nn.Conv2d) and child.in_channels == channels and child.kernel_size == (3, 3)
+                        and child.stride == (1, 1)):
+                    setattr(parent, name, nt.WinogradConv2d.from_conv2d(child, tile=tile, precision=precision,
+                                                                        threads=2))
+    nt.replace_conv2d(m, threads=2, precision=precision)
     models[tile] = m.to(memory_format=mf).eval()
 times = {t: [] for t in tiles}
 with torch.no_grad():

@@ -1,7 +1,7 @@
 """Whole networks through the PyTorch drop-in against PyTorch itself, side by side in one run.
 
     .venv/bin/python bench/network_speed.py [--threads 2] [--reps 5] [--batch 1] [--tile 6,3]
-        [--precision fp32] [--direct] [--json out.json]
+        [--precision fp32] [--direct] [--fuse-bn] [--json out.json]
 
 Two ImageNet-shaped feature extractors with random weights (no torchvision needed; the speed does not
 depend on the values): VGG-16's 13 convolutions with its max-pools, and ResNet-18 (7x7 stride-2 stem,
@@ -16,6 +16,10 @@ relative L2 difference from PyTorch's FP32 output.
 PyTorch's OpenMP threads spin-wait after each of its operations (libgomp: GOMP_SPINCOUNT, 300,000 by
 default) on the cores nova's next layer needs; the header line says which setting the run had. Run with
 GOMP_SPINCOUNT=10000 in the environment to time both with short spins (docs/engine.md, session 23).
+Since session 24 nova runs on PyTorch's OpenMP threads (nova.torch shares them; NOVA_SHARE_OPENMP=0 does not).
+
+--fuse-bn folds ResNet-18's batch norms into the convolutions before either side runs
+(torch.fx.experimental.optimization.fuse, PyTorch's own inference fusion), so both run the folded network.
 """
 import argparse
 import copy
@@ -26,6 +30,7 @@ import time
 
 import torch
 import torch.nn as nn
+from torch.fx.experimental.optimization import fuse as fx_fuse
 
 import nova
 import nova.torch as nt
@@ -103,6 +108,8 @@ def main():
     ap.add_argument("--size", type=int, default=224)
     ap.add_argument("--tile", default=None, help="drop-in tile (default: its own, F(6,3) in fp32)")
     ap.add_argument("--precision", default="fp32", help="drop-in precision (fp32, bf16, fp16, int8, ...)")
+    ap.add_argument("--fuse-bn", action="store_true",
+                    help="fold batch norms into the convolutions (torch.fx fuse) for both PyTorch and nova")
     ap.add_argument("--direct", action="store_true",
                     help="also time a third variant: replace_conv2d(direct=True), the layers Winograd cannot take "
                          "on nova's direct path (fp32)")
@@ -114,9 +121,13 @@ def main():
           f"{args.reps} repetitions; nova drop-in precision {args.precision}, tile {args.tile or 'default'}; "
           f"OpenMP spin-wait: {omp or 'the default (GOMP_SPINCOUNT, OMP_WAIT_POLICY unset)'}; nova's threads: "
           f"{'shared with PyTorch (' + nova.shared_openmp_library() + ')' if nova.shared_openmp_library() else 'its own'}")
+    if args.fuse_bn:
+        print("batch norms folded into the convolutions (torch.fx fuse) for both")
     results = []
     for name, make in (("VGG-16 features", vgg16_features), ("ResNet-18 features", resnet18_features)):
         ref = randomize(make(), 1)
+        if args.fuse_bn:
+            ref = fx_fuse(ref.eval())
         dropin = copy.deepcopy(ref)
         report = nt.replace_conv2d(dropin, tile=args.tile, precision=args.precision, threads=args.threads)
         kinds = {"nova": dropin}

@@ -687,3 +687,25 @@ def test_models_in_several_python_threads_on_pytorchs_openmp_threads():
         t.join(timeout=120)
     assert not any(t.is_alive() for t in threads), "a thread did not finish"
     assert failures == []
+
+
+def test_replace_conv2d_after_pytorchs_bn_folding():
+    """The inference recipe of the README: fold batch norms into the convolutions with PyTorch's own fx fusion,
+    then replace_conv2d on the GraphModule it returns; the float64 reference of the unfolded model agrees."""
+    from torch.fx.experimental.optimization import fuse
+
+    torch.manual_seed(11)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8), nn.ReLU(),
+                          nn.Conv2d(8, 8, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(8)).eval()
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.5, 0.5)
+            m.running_var.uniform_(0.5, 2.0)
+    folded = fuse(copy.deepcopy(model))
+    assert not any(isinstance(m, nn.BatchNorm2d) for m in folded.modules())
+    report = nova_torch.replace_conv2d(folded, direct=True)
+    assert len(report.replaced) == 2 and not report.skipped
+    x = torch.randn(2, 3, 17, 15)
+    with torch.no_grad():
+        truth = copy.deepcopy(model).double()(x.double())
+        assert rel_l2(folded(x), truth) < 1e-5

@@ -15,6 +15,10 @@ nova's engine (registered as the custom operator ``nova::winograd_conv2d`` so th
 gradients. Filters are transformed once per plan and again whenever the weights change (tracked through
 the tensors' version counters). ``WinogradConv2d`` keeps ``weight`` and ``bias`` as parameters with the
 same names, so state_dicts move freely between the original and the converted model.
+
+Importing this module puts nova's parallel stages on PyTorch's OpenMP threads (``share_pytorch_threads``;
+``NOVA_SHARE_OPENMP=0`` keeps nova's own), and the layers' plans choose their tiles as layers of a network
+(``filters_from_memory``). Both are measured in docs/engine.md, "Session 24".
 """
 
 from __future__ import annotations

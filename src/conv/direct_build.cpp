@@ -131,6 +131,8 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
     build_nchw_rows(p, d, weights, bias);
     return;
   }
+  d.rows_in_place = s.groups == 1 && s.dilation == 1 && s.R <= kRowsInPlaceMaxKernelRows &&
+                    s.S * d.Cg <= kRowsInPlaceMaxSegment;
   d.W.resize(static_cast<std::size_t>(s.groups * d.crs * d.Kgpad));
   std::fill(d.W.data(), d.W.data() + d.W.size(), 0.0f);
   for (int64_t g = 0; g < s.groups; ++g) {

@@ -128,6 +128,67 @@ NOVA_INLINE_RUN_LOOPS void im2col_nhwc(const ConvShape& s, const DirectPlan& d, 
   }
 }
 
+// Pixels [first, first + count) of a direct GEMM block in one output row: `inside` when every tap of each
+// lies inside the input (their rows are read in place), else copied by the im2col.
+struct BlockRun {
+  int64_t first, count;
+  bool inside;
+};
+
+// The direct GEMM of output pixels [q0, q1) of group grp over the panels [k0, k1), where the plan reads
+// rows in place (DirectPlan::rows_in_place): the block as runs of pixels, those of one output row whose taps
+// all lie inside the input read where they are (one segment per kernel row), the others copied by the
+// im2col (rows of `a` at their own offsets). The GEMM computes the same chain either way
+// (gemm_ukernel_segments).
+void gemm_rows_in_place(const ConvShape& s, const DirectPlan& d, const GemmTable& g,
+                                          const float* src, int64_t grp, int64_t q0, int64_t q1, int64_t k0,
+                                          int64_t k1, float* a, float* mo, int64_t ldm,
+                                          std::vector<BlockRun>& runs) {
+  const int64_t OH = s.out_h(), OW = s.out_w(), C = s.C, H = s.H, W = s.W;
+  runs.clear();
+  // Output columns whose S taps all lie inside the input's columns (the first tap in [0, W - S]).
+  const InsideColumns x = inside_columns(-s.pad_w, s.stride, W - s.S + 1, OW);
+  for (int64_t q = q0; q < q1;) {
+    const int64_t oy = q / OW % OH, ox = q % OW, row_end = std::min(q1, q - ox + OW);
+    const int64_t iy0 = oy * s.stride - s.pad_h;
+    const bool rows_inside = iy0 >= 0 && iy0 + s.R <= H;
+    const int64_t row_start = q - ox;
+    const int64_t cut[4] = {q, std::clamp(row_start + x.lo, q, row_end), std::clamp(row_start + x.hi, q, row_end),
+                            row_end};
+    for (int piece = 0; piece < 3; ++piece)
+      if (cut[piece + 1] > cut[piece])
+        runs.push_back({cut[piece], cut[piece + 1] - cut[piece], rows_inside && piece == 1});
+    q = row_end;
+  }
+  for (const BlockRun& r : runs)
+    if (!r.inside) im2col_nhwc(s, d, src, grp, r.first, r.first + r.count, a + (r.first - q0) * d.crs);
+  const float* wg = d.W.data() + grp * d.crs * d.Kgpad;
+  const auto kc = static_cast<std::size_t>(d.crs);
+  const auto seg_len = static_cast<std::size_t>(s.S * C);
+  const auto pixel_stride = static_cast<std::size_t>(s.stride * C);
+  for (int64_t kp = k0; kp < k1; kp += d.panel) {
+    const int64_t width = std::min(d.panel, d.Kgpad - kp);
+    const int nv = static_cast<int>(width / kLanes);
+    const float* b = wg + kp * d.crs;
+    for (const BlockRun& r : runs) {
+      float* c = mo + (r.first - q0) * ldm + kp;
+      if (!r.inside) {
+        panel_gemm(g, r.count, nv, kc, a + (r.first - q0) * d.crs, kc, b, static_cast<std::size_t>(width), c,
+                   static_cast<std::size_t>(ldm), nullptr, 0);
+        continue;
+      }
+      const int64_t img = r.first / (OH * OW), oy = r.first / OW % OH, ox = r.first % OW;
+      const float* first = src + ((img * H + oy * s.stride - s.pad_h) * W + ox * s.stride - s.pad_w) * C;
+      for_each_row_group(r.count, g.mr, [&](int64_t i0, int64_t mrows) {
+        const float* seg[kRowsInPlaceMaxKernelRows];
+        for (int64_t u = 0; u < s.R; ++u) seg[u] = first + (u * W) * C + i0 * s.stride * C;
+        g.segments[mrows - 1][nv - 1](static_cast<std::size_t>(s.R), seg_len, seg, pixel_stride, b,
+                                      static_cast<std::size_t>(width), c + i0 * ldm, static_cast<std::size_t>(ldm));
+      });
+    }
+  }
+}
+
 // The longest reduction whose NHWC direct GEMM writes the output in place (pixel_block in execute_direct).
 constexpr int64_t kInPlaceMaxCrs = 32;
 // Direct GEMM tasks wanted per thread before a pixel block's output channels are split into parts.
@@ -536,6 +597,11 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   // 0.78 of the time); with longer reductions, writing the output twice cost more than the copy
   // (stride-2 layers over 16-64 channels 1.02-1.20, AVX2, 2 threads, docs/engine.md "Session 21").
   const bool in_place = nhwc && s.groups == 1 && d.Kgpad == K && d.crs <= kInPlaceMaxCrs;
+  // One group, dilation 1: a kernel row's taps of a pixel are S*C consecutive floats of the NHWC input, and
+  // neighbouring output pixels' rows are stride*C apart, so the GEMM reads the rows of pixels whose taps
+  // are all inside the input in place (gemm_ukernel_segments); only the others need the im2col.
+  const bool in_place_rows = d.rows_in_place;
+  std::vector<std::vector<BlockRun>> run_lists(in_place_rows ? static_cast<std::size_t>(p.threads) : 0);
   // Tasks: a pixel block of a group, and a part of its output channels where there are fewer blocks than
   // kDirectTasksPerThread per thread (a deep layer's few output pixels: 1x256x14x14->512 at stride 2 has
   // 49, one block, and ran on one thread). Each part makes the block's im2col again and computes its own
@@ -553,14 +619,17 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
     float* a = p.thread_scratch[static_cast<std::size_t>(worker)].data();
     float* mo = in_place ? output + q0 * K : a + d.pixel_block * d.crs;
     const int64_t ldm = in_place ? K : d.Kgpad;
-    im2col_nhwc(s, d, src, grp, q0, q1, a);
-    // GEMM
-    const float* wg = d.W.data() + grp * d.crs * d.Kgpad;
-    const auto kc = static_cast<std::size_t>(d.crs);
-    for (int64_t kp = k0; kp < k1; kp += d.panel) {
-      const int64_t width = std::min(d.panel, d.Kgpad - kp);
-      panel_gemm(g, rows, static_cast<int>(width / kLanes), kc, a, kc, wg + kp * d.crs,
-                 static_cast<std::size_t>(width), mo + kp, static_cast<std::size_t>(ldm), nullptr, 0);
+    if (!in_place_rows) {
+      im2col_nhwc(s, d, src, grp, q0, q1, a);
+      const float* wg = d.W.data() + grp * d.crs * d.Kgpad;
+      const auto kc = static_cast<std::size_t>(d.crs);
+      for (int64_t kp = k0; kp < k1; kp += d.panel) {
+        const int64_t width = std::min(d.panel, d.Kgpad - kp);
+        panel_gemm(g, rows, static_cast<int>(width / kLanes), kc, a, kc, wg + kp * d.crs,
+                   static_cast<std::size_t>(width), mo + kp, static_cast<std::size_t>(ldm), nullptr, 0);
+      }
+    } else {
+      gemm_rows_in_place(s, d, g, src, grp, q0, q1, k0, k1, a, mo, ldm, run_lists[static_cast<std::size_t>(worker)]);
     }
     // Epilogue: the part's channels [k0, kn) of the group
     const float* bias = d.bias.data() + grp * d.Kgpad;

@@ -367,6 +367,8 @@ std::string Plan::describe() const {
     d += " (depthwise: one input channel per group, taps summed per pixel, no GEMM)";
   if (impl_->direct && impl_->direct->nchw_rows)
     d += " (small filter on NCHW: output channels as GEMM rows over panels of pixels, im2col from NCHW)";
+  else if (impl_->direct && impl_->direct->rows_in_place)
+    d += " (short kernel rows: inside pixels' rows read in place, im2col for the edges)";
   d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) +
        " thread(s), " + to_string(impl_->layout) + io + "; " + reason();
   return d;

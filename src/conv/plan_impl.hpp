@@ -197,6 +197,15 @@ inline int64_t depthwise_phase_width(const ConvShape& s) {
 // bands of rows of a channel range, shared out evenly.
 inline constexpr int64_t kDepthwiseUnitsPerThread = 4;
 
+// The direct GEMM form's rows read in place (DirectPlan::rows_in_place): the longest kernel-row segment
+// (S * C floats) and the most kernel rows (a segment pointer each, on the stack). 1x3x224x224->64 at 7x7
+// stride 2 (segments of 21 floats) ran in 0.90 of the im2col's time and at 3x3 stride 1 (9) in 0.86, on
+// NHWC; stride-2 3x3 layers over 64-256 channels (192-768) in 1.09-1.35 of it, where the copy is small
+// beside the GEMM and rows spread over the input cost more to read; 1x32x112x112->64 (96) level (AVX2,
+// 2 threads, docs/engine.md "Session 24").
+inline constexpr int64_t kRowsInPlaceMaxSegment = 32;
+inline constexpr int64_t kRowsInPlaceMaxKernelRows = 16;
+
 struct DirectPlan {
   int64_t Cg = 0, Kg = 0, Kgpad = 0, crs = 0;  // per group; crs ordered (u, v, c)
   int64_t panel = 0;
@@ -216,6 +225,13 @@ struct DirectPlan {
   // depthwise_pixels kernel, bias and ReLU fused, NHWC and NCHW16c tensors in place, NCHW ones through
   // bands of `band` output rows packed 16 channels at a time (direct_execute.cpp).
   bool depthwise_runs = false;
+  // The GEMM form with one group, dilation 1 and short kernel rows (S * C <= kRowsInPlaceMaxSegment floats, a
+  // first layer's few channels): the NHWC rows of pixels whose taps all lie inside the input are read in
+  // place, one segment per kernel row (gemm_ukernel_segments), and only the other pixels go through the
+  // im2col (direct_execute.cpp). Beside the other flags: placed after `band` (moving W by 8 bytes), the
+  // stride-2 im2col plans over 128-256 channels, which do not read rows in place, ran 2 % slower in three
+  // interleaved runs (AVX2); not explained.
+  bool rows_in_place = false;
   int64_t band = 1;    // output rows per unit of the runs form on NCHW (1 on the other layouts)
   AlignedBuffer W;     // [group][panels of crs x width]
   AlignedBuffer bias;  // [group][Kgpad]

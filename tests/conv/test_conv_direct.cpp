@@ -87,7 +87,9 @@ TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
 // reduction over 512, weights over 256 KB); and the other forms' NCHW stores (16 channels at a time
 // through the transposing band store): blocks across images, a last block of 5 channels, depthwise; and
 // depthwise, which runs on the NCHW planes themselves where output rows have 32 pixels or more (96 at
-// strides above 1; the plan says which form).
+// strides above 1; the plan says which form). The NHWC plans with short kernel rows (one group, dilation
+// 1, S * C <= 32 floats) read inside pixels' rows in place (DirectPlan::rows_in_place) and say so: the
+// same bits again.
 TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
   struct Case {
     ConvShape shape;
@@ -100,6 +102,11 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       {make(1, 12, 19, 21, 18, 3, 3, 2, 1, 2, 3), true},
       {make(1, 16, 9, 11, 33, 1, 1, 0, 1, 1, 1), true},
       {make(1, 6, 5, 40, 7, 5, 5, 4, 2, 1, 1), true},
+      // Short kernel rows (S * C <= 32 floats) that NHWC reads in place for pixels whose taps are all inside
+      // (the rest through the im2col): an image narrower and shorter than the 7x7 kernel (no such pixel),
+      // padding past the kernel's reach, two images.
+      {make(2, 3, 5, 6, 16, 7, 7, 3, 2, 1, 1), true},
+      {make(2, 4, 13, 31, 21, 3, 3, 4, 1, 1, 1), true},
       {make(1, 64, 12, 13, 16, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576
       {make(1, 40, 9, 10, 200, 3, 3, 1, 2, 1, 1), false},  // weights of 281 KB
       // The NCHW stores of the other forms (16 channels at a time through the transposing band store):
@@ -135,8 +142,12 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       const std::vector<float> nchw = testing::run(p, o, &plan);
       const std::string described = plan->describe();
       o.layout = Layout::kNHWC;
-      const std::vector<float> nhwc = testing::run(p, o);
+      std::optional<Plan> nhwc_plan;
+      const std::vector<float> nhwc = testing::run(p, o, &nhwc_plan);
       SCOPED_TRACE(c.shape.to_string() + " " + to_string(isa));
+      const bool in_place = c.shape.groups == 1 && c.shape.dilation == 1 && c.shape.S * c.shape.C <= 32;
+      EXPECT_EQ(nhwc_plan->describe().find("short kernel rows") != std::string::npos, in_place)
+          << nhwc_plan->describe();
       EXPECT_EQ(described.find("small filter on NCHW") != std::string::npos, c.rows) << described;
       const bool depthwise = c.shape.groups == c.shape.C, runs = depthwise && c.shape.K == c.shape.C;
       const bool planes = depthwise && !runs && c.shape.out_w() >= (c.shape.stride == 1 ? 32 : 96);

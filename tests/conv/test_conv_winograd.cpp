@@ -386,5 +386,46 @@ TEST(WinogradKernels, PrefetchingGemmGivesThePlainKernelsBits) {
   }
 }
 
+// The segmented form (the direct path's NHWC rows read in place, gemm_ukernel_segments) computes what the
+// plain kernel computes on a copy of the concatenated rows, bit for bit: rows a pixel stride apart that
+// overlap (stride * C below the segment length, as at the 7x7 stride-2 stem's 3 channels), 1 to 7
+// segments, every row count and panel width of every kernel path this CPU runs.
+TEST(DirectKernels, SegmentedRowsGiveThePlainKernelsBitsOnTheirCopy) {
+  std::mt19937 rng(37);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (Isa isa : testing::runnable_isas()) {
+    const GemmTable& g = kernels(isa).gemm;
+    for (const auto& [nseg, seg_len, pixel_stride, seg_gap] :
+         {std::array<std::size_t, 4>{7, 21, 6, 672}, {3, 192, 128, 1800}, {1, 5, 5, 0}, {2, 1, 3, 40}}) {
+      for (int rows = 1; rows <= g.mr; ++rows) {
+        for (int nv = 1; nv <= g.nv; ++nv) {
+          const std::size_t width = 16 * static_cast<std::size_t>(nv), kc = nseg * seg_len;
+          // The input: segment s of row i at s * seg_gap + i * pixel_stride.
+          std::vector<float> input(nseg * seg_gap + static_cast<std::size_t>(rows) * pixel_stride + seg_len);
+          for (float& x : input) x = d(rng);
+          std::vector<float> b(kc * width);
+          for (float& x : b) x = d(rng);
+          std::vector<const float*> seg(nseg);
+          std::vector<float> copy(static_cast<std::size_t>(rows) * kc);
+          for (std::size_t sgm = 0; sgm < nseg; ++sgm) {
+            seg[sgm] = input.data() + sgm * seg_gap;
+            for (int i = 0; i < rows; ++i)
+              for (std::size_t k = 0; k < seg_len; ++k)
+                copy[static_cast<std::size_t>(i) * kc + sgm * seg_len + k] =
+                    seg[sgm][static_cast<std::size_t>(i) * pixel_stride + k];
+          }
+          const std::size_t ldc = width + 16;
+          std::vector<float> plain(static_cast<std::size_t>(rows) * ldc, 7.0f), segmented(plain);
+          g.fn[rows - 1][nv - 1](kc, copy.data(), kc, b.data(), width, plain.data(), ldc);
+          g.segments[rows - 1][nv - 1](nseg, seg_len, seg.data(), pixel_stride, b.data(), width, segmented.data(),
+                                       ldc);
+          ASSERT_EQ(segmented, plain) << to_string(isa) << " segments=" << nseg << "x" << seg_len
+                                      << " rows=" << rows << " nv=" << nv;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nova::conv

@@ -55,10 +55,40 @@ void gemm_ukernel_prefetch(std::size_t kc, const float* a, std::size_t lda, cons
   gemm_body<V, MR, NV, true>(kc, a, lda, b, ldb, c, ldc, pf);
 }
 
+// The same FMA chain with A's rows in segments (GemmSegmentsFn): the direct path's NHWC rows read where
+// the input holds them, one segment per kernel row (R runs of S*C floats a pixel stride apart), instead of
+// an im2col copy of them. The accumulators stay in registers across the segments, so each element is the
+// one chain k = 0..R*S*C-1 from zero that gemm_ukernel computes on the copy: the same bits.
+template <class V, int MR, int NV>
+void gemm_ukernel_segments(std::size_t nseg, std::size_t seg_len, const float* const* seg, std::size_t lda,
+                           const float* b, std::size_t ldb, float* c, std::size_t ldc) {
+  assume_reduction_at_least<1>(seg_len);
+  V acc[MR][NV];
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  for (std::size_t s = 0; s < nseg; ++s) {
+    const float* arow[MR];
+    for (int i = 0; i < MR; ++i) arow[i] = seg[s] + static_cast<std::size_t>(i) * lda;
+    const float* bs = b + s * seg_len * ldb;
+    for (std::size_t k = 0; k < seg_len; ++k) {
+      V bv[NV];
+      for (int j = 0; j < NV; ++j) bv[j] = V::load(bs + k * ldb + static_cast<std::size_t>(16 * j));
+      for (int i = 0; i < MR; ++i) {
+        const V ai = V::broadcast(arow[i][k]);
+        for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(ai, bv[j], acc[i][j]);
+      }
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j)
+      V::store(c + static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(16 * j), acc[i][j]);
+}
+
 template <class V, int MR, int NV>
 void fill_row(GemmTable& t) {
   t.fn[MR - 1][NV - 1] = &gemm_ukernel<V, MR, NV>;
   t.prefetching[MR - 1][NV - 1] = &gemm_ukernel_prefetch<V, MR, NV>;
+  t.segments[MR - 1][NV - 1] = &gemm_ukernel_segments<V, MR, NV>;
   if constexpr (NV > 1) fill_row<V, MR, NV - 1>(t);
 }
 

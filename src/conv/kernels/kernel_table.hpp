@@ -25,6 +25,10 @@ inline constexpr int kMaxGenericN = 16;  // largest n the generic tile path hand
 
 using GemmFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb,
                         float* c, std::size_t ldc);
+// As GemmFn over rows of A given in nseg segments of seg_len values (row i of segment s at seg[s] + i*lda),
+// the reduction k = s*seg_len + j in that order: the bits of GemmFn on a copy of the concatenated rows.
+using GemmSegmentsFn = void (*)(std::size_t nseg, std::size_t seg_len, const float* const* seg, std::size_t lda,
+                                const float* b, std::size_t ldb, float* c, std::size_t ldc);
 // As GemmFn, and step k of the reduction prefetches the 64-byte line at pf + 16*k into L2 (kc lines).
 using GemmPrefetchFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b,
                                 std::size_t ldb, float* c, std::size_t ldc, const float* pf);
@@ -105,6 +109,7 @@ struct GemmTable {
   int nv = 0;                                       // widest panel, in 16-float vectors
   GemmFn fn[kMaxMR][kMaxNV] = {};                   // fn[rows-1][vectors-1]
   GemmPrefetchFn prefetching[kMaxMR][kMaxNV] = {};  // the same kernels, prefetching a panel to come
+  GemmSegmentsFn segments[kMaxMR][kMaxNV] = {};     // the same kernels, A's rows read in segments
   DepthwiseFn depthwise = nullptr;         // the direct path's depthwise form (one input channel per group)
   DepthwiseRowFn depthwise_row = nullptr;  // its NCHW form at stride 1
   DepthwisePixelsFn depthwise_pixels = nullptr;  // its NHWC and NCHW16c form, runs of pixels

@@ -17,19 +17,12 @@
 
 namespace nova::conv::kernels_impl {
 
-// The body, with or without prefetches: with PF, step k also asks for line k of `pf` (64 bytes, 16 floats
-// apart) to be brought into L2 (prefetcht1), so that a caller streaming packed panels from L3 has the next
-// panel's lines arrive while this call computes (WinogradPlan::prefetch_u). The arithmetic is the same.
+// Steps k = 0..len-1 of the reduction into the accumulators: NV vectors of B (row k at b + k*ldb), one A
+// value per row (arow[i][k]), one fused multiply-add each.
 template <class V, int MR, int NV, bool PF>
-[[gnu::always_inline]] inline void gemm_body(std::size_t kc, const float* a, std::size_t lda, const float* b,
-                                             std::size_t ldb, float* c, std::size_t ldc, const float* pf) {
-  assume_reduction_at_least<1>(kc);
-  V acc[MR][NV];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
-  const float* arow[MR];
-  for (int i = 0; i < MR; ++i) arow[i] = a + static_cast<std::size_t>(i) * lda;
-  for (std::size_t k = 0; k < kc; ++k) {
+[[gnu::always_inline]] inline void accumulate_steps(V (&acc)[MR][NV], std::size_t len, const float* const (&arow)[MR],
+                                                    const float* b, std::size_t ldb, const float* pf) {
+  for (std::size_t k = 0; k < len; ++k) {
     if constexpr (PF) __builtin_prefetch(pf + k * 16, 0, 2);
     V bv[NV];
     for (int j = 0; j < NV; ++j) bv[j] = V::load(b + k * ldb + static_cast<std::size_t>(16 * j));
@@ -38,9 +31,34 @@ template <class V, int MR, int NV, bool PF>
       for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(ai, bv[j], acc[i][j]);
     }
   }
+}
+
+template <class V, int MR, int NV>
+[[gnu::always_inline]] inline void zero_accumulators(V (&acc)[MR][NV]) {
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+}
+
+template <class V, int MR, int NV>
+[[gnu::always_inline]] inline void store_accumulators(const V (&acc)[MR][NV], float* c, std::size_t ldc) {
   for (int i = 0; i < MR; ++i)
     for (int j = 0; j < NV; ++j)
       V::store(c + static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(16 * j), acc[i][j]);
+}
+
+// The body, with or without prefetches: with PF, step k also asks for line k of `pf` (64 bytes, 16 floats
+// apart) to be brought into L2 (prefetcht1), so that a caller streaming packed panels from L3 has the next
+// panel's lines arrive while this call computes (WinogradPlan::prefetch_u). The arithmetic is the same.
+template <class V, int MR, int NV, bool PF>
+[[gnu::always_inline]] inline void gemm_body(std::size_t kc, const float* a, std::size_t lda, const float* b,
+                                             std::size_t ldb, float* c, std::size_t ldc, const float* pf) {
+  assume_reduction_at_least<1>(kc);
+  V acc[MR][NV];
+  zero_accumulators(acc);
+  const float* arow[MR];
+  for (int i = 0; i < MR; ++i) arow[i] = a + static_cast<std::size_t>(i) * lda;
+  accumulate_steps<V, MR, NV, PF>(acc, kc, arow, b, ldb, pf);
+  store_accumulators(acc, c, ldc);
 }
 
 template <class V, int MR, int NV>
@@ -64,24 +82,13 @@ void gemm_ukernel_segments(std::size_t nseg, std::size_t seg_len, const float* c
                            const float* b, std::size_t ldb, float* c, std::size_t ldc) {
   assume_reduction_at_least<1>(seg_len);
   V acc[MR][NV];
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+  zero_accumulators(acc);
   for (std::size_t s = 0; s < nseg; ++s) {
     const float* arow[MR];
     for (int i = 0; i < MR; ++i) arow[i] = seg[s] + static_cast<std::size_t>(i) * lda;
-    const float* bs = b + s * seg_len * ldb;
-    for (std::size_t k = 0; k < seg_len; ++k) {
-      V bv[NV];
-      for (int j = 0; j < NV; ++j) bv[j] = V::load(bs + k * ldb + static_cast<std::size_t>(16 * j));
-      for (int i = 0; i < MR; ++i) {
-        const V ai = V::broadcast(arow[i][k]);
-        for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(ai, bv[j], acc[i][j]);
-      }
-    }
+    accumulate_steps<V, MR, NV, false>(acc, seg_len, arow, b + s * seg_len * ldb, ldb, nullptr);
   }
-  for (int i = 0; i < MR; ++i)
-    for (int j = 0; j < NV; ++j)
-      V::store(c + static_cast<std::size_t>(i) * ldc + static_cast<std::size_t>(16 * j), acc[i][j]);
+  store_accumulators(acc, c, ldc);
 }
 
 template <class V, int MR, int NV>

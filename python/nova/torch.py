@@ -46,14 +46,7 @@ def _pytorch_openmp_library() -> str:
     backend or the runtime cannot be told apart from others in the process."""
     if "ATen parallel backend: OpenMP" not in torch.__config__.parallel_info():
         return ""
-    runtimes = []
-    with open("/proc/self/maps") as maps:
-        for line in maps:
-            fields = line.split(None, 5)
-            path = fields[5].strip() if len(fields) == 6 else ""
-            base = os.path.basename(path)
-            if base.startswith(("libgomp", "libiomp", "libomp.", "libomp-")) and path not in runtimes:
-                runtimes.append(path)
+    runtimes = _nova.loaded_openmp_runtimes()
     torch_dir = os.path.dirname(os.path.realpath(torch.__file__)) + os.sep
     own = [p for p in runtimes if os.path.realpath(p).startswith(torch_dir)]
     if len(own) == 1:

@@ -208,6 +208,8 @@ void bind_conv(nb::module_& m) {
         "Run the parallel stages of every plan on the threads of the OpenMP runtime already loaded in the "
         "process (`library`, or the only one loaded when empty) instead of nova's own; returns its path. "
         "nova.torch does this for PyTorch's libgomp when it is imported (NOVA_SHARE_OPENMP=0 turns that off)");
+  m.def("loaded_openmp_runtimes", &conv::loaded_openmp_runtimes,
+        "Paths of the OpenMP runtimes loaded in the process (libgomp*, libiomp*, libomp*), in load order");
   m.def("stop_sharing_openmp_threads", &conv::stop_sharing_openmp_threads,
         "Back to nova's own threads for later parallel stages");
   m.def("shared_openmp_library", &conv::shared_openmp_library,

@@ -140,10 +140,9 @@ struct BlockRun {
 // all lie inside the input read where they are (one segment per kernel row), the others copied by the
 // im2col (rows of `a` at their own offsets). The GEMM computes the same chain either way
 // (gemm_ukernel_segments).
-void gemm_rows_in_place(const ConvShape& s, const DirectPlan& d, const GemmTable& g,
-                                          const float* src, int64_t grp, int64_t q0, int64_t q1, int64_t k0,
-                                          int64_t k1, float* a, float* mo, int64_t ldm,
-                                          std::vector<BlockRun>& runs) {
+void gemm_rows_in_place(const ConvShape& s, const DirectPlan& d, const GemmTable& g, const float* src, int64_t grp,
+                        int64_t q0, int64_t q1, int64_t k0, int64_t k1, float* a, float* mo, int64_t ldm,
+                        std::vector<BlockRun>& runs) {
   const int64_t OH = s.out_h(), OW = s.out_w(), C = s.C, H = s.H, W = s.W;
   runs.clear();
   // Output columns whose S taps all lie inside the input's columns (the first tap in [0, W - S]).
@@ -405,10 +404,9 @@ void depthwise_row_segment(const Plan::Impl& p, const DepthwiseRows& in, int64_t
   const ConvShape& s = p.shape;
   const DirectPlan& d = *p.direct;
   const int64_t W = s.W, OW = s.out_w();
-  // The output columns whose taps all lie inside the input's columns: [ox_lo, ox_hi).
-  const int64_t last = W - 1 + s.pad_w - (s.S - 1) * s.dilation;
-  const int64_t ox_lo = std::min(OW, ceil_div(s.pad_w, s.stride));
-  const int64_t ox_hi = std::max(ox_lo, std::min(OW, last < 0 ? 0 : last / s.stride + 1));
+  // The output columns whose taps all lie inside the input's columns (the first tap in
+  // [0, W - (S - 1) * dilation)): [ox_lo, ox_hi).
+  const auto [ox_lo, ox_hi] = inside_columns(-s.pad_w, s.stride, W - (s.S - 1) * s.dilation, OW);
   const float* bias = d.bias.data() + k0;
   // Output pixels [ox, ox + count) of this row, all with the same taps inside the input.
   const auto pixels = [&](int64_t ox, int64_t count) {
@@ -423,7 +421,7 @@ void depthwise_row_segment(const Plan::Impl& p, const DepthwiseRows& in, int64_t
   for (int64_t ox = c0; ox < std::min(c1, ox_lo); ++ox) pixels(ox, 1);
   const int64_t i0 = std::max(c0, ox_lo), i1 = std::min(c1, ox_hi);
   pixels(i0, i1 - i0);
-  for (int64_t ox = std::max(c0, std::max(ox_lo, ox_hi)); ox < c1; ++ox) pixels(ox, 1);
+  for (int64_t ox = std::max(c0, ox_hi); ox < c1; ++ox) pixels(ox, 1);
 }
 
 // Depthwise without a channel multiplier (DirectPlan::depthwise_runs): each output row is cut into the

@@ -37,7 +37,14 @@ bool is_openmp_runtime(std::string_view path) {
          base.starts_with("libomp-");
 }
 
-// Paths of the loaded OpenMP runtimes, in load order.
+std::string join(const std::vector<std::string>& items) {
+  std::string s;
+  for (const auto& item : items) s += (s.empty() ? "" : ", ") + item;
+  return s;
+}
+
+}  // namespace
+
 std::vector<std::string> loaded_openmp_runtimes() {
   std::vector<std::string> found;
   dl_iterate_phdr(
@@ -49,14 +56,6 @@ std::vector<std::string> loaded_openmp_runtimes() {
       &found);
   return found;
 }
-
-std::string join(const std::vector<std::string>& items) {
-  std::string s;
-  for (const auto& item : items) s += (s.empty() ? "" : ", ") + item;
-  return s;
-}
-
-}  // namespace
 
 const OpenMpTeam* shared_openmp_team() {
   const OpenMpTeam* team = shared_team.load(std::memory_order_acquire);

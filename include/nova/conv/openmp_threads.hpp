@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace nova::conv {
 
@@ -27,6 +28,10 @@ namespace nova::conv {
 // is not loaded, when none or several runtimes are loaded and `library` is empty, or when it lacks
 // GOMP_parallel or omp_get_thread_num. Calling it again switches to the new library.
 std::string share_openmp_threads(const std::string& library = "");
+
+// Paths of the OpenMP runtimes loaded in the process (libraries named libgomp*, libiomp* or libomp*), in
+// load order: what share_openmp_threads() chooses from when no library is named.
+std::vector<std::string> loaded_openmp_runtimes();
 
 // Back to the engine's own pool for later parallel stages.
 void stop_sharing_openmp_threads();

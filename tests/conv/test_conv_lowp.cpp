@@ -576,6 +576,38 @@ TEST(Lowp, DescribeNamesTheBlockingAndAmxBlocksAreWholeTiles) {
   }
 }
 
+// AMX plans of few tiles: bf16, whose tile kernel pads a block's last rows to a whole pass, takes one
+// block per thread where rounding to 16 rows would leave a short last block (49 tiles at 2 threads:
+// 16, 16, 16, 1 became 25 and 24, the same passes); int8, whose rows under 16 go to the VNNI kernel,
+// keeps whole 16-row blocks. Both give the bits of other blockings. Runs where the plans use AMX.
+TEST(Lowp, AmxBf16PlansOfFewTilesTakeOneBlockPerThread) {
+  const ConvShape s{1, 64, 14, 14, 64, 3, 3, 1, 1};  // F(2,3): 7 x 7 = 49 tiles
+  std::mt19937 rng(3);
+  std::normal_distribution<float> gauss(0.0f, 1.0f);
+  std::vector<float> w(static_cast<std::size_t>(s.weight_size())),
+      x(static_cast<std::size_t>(s.input_size()));
+  for (float& v : w) v = 0.1f * gauss(rng);
+  for (float& v : x) v = gauss(rng);
+  for (const Precision prec : {Precision::kBf16, Precision::kInt8}) {
+    SCOPED_TRACE(to_string(prec));
+    PlanOptions o;
+    o.precision = prec;
+    o.tile = TileSize{2, 3};
+    o.threads = 2;
+    const Plan plan = Plan::create(s, w.data(), nullptr, o);
+    if (plan.gemm_path().rfind("amx", 0) != 0) GTEST_SKIP() << "no AMX GEMM here: " << plan.gemm_path();
+    const std::string expected =
+        prec == Precision::kBf16 ? " fused (blocks of 25 tiles)" : " fused (blocks of 16 tiles)";
+    EXPECT_NE(plan.describe().find(expected), std::string::npos) << plan.describe();
+    o.tile_block = 16;
+    const Plan sixteen = Plan::create(s, w.data(), nullptr, o);
+    std::vector<float> y(static_cast<std::size_t>(s.output_size())), y16(y.size());
+    plan.execute(x.data(), y.data());
+    sixteen.execute(x.data(), y16.data());
+    EXPECT_EQ(0, std::memcmp(y.data(), y16.data(), y.size() * sizeof(float)));
+  }
+}
+
 // The conversion pass's int8 quantization and the per-call scales' max |x| (LowpConvertFns) of the AVX2
 // and AVX512-VNNI kernels give the portable definitions' values: codes, saturated counts, the NaN/Inf flag
 // and the max, bit for bit, for every length around the vector widths (tails), on data holding RNE ties,

@@ -206,10 +206,11 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     // blocks with a short last one: 49 tiles at 2 threads became 16, 16, 16 and 1, one thread
     // transforming 32 tiles and the other 17, each making two passes, and U (2 MB of bf16 at
     // 1x256x14x14 F(2,3)) read once per block. One block per thread makes the same passes, transforms
-    // 25 and 24 tiles and reads U twice: on the AMX Xeon 0.87 of the time at 1x256x14x14 in each of
-    // 5 alternated repetitions, 1x128x28x28 level (docs/engine.md, "Session 25"). int8 keeps the
+    // 25 and 24 tiles and reads U twice: on the AMX Xeon faster at 1x256x14x14 in each of 5 alternated
+    // repetitions (median 0.87), 1x128x28x28 level; the rule against none, 0.91-0.99 on both
+    // (docs/engine.md, "Session 25"). int8 keeps the
     // rounding: its rows under 16 go to the VNNI kernel, and blocks of 25 (16 on AMX, 9 on VNNI) were
-    // 1.25-1.35x slower there.
+    // 1.37x the time there.
     if (amx_rows && p.precision == Precision::kBf16) {
       const int64_t one_each = ceil_div(group_tiles, p.threads);
       const int64_t rounded_blocks = ceil_div(group_tiles, w.block);

@@ -7,6 +7,7 @@
 #include "nova/error.hpp"
 #include "plan_impl.hpp"
 #include "tile_transforms_generated.hpp"
+#include "winograd_blocking.hpp"
 
 namespace nova::conv {
 
@@ -128,96 +129,25 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   w.bias.resize(static_cast<std::size_t>(w.Kpad));
   for (int64_t k = 0; k < w.Kpad; ++k) w.bias.data()[k] = (bias != nullptr && k < s.K) ? bias[k] : 0.0f;
 
-  // Blocking (measured on the layer set, docs/engine.md). Fused blocks run input transform, GEMMs and
-  // output transform of `block` tiles while V (n^2 x block x Cpad) and M (n^2 x block x Kpad) are in L2.
-  // When U fits in L2 beside a small block, small blocks win (U is re-read from L2); otherwise blocks of
-  // about 1.25 MB amortize streaming U from L3. The phased order (each stage over all tiles, GEMMs split
-  // by position and panel) reads U once but streams V and M through L3: it wins when U is large and
-  // there are few tiles.
-  // Bytes at FP32 sizes for every precision. The tile estimate counts a low-precision U at its stored
-  // size on AVX2 (algorithm_choice.cpp); here that would move the AVX2 int8 plans to smaller fused
-  // blocks (1x128x28x28: 13 tiles for 25, 1.06-1.13x the time) or from the phased order to fused ones
-  // (1x256x14x14, 8x256x14x14: 0.98-1.01x), so the blocking keeps these sizes ("Session 18").
-  const int64_t mr = p.kernels->gemm.mr;
-  const int64_t per_tile = nn * (w.Cpad + w.Kpad) * 4;
-  const int64_t u_bytes = nn * w.Cpad * w.Kpad * 4;
-  int64_t block = 0;
-  if (u_bytes + 2 * mr * per_tile <= kL2BudgetBytes) {
-    block = std::clamp<int64_t>((kL2BudgetBytes - u_bytes) / per_tile / mr * mr, mr, 4 * mr);
-  } else {
-    block = std::clamp<int64_t>((int64_t{5} << 18) / per_tile / mr * mr, 2 * mr, 8 * mr);
-  }
-  block = std::min(block, round_up(ceil_div(w.tiles, p.threads), mr));
-  block = std::max<int64_t>(1, std::min(block, w.tiles));
-  const int64_t blocks = ceil_div(w.tiles, block);
-  const double fused_bytes = u_bytes + 2 * mr * per_tile <= kL2BudgetBytes
-                                 ? 0.0
-                                 : static_cast<double>(blocks) * static_cast<double>(u_bytes);
-  // V and M go out to L3 and come back (written, then read): count them twice over.
-  const double phased_bytes = static_cast<double>(u_bytes) + 4.0 * static_cast<double>(per_tile * w.tiles);
-  w.phased = phased_bytes < fused_bytes || blocks < p.threads;
-  // The phased order holds V and M of every tile: keep that under 256 MiB (large images with many
-  // channels go fused, in bigger blocks).
-  constexpr double kMaxPhasedBytes = 256.0 * 1024 * 1024;
-  if (w.phased && static_cast<double>(per_tile) * static_cast<double>(w.tiles) > kMaxPhasedBytes) {
-    w.phased = false;
-    block = std::min(std::max(block, 8 * mr), w.tiles);
-  }
-  // AMX plans: the tile kernels take rows in blocks of 16 (int8 leaves the rest to VNNI, bf16 pads it
-  // to 16), so blocks are whole multiples of 16 rows. Measured on a Xeon with AMX (docs/engine.md,
-  // "Session 11"): bf16 blocks of 16 or 32 tiles took 0.81-0.92x the time of the FP32 rule's 24.
-  // Blocks of 32 let the kernels run their 2x2 tile form (one tile load per tile product, against 1.5
-  // for 16 rows), where every thread gets at least two of them, so that the last block does not leave
-  // a thread idle ("Session 18": in a sweep, 32 took 0.85-0.93 of 16's time on layers of 196-3136
-  // tiles and 1.39 on one of 49; this rule against 16 everywhere, interleaved: 0.89-1.08, within that
-  // host's noise except 1x64x224x224 at 0.92-0.94).
-  constexpr int64_t kAmxRows = 16, kAmxPairRows = 2 * kAmxRows;
-  const bool amx_rows = lowp_gemm_speedup(p, s.C) > 1.0;  // above 1 only where AMX runs the GEMMs
-  const int64_t amx_block = w.tiles >= 2 * p.threads * kAmxPairRows ? kAmxPairRows : kAmxRows;
-  if (amx_rows) block = std::min(w.tiles, std::max<int64_t>(amx_block, block / amx_block * amx_block));
-  w.block = block;
-  if (block_option > 0) {
-    w.phased = false;
-    w.block = std::min(block_option, w.tiles);
-  } else if (block_option < 0) {
-    w.phased = true;
-  }
-  if (w.phased) w.block = w.tiles;
-  w.prefetch_u = prefetches_u(p.precision, static_cast<double>(u_bytes));
+  // The order of the work (winograd_blocking.cpp has the rules and what they were measured on).
+  BlockingProblem bp;
+  bp.images = s.N;
+  bp.tiles_per_image = w.tiles_y * w.tiles_x;
+  bp.positions = nn;
+  bp.Cpad = w.Cpad;
+  bp.Kpad = w.Kpad;
+  bp.packed_image_bytes = w.Cb * w.Hp * w.Wp * kLanes * static_cast<int64_t>(sizeof(float));
+  bp.mr = p.kernels->gemm.mr;
+  bp.threads = p.threads;
+  bp.amx_rows = lowp_gemm_speedup(p, s.C) > 1.0;  // above 1 only where AMX runs the GEMMs
+  bp.precision = p.precision;
+  bp.block_option = block_option;
+  const Blocking blocking = choose_blocking(bp);
+  w.phased = blocking.phased;
+  w.block = blocking.block;
+  w.image_group = blocking.image_group;
+  w.prefetch_u = prefetches_u(p.precision, static_cast<double>(nn * w.Cpad * w.Kpad * 4));
   if (p.precision != Precision::kFp32) build_lowp(p, w, weights);
-  const int64_t per_image = w.tiles_y * w.tiles_x;
-  // Images per blocked input copy: as many as fit in 32 MiB (at least enough for four blocks per
-  // thread). Fewer, smaller groups were meant to keep the copy in L2 until its tiles are transformed,
-  // but on this machine's large L3 that gained nothing at 1 thread and each group costs two pool
-  // barriers: at 2 threads one copy of the batch was 4-10 % faster (docs/engine.md).
-  const int64_t packed_image_bytes = w.Cb * w.Hp * w.Wp * kLanes * static_cast<int64_t>(sizeof(float));
-  constexpr int64_t kPackedGroupBytes = int64_t{32} << 20;
-  w.image_group = w.phased ? s.N
-                           : std::min(s.N, std::max({int64_t{1}, ceil_div(4 * p.threads * w.block, per_image),
-                                                     kPackedGroupBytes / packed_image_bytes}));
-  // Balance: the blocks of an image group are a whole multiple of the thread count (slightly smaller
-  // blocks), so that at the end of a group no thread waits while another finishes an extra block.
-  if (!w.phased && block_option <= 0 && p.threads > 1) {
-    const int64_t group_tiles = w.image_group * per_image;
-    const int64_t blocks_per_group = round_up(ceil_div(group_tiles, w.block), p.threads);
-    w.block = std::max<int64_t>(1, ceil_div(group_tiles, blocks_per_group));
-    if (amx_rows) w.block = std::min(w.tiles, round_up(w.block, kAmxRows));
-    // AMX bf16 pads a block's last rows to a whole 16-row pass, so rounding up to 16 can leave few
-    // blocks with a short last one: 49 tiles at 2 threads became 16, 16, 16 and 1, one thread
-    // transforming 32 tiles and the other 17, each making two passes, and U (2 MB of bf16 at
-    // 1x256x14x14 F(2,3)) read once per block. One block per thread makes the same passes, transforms
-    // 25 and 24 tiles and reads U twice: on the AMX Xeon faster at 1x256x14x14 in each of 5 alternated
-    // repetitions (median 0.87), 1x128x28x28 level; the rule against none, 0.91-0.99 on both
-    // (docs/engine.md, "Session 25"). int8 keeps the
-    // rounding: its rows under 16 go to the VNNI kernel, and blocks of 25 (16 on AMX, 9 on VNNI) were
-    // 1.37x the time there.
-    if (amx_rows && p.precision == Precision::kBf16) {
-      const int64_t one_each = ceil_div(group_tiles, p.threads);
-      const int64_t rounded_blocks = ceil_div(group_tiles, w.block);
-      const int64_t passes_now = ceil_div(rounded_blocks, p.threads) * ceil_div(w.block, kAmxRows);
-      if (rounded_blocks <= 2 * p.threads && ceil_div(one_each, kAmxRows) <= passes_now) w.block = one_each;
-    }
-  }
   p.wino = std::move(w);
 
   // Scratch.

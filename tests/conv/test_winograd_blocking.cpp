@@ -1,0 +1,131 @@
+// The Winograd plans' order of work (choose_blocking, winograd_blocking.cpp) as a pure function of the
+// plan's sizes: the AMX rules are checked here on any machine, not only where AMX runs
+// (Lowp.AmxBf16PlansOfFewTilesTakeOneBlockPerThread checks the plans there).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "conv/winograd_blocking.hpp"
+
+namespace nova::conv {
+namespace {
+
+int64_t ceil_div64(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// A plan's problem as winograd_build.cpp forms it: F(m,3) on an n x H x W image, C -> K channels.
+BlockingProblem problem(int64_t images, int64_t hw, int m, int64_t channels, int threads, bool amx,
+                        Precision precision) {
+  BlockingProblem b;
+  const int64_t n = m + 2, tiles_side = ceil_div64(hw, m), padded = tiles_side * m + 2;
+  b.images = images;
+  b.tiles_per_image = tiles_side * tiles_side;
+  b.positions = n * n;
+  b.Cpad = b.Kpad = ceil_div64(channels, 16) * 16;
+  b.packed_image_bytes = b.Cpad * padded * padded * 4;
+  b.mr = 6;
+  b.threads = threads;
+  b.amx_rows = amx;
+  b.precision = precision;
+  return b;
+}
+
+TEST(WinogradBlocking, AmxBf16FewTilesTakeOneBlockPerThreadAndInt8KeepsWholePasses) {
+  // 1x256x14x14 at F(2,3): 49 tiles. Rounded to 16-row passes the blocks were 16, 16, 16 and 1.
+  const Blocking bf16 = choose_blocking(problem(1, 14, 2, 256, 2, true, Precision::kBf16));
+  EXPECT_FALSE(bf16.phased);
+  EXPECT_EQ(bf16.block, 25);
+  const Blocking int8 = choose_blocking(problem(1, 14, 2, 256, 2, true, Precision::kInt8));
+  EXPECT_FALSE(int8.phased);
+  EXPECT_EQ(int8.block, 16);
+  // Without AMX the balancing alone gives two blocks of 25 and 24.
+  const Blocking fp32 = choose_blocking(problem(1, 14, 2, 256, 2, false, Precision::kFp32));
+  EXPECT_FALSE(fp32.phased);
+  EXPECT_EQ(fp32.block, 25);
+  // 1x128x28x28 at F(4,3): 49 tiles too.
+  EXPECT_EQ(choose_blocking(problem(1, 28, 4, 128, 2, true, Precision::kBf16)).block, 25);
+  EXPECT_EQ(choose_blocking(problem(1, 28, 4, 128, 2, true, Precision::kInt8)).block, 16);
+}
+
+TEST(WinogradBlocking, AmxBlocksAreWholePassesWhereThreadsGetSeveral) {
+  // 8x64x56x56 at F(4,3): 1568 tiles, blocks of 32 rows (the 2x2 tile form) for both precisions.
+  for (const Precision prec : {Precision::kBf16, Precision::kInt8}) {
+    const Blocking b = choose_blocking(problem(8, 56, 4, 64, 2, true, prec));
+    EXPECT_FALSE(b.phased);
+    EXPECT_EQ(b.block % 32, 0) << b.block;
+  }
+}
+
+// Invariants over a sweep of sizes, thread counts and precisions: blocks within [1, tiles], the phased
+// order over every tile and image, image groups within the batch, AMX int8 blocks whole 16-row passes
+// (or every tile), and AMX bf16 never making a thread run more 16-row passes than whole-pass blocks
+// would (counted as the busiest thread's blocks times each block's passes).
+TEST(WinogradBlocking, InvariantsOverASweep) {
+  int checked = 0;
+  for (const int64_t images : {1, 2, 3, 8})
+    for (const int64_t hw : {5, 7, 14, 17, 28, 56})
+      for (const int m : {2, 4, 6})
+        for (const int64_t channels : {16, 64, 256, 512})
+          for (const int threads : {1, 2, 3, 4})
+            for (const bool amx : {false, true})
+              for (const Precision prec : {Precision::kFp32, Precision::kBf16, Precision::kInt8}) {
+                if (amx && prec == Precision::kFp32) continue;
+                const BlockingProblem p = problem(images, hw, m, channels, threads, amx, prec);
+                const Blocking b = choose_blocking(p);
+                const int64_t tiles = p.tiles();
+                SCOPED_TRACE(::testing::Message()
+                             << images << "x" << channels << "x" << hw << " F(" << m << ",3) threads "
+                             << threads << " amx " << amx << " " << to_string(prec));
+                ASSERT_GE(b.block, 1);
+                ASSERT_LE(b.block, tiles);
+                ASSERT_GE(b.image_group, 1);
+                ASSERT_LE(b.image_group, images);
+                if (b.phased) {
+                  EXPECT_EQ(b.block, tiles);
+                  EXPECT_EQ(b.image_group, images);
+                  continue;
+                }
+                if (amx && prec == Precision::kInt8) {
+                  EXPECT_TRUE(b.block % 16 == 0 || b.block == tiles) << b.block;
+                }
+                if (amx && prec == Precision::kBf16 && b.block % 16 != 0 && b.block != tiles) {
+                  const int64_t group = b.image_group * p.tiles_per_image;
+                  const int64_t whole = (b.block + 15) / 16 * 16;
+                  const int64_t passes =
+                      ceil_div64(ceil_div64(group, b.block), threads) * ceil_div64(b.block, 16);
+                  const int64_t passes_whole = ceil_div64(ceil_div64(group, whole), threads) * (whole / 16);
+                  EXPECT_LE(passes, passes_whole) << "block " << b.block;
+                }
+                ++checked;
+              }
+  EXPECT_GT(checked, 1000);
+}
+
+TEST(WinogradBlocking, OptionsForceTheOrder) {
+  BlockingProblem p = problem(2, 28, 4, 64, 2, false, Precision::kFp32);
+  p.block_option = 5;
+  Blocking b = choose_blocking(p);
+  EXPECT_FALSE(b.phased);
+  EXPECT_EQ(b.block, 5);
+  p.block_option = 1000;  // at most every tile
+  EXPECT_EQ(choose_blocking(p).block, p.tiles());
+  p.block_option = -1;
+  b = choose_blocking(p);
+  EXPECT_TRUE(b.phased);
+  EXPECT_EQ(b.block, p.tiles());
+  EXPECT_EQ(b.image_group, p.images);
+}
+
+TEST(WinogradBlocking, FewTilesAndLargeFiltersGoPhasedManyTilesOfLargeChannelsGoFused) {
+  // 1x512x7x7 at F(2,3): 16 tiles and 16.8 MB of U: each fused block would stream U again.
+  EXPECT_TRUE(choose_blocking(problem(1, 7, 2, 512, 2, false, Precision::kFp32)).phased);
+  // The phased order holds V and M of every tile: past 256 MiB of them the plan stays fused, in blocks
+  // of at least 8 kernel rows (64 images of 512 channels at 56x56, F(4,3): 12,544 tiles).
+  const Blocking big = choose_blocking(problem(64, 56, 4, 512, 2, false, Precision::kFp32));
+  EXPECT_FALSE(big.phased);
+  EXPECT_GE(big.block, 8 * 6 / 2);  // balancing may shrink it slightly, never below half
+}
+
+}  // namespace
+}  // namespace nova::conv

@@ -46,6 +46,7 @@ struct BenchOptions {
   int threads = 0;
   int repeat = 0;
   int tile_block = 0;
+  int k_parts = 0;
   bool relu = false;
   bool check = false;
   bool generic = false;
@@ -81,6 +82,7 @@ void run_bench(const BenchOptions& o) {
   po.threads = o.threads;
   po.allow_generated = !o.generic;
   po.tile_block = o.tile_block;
+  po.k_parts = o.k_parts;
   if (!o.isa.empty()) po.isa = conv::parse_isa(o.isa);
   po.precision = conv::parse_precision(o.dtype);
   po.lowp_kernel = conv::parse_lowp_kernel(o.lowp_kernel);
@@ -350,6 +352,9 @@ void setup(CLI::App& app) {
               "Then as many executes again with stage clocks on: thread time per stage (pack, scales, input, "
               "convert, gemm, output, direct, idle) per execute");
   c->add_option("--tile-block", o->tile_block, "Winograd order: 0 auto, >0 fused blocks of that many tiles, <0 phased");
+  c->add_option("--k-parts", o->k_parts,
+                "Fused order: each block's output channels in this many parts, a task each (0 auto, 1 never)")
+      ->check(CLI::NonNegativeNumber);
   c->add_flag("--relu", o->relu, "Fuse ReLU");
   c->add_flag("--calibrate", o->calibrate, "int8: calibrate the V scales on the benchmark input (fused order)");
   c->add_flag("--generic", o->generic, "Use the generic run-time tile transforms, not the generated code");

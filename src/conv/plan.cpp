@@ -55,6 +55,8 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   if (weights == nullptr) throw Error("weights pointer is null");
   check_finite(weights, shape.weight_size(), "weights", shape);
   if (bias != nullptr) check_finite(bias, shape.K, "bias", shape);
+  if (options.k_parts < 0)
+    throw Error("k_parts must be 0 (automatic) or a number of parts, got " + std::to_string(options.k_parts));
 
   auto impl = std::make_unique<Impl>();
   Impl& p = *impl;
@@ -135,7 +137,8 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     transform = int8_spatial_transform(transform->tile());
   p.pool = ThreadPool::shared(p.threads);
   if (p.algorithm == Algorithm::kWinograd) {
-    build_winograd(p, weights, bias, *transform, options.allow_generated, options.tile_block);
+    build_winograd(p, weights, bias, *transform, options.allow_generated, options.tile_block,
+                   options.k_parts);
   } else {
     if (p.precision != Precision::kFp32) {
       p.reason += "; " + to_string(p.precision) + " requested but the direct path runs in fp32";
@@ -350,8 +353,13 @@ std::string Plan::describe() const {
   if (impl_->wino) {
     d += " " + impl_->wino->transform.tile().to_string() + " {" + transform_name() + "} " +
          (impl_->wino->generated ? "generated" : "generic") +
-         (impl_->wino->run_phased() ? std::string(" phased")
-                                    : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles)") +
+         (impl_->wino->run_phased()
+              ? std::string(" phased")
+              : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles" +
+                    (impl_->wino->k_parts > 1
+                         ? ", output channels in " + std::to_string(impl_->wino->k_parts) + " parts"
+                         : "") +
+                    ")") +
          (impl_->wino->prefetch_u ? ", U larger than L2 (next panel prefetched)" : "") +
          (impl_->wino->reads_input_directly ? ", input read in place"
           : impl_->wino->spatial_codes_directly

@@ -127,6 +127,9 @@ struct WinogradPlan {
   // phased (each stage over all tiles, with the GEMMs split by position and panel).
   bool phased = false;
   int64_t block = 0;
+  // Fused order: each block's output channels in k_parts parts of whole panels, a task each (the block's
+  // input transform repeated per part), so that each thread streams a part of U (winograd_blocking.cpp).
+  int64_t k_parts = 1;
   // Images per pass: the blocked copy is made for this many images at a time and their tiles are
   // computed right after, while the copy is still in cache (all of them in the phased order).
   int64_t image_group = 1;
@@ -303,7 +306,7 @@ struct Plan::Impl {
 
 // Stages, one file each.
 void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t,
-                    bool allow_generated, int64_t block_option);
+                    bool allow_generated, int64_t block_option, int64_t k_parts_option);
 // input and output in the plan's tensor types (p.input_format / p.output_format).
 void execute_winograd(Plan::Impl& p, const void* input, void* output);
 void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs);  // int8: stores cal_scale

@@ -21,8 +21,10 @@ struct BlockingProblem {
   int threads = 1;
   bool amx_rows = false;  // AMX runs the GEMMs: blocks are made of 16-row tile passes
   Precision precision = Precision::kFp32;
-  int64_t block_option =
-      0;  // PlanOptions::tile_block: 0 automatic, > 0 fused blocks of that size, < 0 phased
+  // PlanOptions::tile_block: 0 automatic, > 0 fused blocks of that size, < 0 phased.
+  int64_t block_option = 0;
+  int64_t panels = 1;          // GEMM panels of output channels (Kpad / panel, rounded up)
+  int64_t k_parts_option = 0;  // PlanOptions::k_parts: 0 automatic, > 0 that many parts (at most panels)
 
   int64_t tiles() const { return images * tiles_per_image; }
 };
@@ -31,6 +33,7 @@ struct Blocking {
   bool phased = false;
   int64_t block = 1;        // tiles per fused block (all tiles in the phased order)
   int64_t image_group = 1;  // images per blocked input copy (all of them in the phased order)
+  int64_t k_parts = 1;      // fused order: parts of each block's output channels, a task each
 };
 
 Blocking choose_blocking(const BlockingProblem& b);

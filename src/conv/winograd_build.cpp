@@ -53,7 +53,7 @@ void fill_generic(const TransformF64& f, GenericCoeffs& c) {
 }  // namespace
 
 void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t,
-                    bool allow_generated, int64_t block_option) {
+                    bool allow_generated, int64_t block_option, int64_t k_parts_option) {
   const ConvShape& s = p.shape;
   WinogradPlan w;
   w.transform = t;
@@ -142,10 +142,13 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   bp.amx_rows = lowp_gemm_speedup(p, s.C) > 1.0;  // above 1 only where AMX runs the GEMMs
   bp.precision = p.precision;
   bp.block_option = block_option;
+  bp.panels = ceil_div(w.Kpad, w.panel);
+  bp.k_parts_option = k_parts_option;
   const Blocking blocking = choose_blocking(bp);
   w.phased = blocking.phased;
   w.block = blocking.block;
   w.image_group = blocking.image_group;
+  w.k_parts = blocking.k_parts;
   w.prefetch_u = prefetches_u(p.precision, static_cast<double>(nn * w.Cpad * w.Kpad * 4));
   if (p.precision != Precision::kFp32) build_lowp(p, w, weights);
   p.wino = std::move(w);

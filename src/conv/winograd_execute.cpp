@@ -590,22 +590,29 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
                          pack_format, images, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);
-    p.pool->run(static_cast<std::size_t>(blocks), [&](std::size_t task, int worker) {
+    // A task per block and part of its output channels (w.k_parts: whole panels; each part transforms
+    // the block's input again, and only the first counts what the input transform found).
+    const int64_t parts = w.k_parts;
+    p.pool->run(static_cast<std::size_t>(blocks * parts), [&](std::size_t task, int worker) {
       StageLaps laps = p.laps(worker);
       const auto wk = static_cast<std::size_t>(worker);
       float* v = p.thread_scratch[wk].data();
       float* mo = v + static_cast<std::size_t>(nn) * pos_v;
       float* tmp = mo + static_cast<std::size_t>(nn) * pos_m;
-      const int64_t t0 = first + static_cast<int64_t>(task) * w.block;
+      const int64_t part = static_cast<int64_t>(task) % parts;
+      const int64_t t0 = first + static_cast<int64_t>(task) / parts * w.block;
       const int64_t t1 = std::min(last, t0 + w.block);
+      const int64_t q0 = part * panels / parts, q1 = (part + 1) * panels / parts;
+      const bool counts = part == 0;
       const TileSource from = tile_source(p, xb, img0, tensor, pack_format, worker);
-      const BlockRange all_in{0, w.Cb}, all_out{0, w.Kb};
+      const BlockRange all_in{0, w.Cb};
+      const BlockRange outs{q0 * w.panel / kLanes, std::min(w.Kb, q1 * w.panel / kLanes)};
       if (!lowp) {
         input_stage(p, w, from, t0, t1, all_in, v, pos_v, w.fns.input);
         laps.lap(Stage::kInput);
-        gemm_stage(p, w, t1 - t0, 0, nn, 0, panels, v, pos_v, mo, pos_m);
+        gemm_stage(p, w, t1 - t0, 0, nn, q0, q1, v, pos_v, mo, pos_m);
         laps.lap(Stage::kGemm);
-        output_stage(p, w, t0, t1, all_out, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+        output_stage(p, w, t0, t1, outs, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
         laps.lap(Stage::kOutput);
         return;
       }
@@ -619,18 +626,26 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       } else if (int16_direct) {
         input_stage_int16(p, w, from, t0, t1, all_in, reinterpret_cast<int16_t*>(vl), pos_v, flags);
       } else if (int8_direct) {
-        p.thread_saturated[wk] += input_stage_int8(p, w, from, t0, t1, all_in, reinterpret_cast<uint8_t*>(vl),
+        const int64_t saturated = input_stage_int8(p, w, from, t0, t1, all_in, reinterpret_cast<uint8_t*>(vl),
                                                    pos_v, v_inv.data(), flags);
+        if (counts) p.thread_saturated[wk] += saturated;
       } else {  // FP32 V, or bf16-rounded in place (vl is v)
         input_stage(p, w, from, t0, t1, all_in, v, pos_v, plain_fn);
         laps.lap(Stage::kInput);
-        if (!v_direct) p.thread_saturated[wk] += lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
+        if (!v_direct) {
+          const int64_t saturated = lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
+          if (counts) p.thread_saturated[wk] += saturated;
+        }
       }
       laps.lap(v_direct ? Stage::kInput : Stage::kConvert);
-      lowp_gemm_stage(p, t1 - t0, 0, nn, 0, panels, vl, pos_v, mo, pos_m);
+      lowp_gemm_stage(p, t1 - t0, 0, nn, q0, q1, vl, pos_v, mo, pos_m);
       laps.lap(Stage::kGemm);
-      if (marks_tiles) p.thread_nonfinite[wk] += lowp_poison(p, t1 - t0, flags, mo, pos_m, 0, w.Kpad);
-      output_stage(p, w, t0, t1, all_out, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
+      if (marks_tiles) {
+        const int64_t poisoned =
+            lowp_poison(p, t1 - t0, flags, mo, pos_m, outs.lo * kLanes, outs.hi * kLanes);  // Kpad is Kb * 16
+        if (counts) p.thread_nonfinite[wk] += poisoned;
+      }
+      output_stage(p, w, t0, t1, outs, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
       laps.lap(Stage::kOutput);
     });
   }

@@ -294,6 +294,69 @@ TEST(Lowp, PhasedTasksSplitChannelBlocksWhereTilesAreFew) {
   }
 }
 
+// The fused order with each block's output channels in parts (PlanOptions::k_parts, a task per block and
+// part, the input transform repeated per part): every split, block size and thread count gives the bits
+// of the unsplit plan, and the counts of the input transform (int8 values saturated against a calibration
+// on half the input, tiles holding NaN) once, not once per part. 130 output channels: 144 padded, so at
+// least 3 panels on every path (64 columns on AVX-512, 16 on AVX2).
+TEST(Lowp, FusedOutputChannelPartsGiveTheUnsplitBitsAndCounts) {
+  struct Setup {
+    Variant var;
+    bool calibrate;
+  };
+  const Setup setups[] = {{{Precision::kFp32}, false},      {{Precision::kBf16}, false},
+                          {{Precision::kFp16}, false},      {{Precision::kInt8}, false},
+                          {{Precision::kInt8}, true},       {{Precision::kInt8Spatial}, false},
+                          {{Precision::kInt8Spatial}, true}};
+  for (const Setup& su : setups) {
+    const Variant v = su.var;
+    const LayerDataset d = layer(v.prec, 2, 40, 11, 130, 3, 27);
+    const std::vector<float> w(d.weights.begin(), d.weights.end());
+    std::vector<float> x(d.input.begin(), d.input.end());
+    x[static_cast<std::size_t>((1 * 40 + 17) * 11 * 11 + 4 * 11 + 6)] = std::nanf("");  // image 1, channel 17
+    auto run = [&](int threads, int block, int parts) {
+      PlanOptions o;
+      o.precision = v.prec;
+      o.tile = TileSize{4, 3};
+      o.threads = threads;
+      o.tile_block = block;
+      o.k_parts = parts;
+      Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
+      if (su.calibrate) {
+        std::vector<float> half(d.input.begin(), d.input.end());
+        for (float& value : half) value *= 0.5f;
+        const float* samples[] = {half.data()};
+        plan.calibrate(samples);
+      }
+      LowpRun r;
+      r.out.assign(static_cast<std::size_t>(d.shape.output_size()), -1.0f);
+      plan.execute(x.data(), r.out.data());
+      r.path = plan.describe();
+      r.stats = plan.stats();
+      return r;
+    };
+    const LowpRun base = run(1, 5, 1);
+    SCOPED_TRACE(name_of(v) + (su.calibrate ? " calibrated" : "") + ": " + base.path);
+    ASSERT_EQ(base.path.find("output channels in"), std::string::npos);
+    if (v.prec == Precision::kInt8 || v.prec == Precision::kInt8Spatial) {
+      EXPECT_GT(base.stats.nonfinite_tiles, 0);
+    }
+    if (su.calibrate && v.prec == Precision::kInt8) {
+      EXPECT_GT(base.stats.saturated, 0);
+    }
+    for (int parts : {2, 3, 5})
+      for (int threads : {1, 2, 3})
+        for (int block : {5, 12}) {
+          const LowpRun r = run(threads, block, parts);
+          EXPECT_NE(r.path.find(" parts)"), std::string::npos) << r.path;
+          EXPECT_TRUE(same_bits(r.out, base.out))
+              << "parts=" << parts << " threads=" << threads << " block=" << block;
+          EXPECT_EQ(r.stats.nonfinite_tiles, base.stats.nonfinite_tiles) << "parts=" << parts;
+          EXPECT_EQ(r.stats.saturated, base.stats.saturated) << "parts=" << parts;
+        }
+  }
+}
+
 // The int8 operand is written by the input transform itself where the scales are known before V (the
 // fused order, and the phased one when calibrated); the phased order with per-call scales still
 // quantizes an FP32 V in a conversion pass. On every ISA the two must give the same result, NaN tiles

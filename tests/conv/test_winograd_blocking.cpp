@@ -28,14 +28,20 @@ BlockingProblem problem(int64_t images, int64_t hw, int m, int64_t channels, int
   b.threads = threads;
   b.amx_rows = amx;
   b.precision = precision;
+  b.panels = ceil_div64(b.Kpad, 64);  // AVX-512's panels of 64 columns
   return b;
 }
 
 TEST(WinogradBlocking, AmxBf16FewTilesTakeOneBlockPerThreadAndInt8KeepsWholePasses) {
-  // 1x256x14x14 at F(2,3): 49 tiles. Rounded to 16-row passes the blocks were 16, 16, 16 and 1.
-  const Blocking bf16 = choose_blocking(problem(1, 14, 2, 256, 2, true, Precision::kBf16));
+  // 1x256x14x14 at F(2,3): 49 tiles. Rounded to 16-row passes the blocks were 16, 16, 16 and 1; now
+  // one block per thread (25 and 24), output channels not split (asked for here, as automatically).
+  BlockingProblem one_each = problem(1, 14, 2, 256, 2, true, Precision::kBf16);
+  one_each.panels = 4;
+  one_each.k_parts_option = 1;
+  const Blocking bf16 = choose_blocking(one_each);
   EXPECT_FALSE(bf16.phased);
   EXPECT_EQ(bf16.block, 25);
+  EXPECT_EQ(bf16.k_parts, 1);
   const Blocking int8 = choose_blocking(problem(1, 14, 2, 256, 2, true, Precision::kInt8));
   EXPECT_FALSE(int8.phased);
   EXPECT_EQ(int8.block, 16);
@@ -44,8 +50,39 @@ TEST(WinogradBlocking, AmxBf16FewTilesTakeOneBlockPerThreadAndInt8KeepsWholePass
   EXPECT_FALSE(fp32.phased);
   EXPECT_EQ(fp32.block, 25);
   // 1x128x28x28 at F(4,3): 49 tiles too.
-  EXPECT_EQ(choose_blocking(problem(1, 28, 4, 128, 2, true, Precision::kBf16)).block, 25);
+  BlockingProblem p128 = problem(1, 28, 4, 128, 2, true, Precision::kBf16);
+  p128.k_parts_option = 1;
+  EXPECT_EQ(choose_blocking(p128).block, 25);
   EXPECT_EQ(choose_blocking(problem(1, 28, 4, 128, 2, true, Precision::kInt8)).block, 16);
+}
+
+// AMX int8 plans of few tiles that would run phased run one fused block of every tile instead, its output
+// channels in a part per thread (whole panels; never more parts than panels); bf16 and FP32 stay phased,
+// and fused plans are not split on their own; a requested split applies to fused plans only, at most one
+// part per panel.
+TEST(WinogradBlocking, AmxInt8FewTilesSplitOutputChannelsWhereTheyWouldRunPhased) {
+  // 1x512x7x7 at F(2,3): 16 tiles, 8 panels of 64 columns.
+  const Blocking int8 = choose_blocking(problem(1, 7, 2, 512, 2, true, Precision::kInt8));
+  EXPECT_FALSE(int8.phased);
+  EXPECT_EQ(int8.block, 16);
+  EXPECT_EQ(int8.k_parts, 2);
+  EXPECT_TRUE(choose_blocking(problem(1, 7, 2, 512, 2, true, Precision::kBf16)).phased);
+  EXPECT_TRUE(choose_blocking(problem(1, 7, 2, 512, 2, false, Precision::kFp32)).phased);
+  EXPECT_EQ(choose_blocking(problem(1, 7, 2, 512, 1, true, Precision::kInt8)).k_parts, 1);  // one thread
+  BlockingProblem forced = problem(1, 7, 2, 512, 2, true, Precision::kInt8);
+  forced.block_option = -1;  // phased asked for
+  EXPECT_TRUE(choose_blocking(forced).phased);
+  // 49 tiles (1x256x14x14 F(2,3)): fused already, not split.
+  EXPECT_EQ(choose_blocking(problem(1, 14, 2, 256, 2, true, Precision::kBf16)).k_parts, 1);
+  EXPECT_EQ(choose_blocking(problem(1, 14, 2, 256, 2, true, Precision::kInt8)).k_parts, 1);
+  BlockingProblem fp32 = problem(1, 14, 2, 256, 2, false, Precision::kFp32);
+  EXPECT_EQ(choose_blocking(fp32).k_parts, 1);
+  fp32.k_parts_option = 3;
+  EXPECT_EQ(choose_blocking(fp32).k_parts, 3);
+  fp32.k_parts_option = 9;
+  EXPECT_EQ(choose_blocking(fp32).k_parts, 4);  // 256 channels: 4 panels
+  fp32.block_option = -1;                       // phased: parts are a fused-order notion
+  EXPECT_EQ(choose_blocking(fp32).k_parts, 1);
 }
 
 TEST(WinogradBlocking, AmxBlocksAreWholePassesWhereThreadsGetSeveral) {
@@ -81,6 +118,13 @@ TEST(WinogradBlocking, InvariantsOverASweep) {
                 ASSERT_LE(b.block, tiles);
                 ASSERT_GE(b.image_group, 1);
                 ASSERT_LE(b.image_group, images);
+                ASSERT_GE(b.k_parts, 1);
+                ASSERT_LE(b.k_parts, p.panels);
+                if (b.k_parts > 1) {
+                  EXPECT_TRUE(amx && prec == Precision::kInt8);
+                  EXPECT_EQ(b.block, tiles);
+                  EXPECT_LE(tiles, 32);
+                }
                 if (b.phased) {
                   EXPECT_EQ(b.block, tiles);
                   EXPECT_EQ(b.image_group, images);

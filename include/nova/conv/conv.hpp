@@ -173,6 +173,11 @@ struct PlanOptions {
   // (input transform, GEMMs and output transform of a block while it is in cache); < 0 phased (each
   // stage over all tiles). Results are identical whatever the order.
   int tile_block = 0;
+  // Fused order: each block's output channels in this many parts of whole panels, a task each (the
+  // block's input transform repeated per part), for tuning and tests: 0 chooses (AMX int8 plans of few
+  // tiles run one block in a part per thread where they would run phased); 1 never splits. Results are
+  // identical whatever the split.
+  int k_parts = 0;
   // Precision of the Winograd GEMMs (the direct path always runs in FP32 and the plan says so).
   Precision precision = Precision::kFp32;
   LowpKernel lowp_kernel = LowpKernel::kAuto;

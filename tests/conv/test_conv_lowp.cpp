@@ -115,6 +115,23 @@ LowpRun run_lowp(const LayerDataset& d, Variant var, TileSize tile, LowpKernel k
   return r;
 }
 
+// A plan with these options on input x, calibrated on `sample` first where one is given: its output
+// (preset to -1, so unwritten elements show), description and stats.
+LowpRun run_planned(const LayerDataset& d, const std::vector<float>& w, const std::vector<float>& x,
+                    const PlanOptions& o, const std::vector<float>* sample) {
+  Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
+  if (sample != nullptr) {
+    const float* samples[] = {sample->data()};
+    plan.calibrate(samples);
+  }
+  LowpRun r;
+  r.out.assign(static_cast<std::size_t>(d.shape.output_size()), -1.0f);
+  plan.execute(x.data(), r.out.data());
+  r.path = plan.describe();
+  r.stats = plan.stats();
+  return r;
+}
+
 // Where the plans run the avx2 path (no AVX-512): its kernels for bf16 on FMAs, fp16 with FP32
 // arithmetic (F16C) and int8 (kernels/avx2/gemm_lowp_avx2.cpp); the others stay portable there.
 std::string avx2_kernel(Variant v) {
@@ -254,6 +271,7 @@ TEST(Lowp, PhasedTasksSplitChannelBlocksWhereTilesAreFew) {
     const std::vector<float> w(d.weights.begin(), d.weights.end());
     std::vector<float> x(d.input.begin(), d.input.end());
     x[static_cast<std::size_t>((33 * 7 + 3) * 7 + 5)] = std::nanf("");  // channel 33 (block 2): tiles 1, 3
+    const std::vector<float> clean(d.input.begin(), d.input.end());
     auto run = [&](int threads, int block) {
       PlanOptions o;
       o.precision = v.prec;
@@ -262,18 +280,7 @@ TEST(Lowp, PhasedTasksSplitChannelBlocksWhereTilesAreFew) {
       o.tile = TileSize{4, 3};
       o.threads = threads;
       o.tile_block = block;
-      Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
-      if (su.calibrate) {
-        const std::vector<float> clean(d.input.begin(), d.input.end());
-        const float* samples[] = {clean.data()};
-        plan.calibrate(samples);
-      }
-      LowpRun r;
-      r.out.assign(static_cast<std::size_t>(d.shape.output_size()), -1.0f);
-      plan.execute(x.data(), r.out.data());
-      r.path = plan.describe();
-      r.stats = plan.stats();
-      return r;
+      return run_planned(d, w, x, o, su.calibrate ? &clean : nullptr);
     };
     const LowpRun fused = run(1, 0);
     SCOPED_TRACE(name_of(v) + (su.calibrate ? " calibrated" : "") + ": " + fused.path);
@@ -314,6 +321,8 @@ TEST(Lowp, FusedOutputChannelPartsGiveTheUnsplitBitsAndCounts) {
     const std::vector<float> w(d.weights.begin(), d.weights.end());
     std::vector<float> x(d.input.begin(), d.input.end());
     x[static_cast<std::size_t>((1 * 40 + 17) * 11 * 11 + 4 * 11 + 6)] = std::nanf("");  // image 1, channel 17
+    std::vector<float> half(d.input.begin(), d.input.end());
+    for (float& value : half) value *= 0.5f;
     auto run = [&](int threads, int block, int parts) {
       PlanOptions o;
       o.precision = v.prec;
@@ -321,19 +330,7 @@ TEST(Lowp, FusedOutputChannelPartsGiveTheUnsplitBitsAndCounts) {
       o.threads = threads;
       o.tile_block = block;
       o.k_parts = parts;
-      Plan plan = Plan::create(d.shape, w.data(), nullptr, o);
-      if (su.calibrate) {
-        std::vector<float> half(d.input.begin(), d.input.end());
-        for (float& value : half) value *= 0.5f;
-        const float* samples[] = {half.data()};
-        plan.calibrate(samples);
-      }
-      LowpRun r;
-      r.out.assign(static_cast<std::size_t>(d.shape.output_size()), -1.0f);
-      plan.execute(x.data(), r.out.data());
-      r.path = plan.describe();
-      r.stats = plan.stats();
-      return r;
+      return run_planned(d, w, x, o, su.calibrate ? &half : nullptr);
     };
     const LowpRun base = run(1, 5, 1);
     SCOPED_TRACE(name_of(v) + (su.calibrate ? " calibrated" : "") + ": " + base.path);

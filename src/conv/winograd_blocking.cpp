@@ -96,16 +96,17 @@ Blocking choose_blocking(const BlockingProblem& b) {
       if (rounded_blocks <= 2 * threads && ceil_div(one_each, kAmxRows) <= passes_now) out.block = one_each;
     }
   }
-  // AMX int8 plans of few tiles (at most two 16-row passes) that would run phased: one fused block of
+  // AMX int8 plans of few tiles (one 16-row pass) that would run phased: one fused block of
   // every tile, its output channels in a part per thread, so that each thread streams its part of U
   // once, as the phased order's GEMM tasks do, without the phased order's pool barriers and its V and M
   // written out and read back. On the AMX Xeon int8 1x512x7x7 F(2,3) (16 tiles) took 0.70-0.94 of the
   // phased time (median 0.89, 6 alternated repetitions); the rule against none, 8 repetitions: median
   // 0.89 (NCHW16c) and 0.84 (NCHW). Not for bf16 and FP32, level there (1.00, 1.01), nor for fused plans
   // of one block per thread: the parts repeat the block's input transform, and bf16 1x128x28x28 (49
-  // tiles) took 1.28x, int8 1.11-1.30x (docs/engine.md, "Session 25").
+  // tiles) took 1.28x, int8 1.11-1.30x; nor past one pass: int8 8x512x7x7 F(4,3) (32 tiles) took 0.97-1.36x
+  // the phased time, median 1.08 (docs/engine.md, "Session 25").
   if (b.amx_rows && b.precision == Precision::kInt8 && out.phased && b.block_option == 0 &&
-      b.k_parts_option == 0 && threads > 1 && tiles <= kAmxPairRows && b.panels >= threads) {
+      b.k_parts_option == 0 && threads > 1 && tiles <= kAmxRows && b.panels >= threads) {
     out.phased = false;
     out.block = tiles;
     out.image_group = b.images;

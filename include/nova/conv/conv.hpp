@@ -174,9 +174,9 @@ struct PlanOptions {
   // stage over all tiles). Results are identical whatever the order.
   int tile_block = 0;
   // Fused order: each block's output channels in this many parts of whole panels, a task each (the
-  // block's input transform repeated per part), for tuning and tests: 0 chooses (AMX int8 plans of few
-  // tiles run one block in a part per thread where they would run phased); 1 never splits. Results are
-  // identical whatever the split.
+  // block's input transform repeated per part), for tuning and tests: 0 chooses (AMX int8 plans of at
+  // most 16 tiles run one block in a part per thread where they would run phased); 1 never splits.
+  // Results are identical whatever the split.
   int k_parts = 0;
   // Precision of the Winograd GEMMs (the direct path always runs in FP32 and the plan says so).
   Precision precision = Precision::kFp32;

@@ -90,6 +90,15 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
 constexpr int64_t kNchwRowsWeightBytes = 256 * 1024;
 constexpr int64_t kNchwRowsMaxCrs = 512;
 
+// Groups of at most kNchwPhasesMaxChannels input channels (a network's first layer) with output rows at least
+// kNchwPhasesMinRow wide read im2col^T's rows from a phase copy of the planes (DirectPlan::nchw_phases)
+// instead of packing panels. Against the packed panels, AVX2, 2 threads, alternated (docs/engine.md,
+// "Session 26"): 1-4 channels 0.29-0.66 of the time (7x7 stride 2 0.50, 3x3 0.29, 5x5 0.37-0.52), 14-pixel
+// rows 0.86, 8-pixel rows 1.14; 6-16 channels level (0.98-1.03); 32-128 channels 0.90-1.58 (1x1 stride 2
+// 1.41-1.58: the copy holds the whole input, the layer reads a quarter of it).
+constexpr int64_t kNchwPhasesMaxChannels = 4;
+constexpr int64_t kNchwPhasesMinRow = 14;
+
 // W as the GEMM's rows: [group][Kg][crs] with crs in the NHWC im2col's (u, v, c) order, so that each
 // output sums the same products in the same order as on the other layouts (the same bits).
 void build_nchw_rows(Plan::Impl& p, DirectPlan& d, const float* weights, const float* bias) {
@@ -101,9 +110,19 @@ void build_nchw_rows(Plan::Impl& p, DirectPlan& d, const float* weights, const f
         for (int64_t v = 0; v < s.S; ++v)
           d.W.data()[k * d.crs + (u * s.S + v) * d.Cg + c] = weights[((k * d.Cg + c) * s.R + u) * s.S + v];
   copy_bias(d, bias, s.K);
+  d.nchw_phases = d.Cg <= kNchwPhasesMaxChannels && s.out_w() >= kNchwPhasesMinRow;
   p.direct = std::move(d);
   const DirectPlan& dp = *p.direct;
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
+  if (dp.nchw_phases) {
+    // The phase copy of every image's planes and one row of zeros (the rows above and below the input),
+    // and per thread a row group's sums for a partial panel (mr x panel).
+    const int64_t copy = s.N * s.C * s.stride * s.H * nchw_phase_width(s);
+    p.packed_input.resize(static_cast<std::size_t>(copy + nchw_phase_width(s)));
+    std::fill(p.packed_input.data() + copy, p.packed_input.data() + copy + nchw_phase_width(s), 0.0f);
+    for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(p.kernels->gemm.mr * dp.panel));
+    return;
+  }
   // A panel of im2col^T (crs x panel) and the GEMM's rows for it (Kg x panel).
   for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>((dp.crs + dp.Kg) * dp.panel));
 }
@@ -120,7 +139,10 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
   d.panel = 16 * static_cast<int64_t>(p.kernels->gemm.nv);
   const int64_t mr = p.kernels->gemm.mr;
   d.pixel_block = std::clamp<int64_t>(131072 / d.crs / mr * mr, mr, 144);
-  d.depthwise = d.Cg == 1;
+  // Depthwise: one input channel per group, and groups, which its kernels put in vector lanes. A single
+  // input channel without groups (a grayscale first layer) is a GEMM over K output channels: through the
+  // depthwise form, one lane of 16 did work, and 8x1x28x28->32 5x5 took 6.7 ms against 0.06 (AVX2).
+  d.depthwise = d.Cg == 1 && s.groups > 1;
   if (d.depthwise) {
     build_depthwise(p, d, weights, bias);
     return;

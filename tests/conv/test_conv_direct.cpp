@@ -107,6 +107,13 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       // padding past the kernel's reach, two images.
       {make(2, 3, 5, 6, 16, 7, 7, 3, 2, 1, 1), true},
       {make(2, 4, 13, 31, 21, 3, 3, 4, 1, 1, 1), true},
+      // Groups of at most 4 channels with output rows of 14 pixels or more read im2col^T's rows from the
+      // planes split into column phases (DirectPlan::nchw_phases; above: 23x29 3x3, 30x27 7x7 stride 2
+      // (rows of 14), 3 groups of 4 channels at dilation 2, padding past the kernel's reach): stride 3 with
+      // dilation 2 over 2 channels, and one input channel without groups (a GEMM, not depthwise), two
+      // images, rows of 17 and 30 pixels (a last panel of 1 and 14 pixels).
+      {make(1, 2, 20, 50, 24, 3, 3, 2, 3, 2, 1), true},
+      {make(2, 1, 9, 30, 20, 5, 5, 2, 1, 1, 1), true},
       {make(1, 64, 12, 13, 16, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576
       {make(1, 40, 9, 10, 200, 3, 3, 1, 2, 1, 1), false},  // weights of 281 KB
       // The NCHW stores of the other forms (16 channels at a time through the transposing band store):
@@ -149,7 +156,10 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       EXPECT_EQ(nhwc_plan->describe().find("short kernel rows") != std::string::npos, in_place)
           << nhwc_plan->describe();
       EXPECT_EQ(described.find("small filter on NCHW") != std::string::npos, c.rows) << described;
-      const bool depthwise = c.shape.groups == c.shape.C, runs = depthwise && c.shape.K == c.shape.C;
+      const bool phases = c.rows && c.shape.C / c.shape.groups <= 4 && c.shape.out_w() >= 14;
+      EXPECT_EQ(described.find("split into column phases") != std::string::npos, phases) << described;
+      const bool depthwise = c.shape.groups == c.shape.C && c.shape.groups > 1,
+                 runs = depthwise && c.shape.K == c.shape.C;
       const bool planes = depthwise && !runs && c.shape.out_w() >= (c.shape.stride == 1 ? 32 : 96);
       EXPECT_EQ(described.find("depthwise on NCHW planes") != std::string::npos, planes) << described;
       EXPECT_EQ(described.find("runs of a row's pixels") != std::string::npos, runs) << described;

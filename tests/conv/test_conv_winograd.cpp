@@ -7,6 +7,8 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -421,6 +423,56 @@ TEST(DirectKernels, SegmentedRowsGiveThePlainKernelsBitsOnTheirCopy) {
                                        ldc);
           ASSERT_EQ(segmented, plain) << to_string(isa) << " segments=" << nseg << "x" << seg_len
                                       << " rows=" << rows << " nv=" << nv;
+        }
+      }
+    }
+  }
+}
+
+// The B-rows form (the NCHW direct path reading im2col^T's rows from column phases of the planes,
+// gemm_ukernel_b_rows) computes what the plain kernel computes on a copy of those rows, then adds each row's
+// bias and applies ReLU as the direct path's epilogue does (max(v, 0): NaN and -0 kept), bit for bit: rows at
+// any float offset, repeated rows (a row of zeros stands for every tap outside the image), NaN in A, every
+// row count and panel width of every kernel path this CPU runs.
+TEST(DirectKernels, BRowsGiveThePlainKernelsBitsThenBiasAndRelu) {
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (Isa isa : testing::runnable_isas()) {
+    const GemmTable& g = kernels(isa).gemm;
+    for (std::size_t kc : {std::size_t{1}, std::size_t{27}, std::size_t{147}}) {
+      for (int rows = 1; rows <= g.mr; ++rows) {
+        for (int nv = 1; nv <= g.nv; ++nv) {
+          for (bool relu : {false, true}) {
+            const std::size_t width = 16 * static_cast<std::size_t>(nv);
+            std::vector<float> input(4096), zeros(width + 64, 0.0f);
+            for (float& x : input) x = d(rng);
+            const std::ptrdiff_t offset = 5;
+            std::vector<const float*> b_rows(kc);
+            std::vector<float> copy(kc * width);
+            for (std::size_t k = 0; k < kc; ++k) {
+              b_rows[k] = k % 5 == 4 ? zeros.data() : input.data() + (k * 97) % (input.size() - width - 64);
+              for (std::size_t j = 0; j < width; ++j)
+                copy[k * width + j] = b_rows[k][offset + static_cast<std::ptrdiff_t>(j)];
+            }
+            std::vector<float> a(static_cast<std::size_t>(rows) * kc), bias(static_cast<std::size_t>(rows));
+            for (float& x : a) x = d(rng);
+            for (float& x : bias) x = d(rng);
+            if (rows > 1) a[kc] = std::numeric_limits<float>::quiet_NaN();  // row 1's sums are NaN
+            const std::size_t ldc = width + 16;
+            std::vector<float> expected(static_cast<std::size_t>(rows) * ldc, 7.0f), got(expected);
+            g.fn[rows - 1][nv - 1](kc, a.data(), kc, copy.data(), width, expected.data(), ldc);
+            for (int i = 0; i < rows; ++i)
+              for (std::size_t j = 0; j < width; ++j) {
+                float& v = expected[static_cast<std::size_t>(i) * ldc + j];
+                v += bias[static_cast<std::size_t>(i)];
+                if (relu) v = std::max(v, 0.0f);
+              }
+            g.b_rows[rows - 1][nv - 1](kc, a.data(), kc, b_rows.data(), offset, bias.data(), relu, got.data(),
+                                       ldc);
+            // memcmp: the NaN rows compare by their bits
+            ASSERT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0)
+                << to_string(isa) << " kc=" << kc << " rows=" << rows << " nv=" << nv << " relu=" << relu;
+          }
         }
       }
     }

@@ -17,20 +17,31 @@
 
 namespace nova::conv::kernels_impl {
 
-// Steps k = 0..len-1 of the reduction into the accumulators: NV vectors of B (row k at b + k*ldb), one A
+// Steps k = 0..len-1 of the reduction into the accumulators: NV vectors of B (row k at b_row(k)), one A
 // value per row (arow[i][k]), one fused multiply-add each.
-template <class V, int MR, int NV, bool PF>
-[[gnu::always_inline]] inline void accumulate_steps(V (&acc)[MR][NV], std::size_t len, const float* const (&arow)[MR],
-                                                    const float* b, std::size_t ldb, const float* pf) {
+template <class V, int MR, int NV, bool PF, class BRow>
+[[gnu::always_inline]] inline void accumulate_rows(V (&acc)[MR][NV], std::size_t len,
+                                                   const float* const (&arow)[MR], BRow&& b_row,
+                                                   const float* pf) {
   for (std::size_t k = 0; k < len; ++k) {
     if constexpr (PF) __builtin_prefetch(pf + k * 16, 0, 2);
+    const float* bk = b_row(k);
     V bv[NV];
-    for (int j = 0; j < NV; ++j) bv[j] = V::load(b + k * ldb + static_cast<std::size_t>(16 * j));
+    for (int j = 0; j < NV; ++j) bv[j] = V::load(bk + static_cast<std::size_t>(16 * j));
     for (int i = 0; i < MR; ++i) {
       const V ai = V::broadcast(arow[i][k]);
       for (int j = 0; j < NV; ++j) acc[i][j] = V::fma(ai, bv[j], acc[i][j]);
     }
   }
+}
+
+// The steps over a packed B (row k at b + k*ldb).
+template <class V, int MR, int NV, bool PF>
+[[gnu::always_inline]] inline void accumulate_steps(V (&acc)[MR][NV], std::size_t len,
+                                                    const float* const (&arow)[MR], const float* b,
+                                                    std::size_t ldb, const float* pf) {
+  accumulate_rows<V, MR, NV, PF>(
+      acc, len, arow, [b, ldb](std::size_t k) { return b + k * ldb; }, pf);
 }
 
 template <class V, int MR, int NV>
@@ -91,11 +102,37 @@ void gemm_ukernel_segments(std::size_t nseg, std::size_t seg_len, const float* c
   store_accumulators(acc, c, ldc);
 }
 
+// The same FMA chain with B's rows given by address (GemmBRowsFn): row k at b_rows[k] + b_offset, where the
+// NCHW direct path reads an output row's pixels for tap (u, v) of channel c from a column phase of the
+// input plane (direct_execute.cpp), instead of from a panel packed from it. Then row i's bias and ReLU,
+// the direct path's epilogue (sum + bias, then max(v, 0) keeping NaN and -0): the packed form's bits.
+template <class V, int MR, int NV>
+void gemm_ukernel_b_rows(std::size_t kc, const float* a, std::size_t lda, const float* const* b_rows,
+                         std::ptrdiff_t b_offset, const float* row_bias, bool relu, float* c,
+                         std::size_t ldc) {
+  assume_reduction_at_least<1>(kc);
+  V acc[MR][NV];
+  zero_accumulators(acc);
+  const float* arow[MR];
+  for (int i = 0; i < MR; ++i) arow[i] = a + static_cast<std::size_t>(i) * lda;
+  accumulate_rows<V, MR, NV, false>(
+      acc, kc, arow, [b_rows, b_offset](std::size_t k) { return b_rows[k] + b_offset; }, nullptr);
+  for (int i = 0; i < MR; ++i) {
+    const V bias = V::broadcast(row_bias[i]);
+    for (int j = 0; j < NV; ++j) {
+      acc[i][j] = V::add(acc[i][j], bias);
+      if (relu) acc[i][j] = V::relu(acc[i][j]);
+    }
+  }
+  store_accumulators(acc, c, ldc);
+}
+
 template <class V, int MR, int NV>
 void fill_row(GemmTable& t) {
   t.fn[MR - 1][NV - 1] = &gemm_ukernel<V, MR, NV>;
   t.prefetching[MR - 1][NV - 1] = &gemm_ukernel_prefetch<V, MR, NV>;
   t.segments[MR - 1][NV - 1] = &gemm_ukernel_segments<V, MR, NV>;
+  t.b_rows[MR - 1][NV - 1] = &gemm_ukernel_b_rows<V, MR, NV>;
   if constexpr (NV > 1) fill_row<V, MR, NV - 1>(t);
 }
 

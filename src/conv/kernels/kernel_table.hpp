@@ -29,6 +29,11 @@ using GemmFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const f
 // the reduction k = s*seg_len + j in that order: the bits of GemmFn on a copy of the concatenated rows.
 using GemmSegmentsFn = void (*)(std::size_t nseg, std::size_t seg_len, const float* const* seg, std::size_t lda,
                                 const float* b, std::size_t ldb, float* c, std::size_t ldc);
+// As GemmFn with row k of B at b_rows[k] + b_offset (16*nv floats, any alignment) instead of b + k*ldb,
+// then C[i][j] = C[i][j] + row_bias[i], and max(C[i][j], 0) with relu (NaN and -0 kept).
+using GemmBRowsFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* const* b_rows,
+                             std::ptrdiff_t b_offset, const float* row_bias, bool relu, float* c,
+                             std::size_t ldc);
 // As GemmFn, and step k of the reduction prefetches the 64-byte line at pf + 16*k into L2 (kc lines).
 using GemmPrefetchFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b,
                                 std::size_t ldb, float* c, std::size_t ldc, const float* pf);
@@ -110,6 +115,7 @@ struct GemmTable {
   GemmFn fn[kMaxMR][kMaxNV] = {};                   // fn[rows-1][vectors-1]
   GemmPrefetchFn prefetching[kMaxMR][kMaxNV] = {};  // the same kernels, prefetching a panel to come
   GemmSegmentsFn segments[kMaxMR][kMaxNV] = {};     // the same kernels, A's rows read in segments
+  GemmBRowsFn b_rows[kMaxMR][kMaxNV] = {};          // the same kernels, B's rows by address
   DepthwiseFn depthwise = nullptr;         // the direct path's depthwise form (one input channel per group)
   DepthwiseRowFn depthwise_row = nullptr;  // its NCHW form at stride 1
   DepthwisePixelsFn depthwise_pixels = nullptr;  // its NHWC and NCHW16c form, runs of pixels

@@ -90,13 +90,17 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
 constexpr int64_t kNchwRowsWeightBytes = 256 * 1024;
 constexpr int64_t kNchwRowsMaxCrs = 512;
 
-// Groups of at most kNchwPhasesMaxChannels input channels (a network's first layer) with output rows at least
-// kNchwPhasesMinRow wide read im2col^T's rows from a phase copy of the planes (DirectPlan::nchw_phases)
-// instead of packing panels. Against the packed panels, AVX2, 2 threads, alternated (docs/engine.md,
-// "Session 26"): 1-4 channels 0.29-0.66 of the time (7x7 stride 2 0.50, 3x3 0.29, 5x5 0.37-0.52), 14-pixel
-// rows 0.86, 8-pixel rows 1.14; 6-16 channels level (0.98-1.03); 32-128 channels 0.90-1.58 (1x1 stride 2
-// 1.41-1.58: the copy holds the whole input, the layer reads a quarter of it).
+// Groups of at most kNchwPhasesMaxChannels input channels (a network's first layer), or of at most
+// kNchwPhasesMaxChannelsGrouped in grouped convolutions, with output rows at least kNchwPhasesMinRow wide
+// read im2col^T's rows from a phase copy of the planes (DirectPlan::nchw_phases) instead of packing panels.
+// Against the packed panels, AVX2, 2 threads, alternated (docs/engine.md, "Session 26"): without groups,
+// 1-4 channels 0.29-0.66 of the time (7x7 stride 2 0.50, 3x3 0.29, 5x5 0.37-0.52), 14-pixel rows 0.86,
+// 8-pixel rows 1.14; 6-16 channels level (0.98-1.03); 32-128 channels 0.90-1.58 (1x1 stride 2 1.41-1.58:
+// the copy holds the whole input, the layer reads a quarter of it). Grouped (2-32 groups, ResNeXt's
+// 3x3 layers among them), where each group's few output channels share a packed panel: 4-16 channels per
+// group 0.27-0.61, 32 channels 0.78, 16 channels of 32 groups on 14-pixel rows 0.92-1.01.
 constexpr int64_t kNchwPhasesMaxChannels = 4;
+constexpr int64_t kNchwPhasesMaxChannelsGrouped = 32;
 constexpr int64_t kNchwPhasesMinRow = 14;
 
 // W as the GEMM's rows: [group][Kg][crs] with crs in the NHWC im2col's (u, v, c) order, so that each
@@ -110,7 +114,8 @@ void build_nchw_rows(Plan::Impl& p, DirectPlan& d, const float* weights, const f
         for (int64_t v = 0; v < s.S; ++v)
           d.W.data()[k * d.crs + (u * s.S + v) * d.Cg + c] = weights[((k * d.Cg + c) * s.R + u) * s.S + v];
   copy_bias(d, bias, s.K);
-  d.nchw_phases = d.Cg <= kNchwPhasesMaxChannels && s.out_w() >= kNchwPhasesMinRow;
+  d.nchw_phases = d.Cg <= (s.groups > 1 ? kNchwPhasesMaxChannelsGrouped : kNchwPhasesMaxChannels) &&
+                  s.out_w() >= kNchwPhasesMinRow;
   p.direct = std::move(d);
   const DirectPlan& dp = *p.direct;
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));

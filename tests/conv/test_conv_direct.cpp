@@ -114,6 +114,12 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       // images, rows of 17 and 30 pixels (a last panel of 1 and 14 pixels).
       {make(1, 2, 20, 50, 24, 3, 3, 2, 3, 2, 1), true},
       {make(2, 1, 9, 30, 20, 5, 5, 2, 1, 1, 1), true},
+      // Grouped convolutions take the phases with up to 32 channels per group (ResNeXt's 3x3 layers):
+      // 3 groups of 8 at stride 2 (rows of 15), 2 groups of 32 of 5 output channels each; 40 channels per
+      // group pack panels.
+      {make(1, 24, 10, 30, 24, 3, 3, 1, 2, 1, 3), true},
+      {make(1, 64, 6, 20, 10, 3, 3, 1, 1, 1, 2), true},
+      {make(1, 80, 5, 16, 16, 3, 3, 1, 1, 1, 2), true},
       {make(1, 64, 12, 13, 16, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576
       {make(1, 40, 9, 10, 200, 3, 3, 1, 2, 1, 1), false},  // weights of 281 KB
       // The NCHW stores of the other forms (16 channels at a time through the transposing band store):
@@ -156,7 +162,8 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       EXPECT_EQ(nhwc_plan->describe().find("short kernel rows") != std::string::npos, in_place)
           << nhwc_plan->describe();
       EXPECT_EQ(described.find("small filter on NCHW") != std::string::npos, c.rows) << described;
-      const bool phases = c.rows && c.shape.C / c.shape.groups <= 4 && c.shape.out_w() >= 14;
+      const bool phases =
+          c.rows && c.shape.C / c.shape.groups <= (c.shape.groups > 1 ? 32 : 4) && c.shape.out_w() >= 14;
       EXPECT_EQ(described.find("split into column phases") != std::string::npos, phases) << described;
       const bool depthwise = c.shape.groups == c.shape.C && c.shape.groups > 1,
                  runs = depthwise && c.shape.K == c.shape.C;

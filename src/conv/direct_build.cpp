@@ -92,7 +92,7 @@ constexpr int64_t kNchwRowsMaxCrs = 512;
 
 // Groups of at most kNchwPhasesMaxChannels input channels (a network's first layer), or of at most
 // kNchwPhasesMaxChannelsGrouped in grouped convolutions, with output rows at least kNchwPhasesMinRow wide
-// read im2col^T's rows from a phase copy of the planes (DirectPlan::nchw_phases) instead of packing panels.
+// read im2col^T's rows from a phase copy of the planes (DirectPlan::phases) instead of packing panels.
 // Against the packed panels, AVX2, 2 threads, alternated (docs/engine.md, "Session 26"): without groups,
 // 1-4 channels 0.29-0.66 of the time (7x7 stride 2 0.50, 3x3 0.29, 5x5 0.37-0.52), 14-pixel rows 0.86,
 // 8-pixel rows 1.14; 6-16 channels level (0.98-1.03); 32-128 channels 0.90-1.58 (1x1 stride 2 1.41-1.58:
@@ -114,18 +114,20 @@ void build_nchw_rows(Plan::Impl& p, DirectPlan& d, const float* weights, const f
         for (int64_t v = 0; v < s.S; ++v)
           d.W.data()[k * d.crs + (u * s.S + v) * d.Cg + c] = weights[((k * d.Cg + c) * s.R + u) * s.S + v];
   copy_bias(d, bias, s.K);
-  d.nchw_phases = d.Cg <= (s.groups > 1 ? kNchwPhasesMaxChannelsGrouped : kNchwPhasesMaxChannels) &&
-                  s.out_w() >= kNchwPhasesMinRow;
   p.direct = std::move(d);
   const DirectPlan& dp = *p.direct;
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
-  if (dp.nchw_phases) {
+  if (dp.phases) {
     // The phase copy of every image's planes and one row of zeros (the rows above and below the input),
-    // and per thread a row group's sums for a partial panel (mr x panel).
-    const int64_t copy = s.N * s.C * s.stride * s.H * nchw_phase_width(s);
-    p.packed_input.resize(static_cast<std::size_t>(copy + nchw_phase_width(s)));
-    std::fill(p.packed_input.data() + copy, p.packed_input.data() + copy + nchw_phase_width(s), 0.0f);
-    for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(p.kernels->gemm.mr * dp.panel));
+    // and per thread: on NCHW a row group's sums for a partial panel (mr x panel); else an output row's
+    // sums (K x its whole vectors) and one 16-channel block of it transposed (OW x 16).
+    const int64_t wph = nchw_phase_width(s), copy = s.N * s.C * s.stride * s.H * wph;
+    p.packed_input.resize(static_cast<std::size_t>(copy + wph));
+    std::fill(p.packed_input.data() + copy, p.packed_input.data() + copy + wph, 0.0f);
+    const int64_t per_thread = p.layout == Layout::kNCHW
+                                   ? p.kernels->gemm.mr * dp.panel
+                                   : s.K * round_up(s.out_w(), kLanes) + s.out_w() * kLanes;
+    for (auto& b : p.thread_scratch) b.resize(static_cast<std::size_t>(per_thread));
     return;
   }
   // A panel of im2col^T (crs x panel) and the GEMM's rows for it (Kg x panel).
@@ -152,9 +154,19 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
     build_depthwise(p, d, weights, bias);
     return;
   }
-  d.nchw_rows = p.layout == Layout::kNCHW && d.crs <= kNchwRowsMaxCrs &&
-                s.K * d.crs * static_cast<int64_t>(sizeof(float)) <= kNchwRowsWeightBytes;
-  if (d.nchw_rows) {
+  const bool small_filters =
+      d.crs <= kNchwRowsMaxCrs && s.K * d.crs * static_cast<int64_t>(sizeof(float)) <= kNchwRowsWeightBytes;
+  d.nchw_rows = p.layout == Layout::kNCHW && small_filters;
+  // NHWC and NCHW16c tensors only with groups of at most 8 output channels (4 at strides above 1), which
+  // the pixel-rows GEMM pads to 16 lanes; the copy gathers each channel from the pixels and the output rows
+  // are transposed, which cost more than that form where it wastes less (docs/engine.md, "Session 26":
+  // without groups 0.91-1.82 of its time; 16 channels per group 0.99-1.08; 8 at stride 2 1.22 on NHWC).
+  const bool pads_most = s.groups > 1 && d.Kg <= (s.stride == 1 ? 8 : 4);
+  d.phases = small_filters && s.out_w() >= kNchwPhasesMinRow &&
+             (p.layout == Layout::kNCHW
+                  ? d.Cg <= (s.groups > 1 ? kNchwPhasesMaxChannelsGrouped : kNchwPhasesMaxChannels)
+                  : pads_most && d.Cg <= kNchwPhasesMaxChannelsGrouped);
+  if (d.nchw_rows || d.phases) {
     build_nchw_rows(p, d, weights, bias);
     return;
   }

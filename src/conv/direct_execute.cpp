@@ -286,50 +286,75 @@ void execute_direct_nchw_rows(Plan::Impl& p, const float* input, float* output) 
   p.pool->run(static_cast<std::size_t>(s.N * s.groups * chunks), p.charged(Stage::kDirect, task_fn));
 }
 
-// NCHW with small filters and wide output rows (DirectPlan::nchw_phases): first every input plane is copied
+// Small filters over few input channels per group (DirectPlan::phases): first every input plane is copied
 // with its columns split into `stride` phases, zero-padded (phase f's column i holds input column
 // i * stride + f - pad_w; nchw_phase_width columns), so that the pixels of an output row that one tap
 // (u, v) of a channel reads are consecutive floats of one phase row. Then per output row the addresses of
 // those runs, one per im2col^T row (u, v, c), a row of zeros for input rows outside the image, and per
 // panel of the row the GEMM reads them through the kernels' B-rows form: the values and the order of the
 // packed panel, so its bits. Packing the panels took 34 % of the 7x7 stride-2 stem's time (perf, AVX2).
+// The copy reads NCHW planes, or gathers a channel from NHWC pixels or NCHW16c blocks.
 NOVA_INLINE_RUN_LOOPS void copy_column_phases(Plan::Impl& p, const float* input) {
   const ConvShape& s = p.shape;
-  const int64_t H = s.H, W = s.W, st = s.stride, wph = nchw_phase_width(s);
-  const auto plane_task = [&](std::size_t task, int) {
-    const float* plane = input + static_cast<int64_t>(task) * H * W;
-    float* phases = p.packed_input.data() + static_cast<int64_t>(task) * st * H * wph;
+  const int64_t C = s.C, H = s.H, W = s.W, st = s.stride, wph = nchw_phase_width(s);
+  // Input element (y, x) of channel c of image img at channel_base(img, c) + y * sy + x * sx.
+  const bool nchw = p.layout == Layout::kNCHW, nhwc = p.layout == Layout::kNHWC;
+  const int64_t sy = nchw ? W : nhwc ? W * C : W * kLanes, sx = nchw ? 1 : nhwc ? C : kLanes;
+  const auto channel_base = [&](int64_t img, int64_t c) {
+    return nchw   ? input + (img * C + c) * H * W
+           : nhwc ? input + img * H * W * C + c
+                  : input + ((img * ceil_div(C, kLanes) + c / kLanes) * H * W) * kLanes + c % kLanes;
+  };
+  // Input row y of channel c into its `st` phase rows.
+  const auto copy_row = [&](int64_t img, int64_t c, int64_t y) {
+    const float* base = channel_base(img, c) + y * sy;
+    float* phases = p.packed_input.data() + (img * C + c) * st * H * wph;
     for (int64_t f = 0; f < st; ++f) {
       const auto [lo, hi] = inside_columns(f - s.pad_w, st, W, wph);
-      for (int64_t y = 0; y < H; ++y) {
-        float* row = phases + (f * H + y) * wph;
-        const float* in = plane + y * W + f - s.pad_w;  // + i * st: column i's input
-        for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
-        if (st == 1) {
-          for (int64_t i = lo; i < hi; ++i) row[i] = in[i];
-        } else if (st == 2) {
-          for (int64_t i = lo; i < hi; ++i) row[i] = in[2 * i];
-        } else {
-          for (int64_t i = lo; i < hi; ++i) row[i] = in[i * st];
-        }
-        for (int64_t i = hi; i < wph; ++i) row[i] = 0.0f;
+      float* row = phases + (f * H + y) * wph;
+      const float* in = base + (f - s.pad_w) * sx;  // + i * st * sx: column i's input
+      for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
+      if (nchw && st == 1) {
+        for (int64_t i = lo; i < hi; ++i) row[i] = in[i];
+      } else if (nchw && st == 2) {
+        for (int64_t i = lo; i < hi; ++i) row[i] = in[2 * i];
+      } else {
+        const int64_t step = st * sx;
+        for (int64_t i = lo; i < hi; ++i) row[i] = in[i * step];
       }
+      for (int64_t i = hi; i < wph; ++i) row[i] = 0.0f;
     }
   };
-  p.pool->run(static_cast<std::size_t>(s.N * s.C), p.charged(Stage::kDirect, plane_task));
+  // NCHW: a task per plane. NHWC and NCHW16c: a task per input row of an image, all its channels, so that
+  // the row is read from the cache C times (a task per channel read the whole input with a stride of C
+  // floats: 1x256x56x56 at stride 2 in 32 groups took 1.9x the pixel-rows form's time).
+  const int64_t units = s.N * (nchw ? C : H);
+  const auto task_fn = [&](std::size_t task, int) {
+    const int64_t u = static_cast<int64_t>(task);
+    if (nchw) {
+      for (int64_t y = 0; y < H; ++y) copy_row(u / C, u % C, y);
+    } else {
+      for (int64_t c = 0; c < C; ++c) copy_row(u / H, c, u % H);
+    }
+  };
+  p.pool->run(static_cast<std::size_t>(units), p.charged(Stage::kDirect, task_fn));
 }
 
-void execute_direct_nchw_phases(Plan::Impl& p, const float* input, float* output) {
+NOVA_INLINE_RUN_LOOPS void execute_direct_phases(Plan::Impl& p, const float* input, float* output) {
   copy_column_phases(p, input);
   const ConvShape& s = p.shape;
   const DirectPlan& d = *p.direct;
   const GemmTable& g = p.kernels->gemm;
   const int64_t C = s.C, K = s.K, H = s.H, OH = s.out_h(), OW = s.out_w(), plane_out = OH * OW;
-  const int64_t st = s.stride, wph = nchw_phase_width(s), crs = d.crs;
+  const int64_t st = s.stride, wph = nchw_phase_width(s), crs = d.crs, row_width = round_up(OW, kLanes);
+  const bool nchw = p.layout == Layout::kNCHW, nhwc = p.layout == Layout::kNHWC;
   const float* phases = p.packed_input.data();
   const float* zeros = phases + s.N * C * st * H * wph;
-  // Units: output rows of a group and image, shared out in contiguous runs, a few per thread.
-  const int64_t rows = s.N * s.groups * OH;
+  const PackRows16Fn transpose = p.kernels->layout.pack_rows16[static_cast<int>(DataType::kFp32)];
+  // Units: output rows of a group and image (NCHW), or of an image with all its groups (transposed
+  // together), shared out in contiguous runs, a few per thread.
+  const int64_t unit_groups = nchw ? 1 : s.groups;
+  const int64_t rows = s.N * (s.groups / unit_groups) * OH;
   const int64_t tasks = std::min(rows, 4 * int64_t{p.threads});
   const auto task_fn = [&](std::size_t task, int worker) {
     float* sums = p.thread_scratch[static_cast<std::size_t>(worker)].data();
@@ -338,45 +363,63 @@ void execute_direct_nchw_phases(Plan::Impl& p, const float* input, float* output
     const int64_t r0 = static_cast<int64_t>(task) * rows / tasks,
                   r1 = (static_cast<int64_t>(task) + 1) * rows / tasks;
     for (int64_t r = r0; r < r1; ++r) {
-      const int64_t oy = r % OH, grp = r / OH % s.groups, img = r / OH / s.groups;
-      const float* in_grp = phases + (img * C + grp * d.Cg) * st * H * wph;
-      for (int64_t u = 0; u < s.R; ++u) {
-        const int64_t iy = oy * st + u * s.dilation - s.pad_h;
-        for (int64_t v = 0; v < s.S; ++v) {
-          const float** to = b_rows.data() + (u * s.S + v) * d.Cg;
-          if (iy < 0 || iy >= H) {
-            for (int64_t c = 0; c < d.Cg; ++c) to[c] = zeros;
-            continue;
+      const int64_t oy = r % OH, img = r / OH / (s.groups / unit_groups);
+      for (int64_t grp = r / OH % (s.groups / unit_groups) * unit_groups, last = grp + unit_groups;
+           grp < last; ++grp) {
+        const float* in_grp = phases + (img * C + grp * d.Cg) * st * H * wph;
+        for (int64_t u = 0; u < s.R; ++u) {
+          const int64_t iy = oy * st + u * s.dilation - s.pad_h;
+          for (int64_t v = 0; v < s.S; ++v) {
+            const float** to = b_rows.data() + (u * s.S + v) * d.Cg;
+            if (iy < 0 || iy >= H) {
+              for (int64_t c = 0; c < d.Cg; ++c) to[c] = zeros;
+              continue;
+            }
+            const int64_t col = v * s.dilation;
+            const float* first = in_grp + ((col % st) * H + iy) * wph + col / st;  // channel 0's run
+            for (int64_t c = 0; c < d.Cg; ++c) to[c] = first + c * st * H * wph;
           }
-          const int64_t col = v * s.dilation;
-          const float* first = in_grp + ((col % st) * H + iy) * wph + col / st;  // channel 0's run
-          for (int64_t c = 0; c < d.Cg; ++c) to[c] = first + c * st * H * wph;
         }
+        // A row group's output channels over the whole row, panel by panel: the row's phase runs (19 KB for
+        // the 7x7 stride-2 stem) stay in L1, and each output plane is written along the row. All the
+        // row groups of one panel first (the output written 64 bytes at a time into 64 planes) spent 21 % of
+        // the stem's time on the stores. NHWC and NCHW16c: the row's sums [K][row_width], then transposed.
+        const float* wg = d.W.data() + grp * d.Kg * crs;
+        float* out_row = output + (img * K + grp * d.Kg) * plane_out + oy * OW;  // NCHW
+        const float* bias = d.bias.data() + grp * d.Kg;
+        for_each_row_group(d.Kg, g.mr, [&](int64_t i0, int64_t mrows) {
+          const float* a = wg + i0 * crs;
+          for (int64_t ox0 = 0; ox0 < OW; ox0 += d.panel) {
+            const int64_t count = std::min(d.panel, OW - ox0);
+            const int nv = static_cast<int>(ceil_div(count, kLanes));
+            // NCHW: whole vectors go to the output planes themselves (bias and ReLU applied by the kernel), a
+            // part of one through `sums`.
+            const bool whole = nchw && count == nv * kLanes;
+            float* out = out_row + i0 * plane_out + ox0;
+            float* to = whole ? out : nchw ? sums : sums + (grp * d.Kg + i0) * row_width + ox0;
+            const auto ldc = static_cast<std::size_t>(whole ? plane_out : nchw ? nv * kLanes : row_width);
+            g.b_rows[mrows - 1][nv - 1](static_cast<std::size_t>(crs), a, static_cast<std::size_t>(crs),
+                                        b_rows.data(), ox0, bias + i0, p.relu, to, ldc);
+            if (nchw && !whole)
+              for (int64_t k = 0; k < mrows; ++k)
+                std::copy_n(sums + static_cast<std::size_t>(k) * ldc, count, out + k * plane_out);
+          }
+        });
       }
-      // A row group's output channels over the whole row, panel by panel: the row's phase runs (19 KB for
-      // the 7x7 stride-2 stem) stay in L1, and each output plane is written along the row. All the
-      // row groups of one panel first (the output written 64 bytes at a time into 64 planes) spent 21 % of
-      // the stem's time on the stores.
-      const float* wg = d.W.data() + grp * d.Kg * crs;
-      float* out_row = output + (img * K + grp * d.Kg) * plane_out + oy * OW;
-      const float* bias = d.bias.data() + grp * d.Kg;
-      for_each_row_group(d.Kg, g.mr, [&](int64_t i0, int64_t mrows) {
-        const float* a = wg + i0 * crs;
-        for (int64_t ox0 = 0; ox0 < OW; ox0 += d.panel) {
-          const int64_t count = std::min(d.panel, OW - ox0);
-          const int nv = static_cast<int>(ceil_div(count, kLanes));
-          float* out = out_row + i0 * plane_out + ox0;
-          // Whole vectors go to the output planes themselves (bias and ReLU applied by the kernel), a
-          // part of one through `sums`.
-          const bool whole = count == nv * kLanes;
-          const auto ldc = static_cast<std::size_t>(whole ? plane_out : nv * kLanes);
-          g.b_rows[mrows - 1][nv - 1](static_cast<std::size_t>(crs), a, static_cast<std::size_t>(crs),
-                                      b_rows.data(), ox0, bias + i0, p.relu, whole ? out : sums, ldc);
-          if (!whole)
-            for (int64_t k = 0; k < mrows; ++k)
-              std::copy_n(sums + static_cast<std::size_t>(k) * ldc, count, out + k * plane_out);
-        }
-      });
+      if (nchw) continue;
+      // The row's K channels (every group's), 16 at a time, as [pixel][16]: an NCHW16c block's row in
+      // place; for NHWC staged, then each pixel's channels copied.
+      float* stage = sums + K * row_width;
+      for (int64_t kb = 0; kb < ceil_div(K, kLanes); ++kb) {
+        const int lanes = static_cast<int>(std::min<int64_t>(kLanes, K - kb * kLanes));
+        float* dst = nhwc ? stage : output + ((img * ceil_div(K, kLanes) + kb) * OH + oy) * OW * kLanes;
+        transpose(sums + kb * kLanes * row_width, 1.0f, row_width, lanes, OW, dst);
+        if (nhwc)
+          for (int64_t x = 0; x < OW; ++x) {  // a loop, not a memmove call per pixel (40 % of the time)
+            float* to = output + ((img * OH + oy) * OW + x) * K + kb * kLanes;
+            for (int l = 0; l < lanes; ++l) to[l] = stage[x * kLanes + l];
+          }
+      }
     }
   };
   p.pool->run(static_cast<std::size_t>(tasks), p.charged(Stage::kDirect, task_fn));
@@ -589,8 +632,8 @@ void execute_depthwise_runs(Plan::Impl& p, const float* input, float* output) {
 void execute_direct(Plan::Impl& p, const float* input, float* output) {
   const ConvShape& s = p.shape;
   const DirectPlan& d = *p.direct;
-  if (d.nchw_phases) {
-    execute_direct_nchw_phases(p, input, output);
+  if (d.phases) {
+    execute_direct_phases(p, input, output);
     return;
   }
   if (d.nchw_rows) {

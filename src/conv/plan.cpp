@@ -373,9 +373,11 @@ std::string Plan::describe() const {
          (layout() == Layout::kNCHW ? "in bands of rows packed 16 channels at a time)" : "read in place)");
   else if (impl_->direct && impl_->direct->depthwise)
     d += " (depthwise: one input channel per group, taps summed per pixel, no GEMM)";
-  if (impl_->direct && impl_->direct->nchw_phases)
-    d += " (small filter on NCHW: output channels as GEMM rows over panels of pixels, read from the planes "
-         "split into column phases)";
+  if (impl_->direct && impl_->direct->phases)
+    d += std::string(" (small filter ") + (layout() == Layout::kNCHW ? "on NCHW" : "over few channels") +
+         ": output channels as GEMM rows over panels of pixels, read from the planes split into column "
+         "phases" +
+         (layout() == Layout::kNCHW ? ")" : ", output rows transposed)");
   else if (impl_->direct && impl_->direct->nchw_rows)
     d += " (small filter on NCHW: output channels as GEMM rows over panels of pixels, im2col from NCHW)";
   else if (impl_->direct && impl_->direct->rows_in_place)

@@ -192,9 +192,9 @@ struct WinogradPlan {
 
 // Columns of each phase of a zero-padded input plane whose padded columns are split into `stride` phases
 // (the depthwise planes form): ceil((W + 2 * pad_w) / stride).
-// Columns of each phase row of the nchw_phases copy: output column ox reads phase (v * dilation) % stride at
-// ox + (v * dilation) / stride for tap v, and an output row's last panel of 16-float vectors reads up to
-// round_up(OW, 16) - 1 + that offset (its lanes past OW are computed and dropped).
+// Columns of each phase row of the DirectPlan::phases copy: output column ox reads phase (v * dilation) %
+// stride at ox + (v * dilation) / stride for tap v, and an output row's last panel of 16-float vectors reads
+// up to round_up(OW, 16) - 1 + that offset (its lanes past OW are computed and dropped).
 inline int64_t nchw_phase_width(const ConvShape& s) {
   return round_up(s.out_w(), int64_t{kLanes}) + (s.S - 1) * s.dilation / s.stride;
 }
@@ -227,10 +227,13 @@ struct DirectPlan {
   // against panels of `panel` output pixels of one image packed straight from the NCHW input, stored as
   // runs of pixels of one output channel; W is then [group][Kg rows of crs] (direct_execute.cpp).
   bool nchw_rows = false;
-  // nchw_rows with wide output rows: the GEMM reads each row of im2col^T where it lies in a copy of the
-  // input planes with their columns split into `stride` zero-padded phases (p.packed_input, laid out by
-  // nchw_phase_width), through the kernels' B-rows form, instead of packing panels (direct_execute.cpp).
-  bool nchw_phases = false;
+  // Small filters over few input channels per group (a network's first layer): output channels as GEMM
+  // rows (W as for nchw_rows) against each row of im2col^T read where it lies in a copy of the input planes
+  // with their columns split into `stride` zero-padded phases (p.packed_input, laid out by
+  // nchw_phase_width), through the kernels' B-rows form, without packing panels (direct_execute.cpp).
+  // NCHW tensors (with nchw_rows), and NHWC and NCHW16c ones (one group; the output rows transposed
+  // through the layout table's pack_rows16).
+  bool phases = false;
   // Depthwise with a channel multiplier on NCHW tensors with long output rows (direct_build.cpp: 32 pixels
   // at stride 1, 96 above): each channel's plane, zero-padded per thread (its columns split into `stride`
   // phases), through the ISA's depthwise_row kernel, a run of an output row per call (direct_execute.cpp).

@@ -219,8 +219,17 @@ TEST(BlockedLayout, DirectPathAndTypedTensors) {
   depthwise_runs_strided.groups = 21;
   // One pixel block of 30 pixels, its 290 output channels (a last block of 2) in parts, one per task.
   const ConvShape few_pixels{1, 160, 11, 9, 290, 3, 3, 1, 1, 2};
-  for (const ConvShape& s :
-       {strided, grouped, depthwise, depthwise_runs, depthwise_runs_strided, few_pixels}) {
+  // Grouped with rows of 14 pixels or more and at most 8 output channels per group (4 at stride 2): the
+  // column phases, each output row's channels of every group transposed into the blocks (a last block of 4
+  // channels; stride 2 with 6 groups of 4); 8 per group at stride 2 keeps the pixel rows.
+  ConvShape grouped_phases{2, 40, 9, 23, 36, 3, 3, 1, 1};
+  grouped_phases.groups = 4;
+  ConvShape grouped_phases_strided{1, 24, 12, 40, 24, 3, 3, 1, 1, 2};
+  grouped_phases_strided.groups = 6;
+  ConvShape grouped_strided{1, 24, 12, 40, 24, 3, 3, 1, 1, 2};
+  grouped_strided.groups = 3;
+  for (const ConvShape& s : {strided, grouped, depthwise, depthwise_runs, depthwise_runs_strided, few_pixels,
+                             grouped_phases, grouped_phases_strided, grouped_strided}) {
     const testing::Problem p = testing::random_problem(s, 5);
     PlanOptions o;
     o.threads = 2;
@@ -229,6 +238,14 @@ TEST(BlockedLayout, DirectPathAndTypedTensors) {
     const std::vector<float> out16 = run_blocked(p, o, to_blocked(p.input, s));
     EXPECT_TRUE(padding_lanes_zero(out16, s)) << s.to_string();
     EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw)) << s.to_string();
+    o.layout = Layout::kNCHW16c;
+    const bool phases = s.groups > 1 && s.C / s.groups > 1 && s.C / s.groups <= 32 &&
+                        s.K / s.groups <= (s.stride == 1 ? 8 : 4) && s.out_w() >= 14;
+    EXPECT_EQ(Plan::create(s, p.weights.data(), p.bias.data(), o).describe().find("column phases") !=
+                  std::string::npos,
+              phases)
+        << s.to_string();
+    o.layout = Layout::kNCHW;
     if (s.groups == s.C && s.K == s.C) {
       o.layout = Layout::kNCHW16c;
       EXPECT_NE(Plan::create(s, p.weights.data(), p.bias.data(), o).describe().find("runs of a row's pixels"),

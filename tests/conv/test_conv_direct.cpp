@@ -161,6 +161,13 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       const bool in_place = c.shape.groups == 1 && c.shape.dilation == 1 && c.shape.S * c.shape.C <= 32;
       EXPECT_EQ(nhwc_plan->describe().find("short kernel rows") != std::string::npos, in_place)
           << nhwc_plan->describe();
+      // NHWC takes the column phases only with groups (then with output rows transposed).
+      const int64_t kg = c.shape.K / c.shape.groups;
+      const bool nhwc_phases = c.rows && c.shape.groups > 1 && c.shape.C / c.shape.groups > 1 &&
+                               c.shape.C / c.shape.groups <= 32 && kg <= (c.shape.stride == 1 ? 8 : 4) &&
+                               c.shape.out_w() >= 14;
+      EXPECT_EQ(nhwc_plan->describe().find("output rows transposed") != std::string::npos, nhwc_phases)
+          << nhwc_plan->describe();
       EXPECT_EQ(described.find("small filter on NCHW") != std::string::npos, c.rows) << described;
       const bool phases =
           c.rows && c.shape.C / c.shape.groups <= (c.shape.groups > 1 ? 32 : 4) && c.shape.out_w() >= 14;

@@ -227,12 +227,13 @@ struct DirectPlan {
   // against panels of `panel` output pixels of one image packed straight from the NCHW input, stored as
   // runs of pixels of one output channel; W is then [group][Kg rows of crs] (direct_execute.cpp).
   bool nchw_rows = false;
-  // Small filters over few input channels per group (a network's first layer): output channels as GEMM
-  // rows (W as for nchw_rows) against each row of im2col^T read where it lies in a copy of the input planes
-  // with their columns split into `stride` zero-padded phases (p.packed_input, laid out by
-  // nchw_phase_width), through the kernels' B-rows form, without packing panels (direct_execute.cpp).
-  // NCHW tensors (with nchw_rows), and NHWC and NCHW16c ones (one group; the output rows transposed
-  // through the layout table's pack_rows16).
+  // Small filters over few input channels per group (a network's first layer, grouped layers): output
+  // channels as GEMM rows (W as for nchw_rows) against each row of im2col^T read where it lies in a copy
+  // of the input planes with their columns split into `stride` zero-padded phases (p.packed_input, laid
+  // out by nchw_phase_width), through the kernels' B-rows form, without packing panels
+  // (direct_execute.cpp). NCHW tensors (with nchw_rows), and NHWC and NCHW16c ones with groups of few
+  // output channels (each output row's groups transposed through the layout table's pack_rows16); the
+  // rule is in direct_build.cpp.
   bool phases = false;
   // Depthwise with a channel multiplier on NCHW tensors with long output rows (direct_build.cpp: 32 pixels
   // at stride 1, 96 above): each channel's plane, zero-padded per thread (its columns split into `stride`

@@ -286,6 +286,29 @@ void execute_direct_nchw_rows(Plan::Impl& p, const float* input, float* output) 
   p.pool->run(static_cast<std::size_t>(s.N * s.groups * chunks), p.charged(Stage::kDirect, task_fn));
 }
 
+// One input row (column x at in + x * sx, W columns) split into its st column phases: phase f's row, at
+// phases + f * phase_stride, holds input column i * st + f - pad_w at column i < width, zeros where that
+// lies outside the row. The column-phase copies of the direct path (DirectPlan::phases, depthwise_planes).
+NOVA_INLINE_RUN_LOOPS void split_row_into_phases(const float* in, int64_t sx, int64_t W, int64_t st,
+                                                 int64_t pad_w, int64_t width, float* phases,
+                                                 int64_t phase_stride) {
+  for (int64_t f = 0; f < st; ++f) {
+    const auto [lo, hi] = inside_columns(f - pad_w, st, W, width);
+    float* row = phases + f * phase_stride;
+    const float* from = in + (f - pad_w) * sx;  // + i * st * sx: column i's input
+    for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
+    if (sx == 1 && st == 1) {
+      for (int64_t i = lo; i < hi; ++i) row[i] = from[i];
+    } else if (sx == 1 && st == 2) {  // a constant step, which the compiler vectorizes with shuffles
+      for (int64_t i = lo; i < hi; ++i) row[i] = from[2 * i];
+    } else {
+      const int64_t step = st * sx;
+      for (int64_t i = lo; i < hi; ++i) row[i] = from[i * step];
+    }
+    for (int64_t i = hi; i < width; ++i) row[i] = 0.0f;
+  }
+}
+
 // Small filters over few input channels per group (DirectPlan::phases): first every input plane is copied
 // with its columns split into `stride` phases, zero-padded (phase f's column i holds input column
 // i * stride + f - pad_w; nchw_phase_width columns), so that the pixels of an output row that one tap
@@ -309,21 +332,7 @@ NOVA_INLINE_RUN_LOOPS void copy_column_phases(Plan::Impl& p, const float* input)
   const auto copy_row = [&](int64_t img, int64_t c, int64_t y) {
     const float* base = channel_base(img, c) + y * sy;
     float* phases = p.packed_input.data() + (img * C + c) * st * H * wph;
-    for (int64_t f = 0; f < st; ++f) {
-      const auto [lo, hi] = inside_columns(f - s.pad_w, st, W, wph);
-      float* row = phases + (f * H + y) * wph;
-      const float* in = base + (f - s.pad_w) * sx;  // + i * st * sx: column i's input
-      for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
-      if (nchw && st == 1) {
-        for (int64_t i = lo; i < hi; ++i) row[i] = in[i];
-      } else if (nchw && st == 2) {
-        for (int64_t i = lo; i < hi; ++i) row[i] = in[2 * i];
-      } else {
-        const int64_t step = st * sx;
-        for (int64_t i = lo; i < hi; ++i) row[i] = in[i * step];
-      }
-      for (int64_t i = hi; i < wph; ++i) row[i] = 0.0f;
-    }
+    split_row_into_phases(base, sx, W, st, s.pad_w, wph, phases + y * wph, H * wph);
   };
   // NCHW: a task per plane. NHWC and NCHW16c: a task per input row of an image, all its channels, so that
   // the row is read from the cache C times (a task per channel read the whole input with a stride of C
@@ -452,17 +461,8 @@ NOVA_INLINE_RUN_LOOPS void depthwise_planes(Plan::Impl& p, const float* input, f
         for (int64_t x = s.pad_w + W; x < wph; ++x) row[x] = 0.0f;
       }
     } else {
-      for (int64_t f = 0; f < st; ++f) {
-        // Phase f's column i is input column i * st + f - pad_w.
-        const auto [lo, hi] = inside_columns(f - s.pad_w, st, W, wph);
-        for (int64_t y = 0; y < H; ++y) {
-          float* row = padded + (f * H + y) * wph;
-          const float* in = plane + y * W + f - s.pad_w;  // + i * st: column i's input
-          for (int64_t i = 0; i < lo; ++i) row[i] = 0.0f;
-          for (int64_t i = lo; i < hi; ++i) row[i] = in[i * st];
-          for (int64_t i = hi; i < wph; ++i) row[i] = 0.0f;
-        }
-      }
+      for (int64_t y = 0; y < H; ++y)
+        split_row_into_phases(plane + y * W, 1, W, st, s.pad_w, wph, padded + y * wph, H * wph);
     }
     thread_local std::vector<const float*> xs;
     thread_local std::vector<float> ws;

@@ -128,6 +128,19 @@ NOVA_INLINE_RUN_LOOPS void im2col_nhwc(const ConvShape& s, const DirectPlan& d, 
   }
 }
 
+// rows x cols values (row stride ld) += bias[0, cols), then ReLU where asked, in place: the two loops without
+// a branch inside, so that they vectorize. max(v, 0) keeps NaN (and -0), as the epilogues' v < 0 test does.
+void add_bias_rows(float* v, int64_t rows, int64_t cols, int64_t ld, const float* bias, bool relu) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float* r = v + i * ld;
+    if (relu) {
+      for (int64_t j = 0; j < cols; ++j) r[j] = std::max(r[j] + bias[j], 0.0f);
+    } else {
+      for (int64_t j = 0; j < cols; ++j) r[j] += bias[j];
+    }
+  }
+}
+
 // Pixels [first, first + count) of a direct GEMM block in one output row: `inside` when every tap of each
 // lies inside the input (their rows are read in place), else copied by the im2col.
 struct BlockRun {
@@ -139,10 +152,11 @@ struct BlockRun {
 // rows in place (DirectPlan::rows_in_place): the block as runs of pixels, those of one output row whose taps
 // all lie inside the input read where they are (one segment per kernel row), the others copied by the
 // im2col (rows of `a` at their own offsets). The GEMM computes the same chain either way
-// (gemm_ukernel_segments).
-void gemm_rows_in_place(const ConvShape& s, const DirectPlan& d, const GemmTable& g, const float* src, int64_t grp,
-                        int64_t q0, int64_t q1, int64_t k0, int64_t k1, float* a, float* mo, int64_t ldm,
-                        std::vector<BlockRun>& runs) {
+// (gemm_ukernel_segments). Where bias is not null (the output written in place), bias[k0, k1) and ReLU
+// follow: in the segments kernel's registers, or as a pass over the copied runs' rows.
+void gemm_rows_in_place(const ConvShape& s, const DirectPlan& d, const GemmTable& g, const float* src,
+                        int64_t grp, int64_t q0, int64_t q1, int64_t k0, int64_t k1, float* a, float* mo,
+                        int64_t ldm, const float* bias, bool relu, std::vector<BlockRun>& runs) {
   const int64_t OH = s.out_h(), OW = s.out_w(), C = s.C, H = s.H, W = s.W;
   runs.clear();
   // Output columns whose S taps all lie inside the input's columns (the first tap in [0, W - S]).
@@ -152,8 +166,8 @@ void gemm_rows_in_place(const ConvShape& s, const DirectPlan& d, const GemmTable
     const int64_t iy0 = oy * s.stride - s.pad_h;
     const bool rows_inside = iy0 >= 0 && iy0 + s.R <= H;
     const int64_t row_start = q - ox;
-    const int64_t cut[4] = {q, std::clamp(row_start + x.lo, q, row_end), std::clamp(row_start + x.hi, q, row_end),
-                            row_end};
+    const int64_t cut[4] = {q, std::clamp(row_start + x.lo, q, row_end),
+                            std::clamp(row_start + x.hi, q, row_end), row_end};
     for (int piece = 0; piece < 3; ++piece)
       if (cut[piece + 1] > cut[piece])
         runs.push_back({cut[piece], cut[piece + 1] - cut[piece], rows_inside && piece == 1});
@@ -165,26 +179,34 @@ void gemm_rows_in_place(const ConvShape& s, const DirectPlan& d, const GemmTable
   const auto kc = static_cast<std::size_t>(d.crs);
   const auto seg_len = static_cast<std::size_t>(s.S * C);
   const auto pixel_stride = static_cast<std::size_t>(s.stride * C);
-  for (int64_t kp = k0; kp < k1; kp += d.panel) {
-    const int64_t width = std::min(d.panel, d.Kgpad - kp);
-    const int nv = static_cast<int>(width / kLanes);
-    const float* b = wg + kp * d.crs;
-    for (const BlockRun& r : runs) {
-      float* c = mo + (r.first - q0) * ldm + kp;
-      if (!r.inside) {
-        panel_gemm(g, r.count, nv, kc, a + (r.first - q0) * d.crs, kc, b, static_cast<std::size_t>(width), c,
-                   static_cast<std::size_t>(ldm), nullptr, 0);
-        continue;
+  // Runs outer, panels inner: a row group's output pixels get all their channels before the next group's,
+  // so the output is written as consecutive lines (one panel at a time over the block wrote lines a pixel
+  // apart, once per panel).
+  for (const BlockRun& r : runs) {
+    float* c = mo + (r.first - q0) * ldm;
+    if (!r.inside) {
+      for (int64_t kp = k0; kp < k1; kp += d.panel) {
+        const int64_t width = std::min(d.panel, d.Kgpad - kp);
+        panel_gemm(g, r.count, static_cast<int>(width / kLanes), kc, a + (r.first - q0) * d.crs, kc,
+                   wg + kp * d.crs, static_cast<std::size_t>(width), c + kp, static_cast<std::size_t>(ldm),
+                   nullptr, 0);
       }
-      const int64_t img = r.first / (OH * OW), oy = r.first / OW % OH, ox = r.first % OW;
-      const float* first = src + ((img * H + oy * s.stride - s.pad_h) * W + ox * s.stride - s.pad_w) * C;
-      for_each_row_group(r.count, g.mr, [&](int64_t i0, int64_t mrows) {
-        const float* seg[kRowsInPlaceMaxKernelRows];
-        for (int64_t u = 0; u < s.R; ++u) seg[u] = first + (u * W) * C + i0 * s.stride * C;
-        g.segments[mrows - 1][nv - 1](static_cast<std::size_t>(s.R), seg_len, seg, pixel_stride, b,
-                                      static_cast<std::size_t>(width), c + i0 * ldm, static_cast<std::size_t>(ldm));
-      });
+      if (bias != nullptr) add_bias_rows(c + k0, r.count, k1 - k0, ldm, bias + k0, relu);
+      continue;
     }
+    const int64_t img = r.first / (OH * OW), oy = r.first / OW % OH, ox = r.first % OW;
+    const float* first = src + ((img * H + oy * s.stride - s.pad_h) * W + ox * s.stride - s.pad_w) * C;
+    for_each_row_group(r.count, g.mr, [&](int64_t i0, int64_t mrows) {
+      const float* seg[kRowsInPlaceMaxKernelRows];
+      for (int64_t u = 0; u < s.R; ++u) seg[u] = first + (u * W) * C + i0 * s.stride * C;
+      for (int64_t kp = k0; kp < k1; kp += d.panel) {
+        const int64_t width = std::min(d.panel, d.Kgpad - kp);
+        g.segments[mrows - 1][width / kLanes - 1](static_cast<std::size_t>(s.R), seg_len, seg, pixel_stride,
+                                                  wg + kp * d.crs, static_cast<std::size_t>(width),
+                                                  bias != nullptr ? bias + kp : nullptr, relu,
+                                                  c + i0 * ldm + kp, static_cast<std::size_t>(ldm));
+      }
+    });
   }
 }
 
@@ -192,19 +214,6 @@ void gemm_rows_in_place(const ConvShape& s, const DirectPlan& d, const GemmTable
 constexpr int64_t kInPlaceMaxCrs = 32;
 // Direct GEMM tasks wanted per thread before a pixel block's output channels are split into parts.
 constexpr int64_t kDirectTasksPerThread = 2;
-
-// rows x k values (row stride k) += bias, then ReLU where asked, in place: the two loops without a
-// branch inside, so that they vectorize. max(v, 0) keeps NaN (and -0), as the epilogues' v < 0 test does.
-void add_bias_rows(float* v, int64_t rows, int64_t k, const float* bias, bool relu) {
-  for (int64_t i = 0; i < rows; ++i) {
-    float* r = v + i * k;
-    if (relu) {
-      for (int64_t j = 0; j < k; ++j) r[j] = std::max(r[j] + bias[j], 0.0f);
-    } else {
-      for (int64_t j = 0; j < k; ++j) r[j] += bias[j];
-    }
-  }
-}
 
 // dst[i] = src[i] + bias, then ReLU where asked, for a run of one output channel (src may be dst): the
 // NCHW-rows and depthwise-planes epilogues. max(v, 0) keeps NaN and -0, as the per-pixel epilogue does.
@@ -760,7 +769,13 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
     float* a = p.thread_scratch[static_cast<std::size_t>(worker)].data();
     float* mo = in_place ? output + q0 * K : a + d.pixel_block * d.crs;
     const int64_t ldm = in_place ? K : d.Kgpad;
-    if (!in_place_rows) {
+    const float* bias = d.bias.data() + grp * d.Kgpad;
+    if (in_place_rows) {
+      // In place, the bias and ReLU come with the GEMM (the part is the whole of K: parts is 1).
+      gemm_rows_in_place(s, d, g, src, grp, q0, q1, k0, k1, a, mo, ldm, in_place ? bias : nullptr, p.relu,
+                         run_lists[static_cast<std::size_t>(worker)]);
+      if (in_place) return;
+    } else {
       im2col_nhwc(s, d, src, grp, q0, q1, a);
       const float* wg = d.W.data() + grp * d.crs * d.Kgpad;
       const auto kc = static_cast<std::size_t>(d.crs);
@@ -769,15 +784,12 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
         panel_gemm(g, rows, static_cast<int>(width / kLanes), kc, a, kc, wg + kp * d.crs,
                    static_cast<std::size_t>(width), mo + kp, static_cast<std::size_t>(ldm), nullptr, 0);
       }
-    } else {
-      gemm_rows_in_place(s, d, g, src, grp, q0, q1, k0, k1, a, mo, ldm, run_lists[static_cast<std::size_t>(worker)]);
+      if (in_place) {
+        add_bias_rows(mo, rows, K, K, bias, p.relu);
+        return;
+      }
     }
     // Epilogue: the part's channels [k0, kn) of the group
-    const float* bias = d.bias.data() + grp * d.Kgpad;
-    if (in_place) {
-      add_bias_rows(mo, rows, K, bias, p.relu);
-      return;
-    }
     const int64_t kn = std::min(k1, d.Kg) - k0;
     if (nchw) {
       store_block_nchw(p, mo + k0, d.Kgpad, q0, q1, bias + k0, grp * d.Kg + k0, kn, output,

@@ -107,6 +107,11 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       // padding past the kernel's reach, two images.
       {make(2, 3, 5, 6, 16, 7, 7, 3, 2, 1, 1), true},
       {make(2, 4, 13, 31, 21, 3, 3, 4, 1, 1, 1), true},
+      // Output channels in whole panels with a reduction of at most 32 (a first layer's): the NHWC GEMM
+      // writes the output itself, the bias and ReLU in the segments kernel for the inside pixels and as a
+      // pass over the im2col's rows for the others.
+      {make(1, 3, 23, 29, 32, 3, 3, 1, 1, 1, 1), true},
+      {make(2, 2, 17, 21, 16, 3, 3, 2, 1, 1, 1), true},
       // Groups of at most 4 channels with output rows of 14 pixels or more read im2col^T's rows from the
       // planes split into column phases (DirectPlan::nchw_phases; above: 23x29 3x3, 30x27 7x7 stride 2
       // (rows of 14), 3 groups of 4 channels at dilation 2, padding past the kernel's reach): stride 3 with

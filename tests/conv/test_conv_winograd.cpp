@@ -232,7 +232,8 @@ TEST(WinogradChoice, FiltersFromMemoryNeverFavourLargerFilters) {
     for (const TileSize& t : default_tiles()) {
       if (t.r != 3) continue;
       const double warm = estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx2, t).ms;
-      const double cold = estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx2, t, 1.0, Precision::kFp32, true).ms;
+      const double cold =
+          estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx2, t, 1.0, Precision::kFp32, true).ms;
       EXPECT_GE(cold, warm) << s.to_string() << " " << t.to_string();
       for (Precision p : {Precision::kBf16, Precision::kInt8})
         EXPECT_EQ(estimate_winograd(s, Layout::kNHWC, 2, Isa::kAvx2, t, 1.0, p, true).ms,
@@ -249,7 +250,8 @@ TEST(WinogradChoice, FiltersFromMemoryNeverFavourLargerFilters) {
     EXPECT_LE(cold.tile->n(), warm.tile->n()) << s.to_string() << ": " << cold_reason;
     if (cold.tile->n() < warm.tile->n()) ++smaller;
     if (N == 1 && ((C == 512 && HW == 7) || (C == 256 && HW == 14))) {
-      EXPECT_LT(cold.tile->n(), warm.tile->n()) << s.to_string() << ": " << warm_reason << " / " << cold_reason;
+      EXPECT_LT(cold.tile->n(), warm.tile->n())
+          << s.to_string() << ": " << warm_reason << " / " << cold_reason;
     }
     EXPECT_NE(cold_reason.find("filters priced at memory's rate"), std::string::npos) << cold_reason;
     EXPECT_EQ(warm_reason.find("memory"), std::string::npos) << warm_reason;
@@ -419,10 +421,33 @@ TEST(DirectKernels, SegmentedRowsGiveThePlainKernelsBitsOnTheirCopy) {
           const std::size_t ldc = width + 16;
           std::vector<float> plain(static_cast<std::size_t>(rows) * ldc, 7.0f), segmented(plain);
           g.fn[rows - 1][nv - 1](kc, copy.data(), kc, b.data(), width, plain.data(), ldc);
-          g.segments[rows - 1][nv - 1](nseg, seg_len, seg.data(), pixel_stride, b.data(), width, segmented.data(),
-                                       ldc);
-          ASSERT_EQ(segmented, plain) << to_string(isa) << " segments=" << nseg << "x" << seg_len
-                                      << " rows=" << rows << " nv=" << nv;
+          g.segments[rows - 1][nv - 1](nseg, seg_len, seg.data(), pixel_stride, b.data(), width, nullptr,
+                                       false, segmented.data(), ldc);
+          ASSERT_EQ(segmented, plain)
+              << to_string(isa) << " segments=" << nseg << "x" << seg_len << " rows=" << rows << " nv=" << nv;
+          // With the epilogue: each column's bias (one NaN, whose column must stay NaN through the ReLU),
+          // then ReLU, bit for bit against the plain sums + bias and the direct path's v < 0 test (which
+          // keeps -0). Columns past the panel (ldc > width) stay as they were.
+          std::vector<float> bias(width);
+          for (float& x : bias) x = d(rng);
+          bias[0] = std::numeric_limits<float>::quiet_NaN();
+          if (width > 3) bias[3] = -0.0f;
+          for (bool relu : {false, true}) {
+            std::vector<float> want(plain), got(static_cast<std::size_t>(rows) * ldc, 7.0f);
+            for (int i = 0; i < rows; ++i)
+              for (std::size_t j = 0; j < width; ++j) {
+                float& w = want[static_cast<std::size_t>(i) * ldc + j];
+                w = w + bias[j];
+                if (relu && w < 0.0f) w = 0.0f;
+              }
+            g.segments[rows - 1][nv - 1](nseg, seg_len, seg.data(), pixel_stride, b.data(), width,
+                                         bias.data(), relu, got.data(), ldc);
+            for (std::size_t e = 0; e < got.size(); ++e)
+              ASSERT_TRUE(std::memcmp(&got[e], &want[e], sizeof(float)) == 0 ||
+                          (std::isnan(got[e]) && std::isnan(want[e])))
+                  << to_string(isa) << " relu=" << relu << " rows=" << rows << " nv=" << nv << " element "
+                  << e << ": " << got[e] << " against " << want[e];
+          }
         }
       }
     }

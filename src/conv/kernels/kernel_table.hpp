@@ -26,9 +26,12 @@ inline constexpr int kMaxGenericN = 16;  // largest n the generic tile path hand
 using GemmFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* b, std::size_t ldb,
                         float* c, std::size_t ldc);
 // As GemmFn over rows of A given in nseg segments of seg_len values (row i of segment s at seg[s] + i*lda),
-// the reduction k = s*seg_len + j in that order: the bits of GemmFn on a copy of the concatenated rows.
-using GemmSegmentsFn = void (*)(std::size_t nseg, std::size_t seg_len, const float* const* seg, std::size_t lda,
-                                const float* b, std::size_t ldb, float* c, std::size_t ldc);
+// the reduction k = s*seg_len + j in that order: the bits of GemmFn on a copy of the concatenated rows. Then,
+// where col_bias is not null, C[i][j] = C[i][j] + col_bias[j] and max(C[i][j], 0) with relu (NaN and -0
+// kept).
+using GemmSegmentsFn = void (*)(std::size_t nseg, std::size_t seg_len, const float* const* seg,
+                                std::size_t lda, const float* b, std::size_t ldb, const float* col_bias,
+                                bool relu, float* c, std::size_t ldc);
 // As GemmFn with row k of B at b_rows[k] + b_offset (16*nv floats, any alignment) instead of b + k*ldb,
 // then C[i][j] = C[i][j] + row_bias[i], and max(C[i][j], 0) with relu (NaN and -0 kept).
 using GemmBRowsFn = void (*)(std::size_t kc, const float* a, std::size_t lda, const float* const* b_rows,

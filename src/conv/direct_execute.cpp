@@ -641,6 +641,10 @@ void execute_depthwise_runs(Plan::Impl& p, const float* input, float* output) {
 void execute_direct(Plan::Impl& p, const float* input, float* output) {
   const ConvShape& s = p.shape;
   const DirectPlan& d = *p.direct;
+  if (d.grouped_lanes) {
+    execute_grouped_lanes(p, input, output);
+    return;
+  }
   if (d.phases) {
     execute_direct_phases(p, input, output);
     return;

@@ -373,6 +373,10 @@ std::string Plan::describe() const {
          (layout() == Layout::kNCHW ? "in bands of rows packed 16 channels at a time)" : "read in place)");
   else if (impl_->direct && impl_->direct->depthwise)
     d += " (depthwise: one input channel per group, taps summed per pixel, no GEMM)";
+  if (impl_->direct && impl_->direct->grouped_lanes)
+    d += " (grouped, output channels in lanes: each group's input channels shuffled out of the loaded "
+         "vectors, tasks of " +
+         std::to_string(impl_->direct->piece) + " channels, input rows staged, no GEMM)";
   if (impl_->direct && impl_->direct->phases)
     d += std::string(" (small filter ") + (layout() == Layout::kNCHW ? "on NCHW" : "over few channels") +
          ": output channels as GEMM rows over panels of pixels, read from the planes split into column "

@@ -250,7 +250,13 @@ struct DirectPlan {
   // stride-2 im2col plans over 128-256 channels, which do not read rows in place, ran 2 % slower in three
   // interleaved runs (AVX2); not explained.
   bool rows_in_place = false;
-  int64_t band = 1;    // output rows per unit of the runs form on NCHW (1 on the other layouts)
+  // Grouped convolutions with Cg == Kg of 2, 4 or 8 on NHWC and NCHW16c tensors: output channels in lanes,
+  // each input pixel expanded into Cg group broadcasts, every (tap, c) a tap of the depthwise_pixels kernel
+  // over them (direct_grouped_lanes.cpp); W is then [tap][c][K], bias [K]; tasks are an image's band of
+  // `band` output rows and `piece` channels.
+  bool grouped_lanes = false;
+  int64_t piece = 0;
+  int64_t band = 1;    // output rows per unit of the runs form on NCHW and of grouped_lanes (else 1)
   AlignedBuffer W;     // [group][panels of crs x width]
   AlignedBuffer bias;  // [group][Kgpad]
 };
@@ -365,6 +371,11 @@ void check_int8_scale(const TensorFormat& format, const std::string& what);
 
 void build_direct(Plan::Impl& p, const float* weights, const float* bias);
 void execute_direct(Plan::Impl& p, const float* input, float* output);
+// The grouped-lanes form (DirectPlan::grouped_lanes, direct_grouped_lanes.cpp): whether a layer can take it,
+// its build (d as build_direct made it: Cg, Kg) and its execute.
+bool grouped_lanes_applies(const ConvShape& s, Layout layout);
+void build_grouped_lanes(Plan::Impl& p, DirectPlan& d, const float* weights, const float* bias);
+void execute_grouped_lanes(Plan::Impl& p, const float* input, float* output);
 
 // Floats of a worker's input stage (thread_stage) for the in-place reads (winograd_execute.cpp).
 std::size_t input_stage_floats(const WinogradPlan& w);

@@ -221,15 +221,19 @@ TEST(BlockedLayout, DirectPathAndTypedTensors) {
   const ConvShape few_pixels{1, 160, 11, 9, 290, 3, 3, 1, 1, 2};
   // Grouped with rows of 14 pixels or more and at most 8 output channels per group (4 at stride 2): the
   // column phases, each output row's channels of every group transposed into the blocks (a last block of 4
-  // channels; stride 2 with 6 groups of 4); 8 per group at stride 2 keeps the pixel rows.
+  // channels); as many output as input channels per group, 4 (6 groups) or 8 (3 groups) at stride 2, the
+  // grouped-lanes form (more: DirectFallback.GroupedLanesGiveTheNchwBits).
   ConvShape grouped_phases{2, 40, 9, 23, 36, 3, 3, 1, 1};
   grouped_phases.groups = 4;
   ConvShape grouped_phases_strided{1, 24, 12, 40, 24, 3, 3, 1, 1, 2};
   grouped_phases_strided.groups = 6;
   ConvShape grouped_strided{1, 24, 12, 40, 24, 3, 3, 1, 1, 2};
   grouped_strided.groups = 3;
+  // Grouped lanes over more than one channel block with a last one of 4 channels (5 groups of 4), dilation 2.
+  ConvShape grouped_lanes{2, 20, 9, 17, 20, 3, 3, 2, 2, 1, 2};
+  grouped_lanes.groups = 5;
   for (const ConvShape& s : {strided, grouped, depthwise, depthwise_runs, depthwise_runs_strided, few_pixels,
-                             grouped_phases, grouped_phases_strided, grouped_strided}) {
+                             grouped_phases, grouped_phases_strided, grouped_strided, grouped_lanes}) {
     const testing::Problem p = testing::random_problem(s, 5);
     PlanOptions o;
     o.threads = 2;
@@ -239,12 +243,13 @@ TEST(BlockedLayout, DirectPathAndTypedTensors) {
     EXPECT_TRUE(padding_lanes_zero(out16, s)) << s.to_string();
     EXPECT_TRUE(same_bits(back_to_nchw(out16, s), nchw)) << s.to_string();
     o.layout = Layout::kNCHW16c;
-    const bool phases = s.groups > 1 && s.C / s.groups > 1 && s.C / s.groups <= 32 &&
+    const int64_t cg = s.C / s.groups;
+    const bool lanes = s.groups > 1 && s.K == s.C && (cg == 2 || cg == 4 || cg == 8);
+    const bool phases = !lanes && s.groups > 1 && cg > 1 && cg <= 32 &&
                         s.K / s.groups <= (s.stride == 1 ? 8 : 4) && s.out_w() >= 14;
-    EXPECT_EQ(Plan::create(s, p.weights.data(), p.bias.data(), o).describe().find("column phases") !=
-                  std::string::npos,
-              phases)
-        << s.to_string();
+    const std::string described = Plan::create(s, p.weights.data(), p.bias.data(), o).describe();
+    EXPECT_EQ(described.find("column phases") != std::string::npos, phases) << described;
+    EXPECT_EQ(described.find("output channels in lanes") != std::string::npos, lanes) << described;
     o.layout = Layout::kNCHW;
     if (s.groups == s.C && s.K == s.C) {
       o.layout = Layout::kNCHW16c;

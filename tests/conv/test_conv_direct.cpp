@@ -168,7 +168,11 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
           << nhwc_plan->describe();
       // NHWC takes the column phases only with groups (then with output rows transposed).
       const int64_t kg = c.shape.K / c.shape.groups;
-      const bool nhwc_phases = c.rows && c.shape.groups > 1 && c.shape.C / c.shape.groups > 1 &&
+      const int64_t cg = c.shape.C / c.shape.groups;
+      const bool lanes = c.shape.groups > 1 && c.shape.K == c.shape.C && (cg == 2 || cg == 4 || cg == 8);
+      EXPECT_EQ(nhwc_plan->describe().find("output channels in lanes") != std::string::npos, lanes)
+          << nhwc_plan->describe();
+      const bool nhwc_phases = !lanes && c.rows && c.shape.groups > 1 && c.shape.C / c.shape.groups > 1 &&
                                c.shape.C / c.shape.groups <= 32 && kg <= (c.shape.stride == 1 ? 8 : 4) &&
                                c.shape.out_w() >= 14;
       EXPECT_EQ(nhwc_plan->describe().find("output rows transposed") != std::string::npos, nhwc_phases)
@@ -217,6 +221,49 @@ TEST(DirectFallback, FewPixelsSplitOutputChannelsWithTheSameBits) {
       }
     }
   }
+}
+
+// Grouped convolutions with 2, 4 or 8 channels per group in and out take the grouped-lanes form on NHWC
+// (output channels in lanes, kernels/grouped_lanes_template.hpp) and say so: the NCHW form's bits (the
+// same (u, v, c) chain), the float64 reference's values, the same bits at 1-3 threads, every kernel path.
+// Cases: 3x3 at strides 1 and 2 (the unrolled four-pixel form) over rows whose length leaves 1-3 pixels
+// after the fours, stride 3, dilation 2, 5x5 and 1x3 kernels (one pixel at a time), padding past the
+// kernel's reach, images narrower than the kernel, K not a multiple of 16 (a last partial vector of 12
+// or 8 channels), more than one piece of 64 channels, batch 2; relu with and without bias.
+TEST(DirectFallback, GroupedLanesGiveTheNchwBits) {
+  const ConvShape shapes[] = {
+      make(1, 128, 9, 19, 128, 3, 3, 1, 1, 1, 32),  // ResNeXt's 4 per group, two pieces
+      make(2, 24, 11, 14, 24, 3, 3, 1, 2, 1, 3),    // 8 per group at stride 2, a partial vector of 8
+      make(1, 12, 7, 9, 12, 3, 3, 2, 1, 1, 6),      // 2 per group, 12 channels, padding 2
+      make(1, 40, 13, 10, 40, 3, 3, 3, 3, 2, 5),    // stride 3, dilation 2, padding past the reach
+      make(2, 16, 9, 7, 16, 5, 5, 2, 1, 1, 4),      // 5x5
+      make(1, 32, 5, 3, 32, 3, 3, 1, 1, 1, 4),      // an image narrower than four pixels
+      make(1, 8, 6, 11, 8, 1, 3, 0, 2, 1, 2),       // 1x3 at stride 2
+  };
+  for (const ConvShape& s : shapes)
+    for (bool with_bias : {true, false}) {
+      const testing::Problem p = testing::random_problem(s, 45, with_bias);
+      for (Isa isa : testing::runnable_isas()) {
+        PlanOptions o;
+        o.isa = isa;
+        o.algorithm = AlgorithmChoice::kDirect;
+        o.relu = true;
+        o.threads = 2;
+        o.layout = Layout::kNCHW;
+        const std::vector<float> nchw = testing::run(p, o);
+        o.layout = Layout::kNHWC;
+        std::optional<Plan> plan;
+        const std::vector<float> nhwc = testing::run(p, o, &plan);
+        SCOPED_TRACE(s.to_string() + " " + to_string(isa) + (with_bias ? " bias" : ""));
+        EXPECT_NE(plan->describe().find("output channels in lanes"), std::string::npos) << plan->describe();
+        EXPECT_TRUE(nchw_to_nhwc(std::span<const float>(nchw), s.N, s.K, s.out_h(), s.out_w()) == nhwc);
+        EXPECT_LT(testing::rel_l2(nhwc, testing::reference(p, Layout::kNHWC, true)), 1e-6);
+        for (int threads : {1, 3}) {
+          o.threads = threads;
+          ASSERT_EQ(testing::run(p, o), nhwc) << "threads=" << threads;
+        }
+      }
+    }
 }
 
 // The automatic choice picks something and it is correct (whatever it picks).

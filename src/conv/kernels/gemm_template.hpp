@@ -13,6 +13,7 @@
 
 #include "assume_kc.hpp"
 #include "depthwise_template.hpp"
+#include "grouped_lanes_template.hpp"
 #include "kernel_table.hpp"
 
 namespace nova::conv::kernels_impl {
@@ -164,6 +165,9 @@ GemmTable make_gemm_table() {
   t.depthwise = &depthwise_pixel<V>;
   t.depthwise_row = &depthwise_row<V>;
   t.depthwise_pixels = &depthwise_pixels<V>;
+  t.grouped_lanes[0] = &grouped_lanes<V, 2>;
+  t.grouped_lanes[1] = &grouped_lanes<V, 4>;
+  t.grouped_lanes[2] = &grouped_lanes<V, 8>;
   return t;
 }
 

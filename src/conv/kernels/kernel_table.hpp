@@ -111,6 +111,14 @@ using DepthwisePixelsFn = void (*)(const float* const* x, const float* const* w,
                                    std::ptrdiff_t x_step, std::size_t count, std::size_t channels,
                                    const float* bias, bool relu, bool pad_lanes, float* out,
                                    std::ptrdiff_t out_step);
+// A run of output pixels of a grouped convolution with CG (2, 4, 8: grouped_lanes[0..2]) input and output
+// channels per group, output channels in lanes, NHWC or one NCHW16c block, bias and ReLU fused, from R
+// input rows holding every tap (kernels/grouped_lanes_template.hpp): the sums in the direct path's
+// (u, v, c) order.
+using GroupedLanesFn = void (*)(const float* const* rows, std::size_t R, std::size_t S, std::size_t stride,
+                                std::size_t dilation, std::ptrdiff_t pix, const float* w, std::size_t ldw,
+                                std::size_t count, std::size_t channels, const float* bias, bool relu,
+                                bool pad_lanes, float* out, std::ptrdiff_t out_step);
 
 struct GemmTable {
   int mr = 0;                                       // largest rows
@@ -122,6 +130,7 @@ struct GemmTable {
   DepthwiseFn depthwise = nullptr;         // the direct path's depthwise form (one input channel per group)
   DepthwiseRowFn depthwise_row = nullptr;  // its NCHW form at stride 1
   DepthwisePixelsFn depthwise_pixels = nullptr;  // its NHWC and NCHW16c form, runs of pixels
+  GroupedLanesFn grouped_lanes[3] = {};          // grouped, 2, 4 or 8 channels per group in and out
 };
 
 // The input transforms' bf16-bits stores by vcvtneps2bf16 (kernels/avx512bf16/, AVX512-BF16 CPUs):

@@ -173,6 +173,18 @@ struct VecAvx2 {
     return {_mm256_max_ps(_mm256_setzero_ps(), a.lo),
             _mm256_max_ps(_mm256_setzero_ps(), a.hi)};  // NaN propagates
   }
+  // Lane i = lane (i / CG) * CG + C of x (CG 2, 4 or 8): each group of CG lanes holds its C-th value.
+  // In-lane shuffles by an immediate where a group lies within 128 bits, else one permute per half.
+  template <int CG, int C>
+  static VecAvx2 group_broadcast(VecAvx2 x) {
+    if constexpr (CG == 8) {
+      const __m256i idx = _mm256_set1_epi32(C);
+      return {_mm256_permutevar8x32_ps(x.lo, idx), _mm256_permutevar8x32_ps(x.hi, idx)};
+    } else {
+      constexpr int imm = CG == 4 ? C * 0x55 : C | C << 2 | (2 + C) << 4 | (2 + C) << 6;
+      return {_mm256_permute_ps(x.lo, imm), _mm256_permute_ps(x.hi, imm)};
+    }
+  }
 };
 
 // 8 floats in one AVX2 register: the FP32 tile transforms run the 16 lanes of a channel block as two

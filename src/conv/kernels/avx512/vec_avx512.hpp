@@ -142,6 +142,20 @@ struct VecAvx512 {
     const __m512 z = _mm512_setzero_ps();
     return {_mm512_mask_max_ps(z, static_cast<__mmask16>(0xFFFF), z, a.v)};
   }
+  // Lane i = lane (i / CG) * CG + C of x (CG 2, 4 or 8): each group of CG lanes holds its C-th value.
+  // In-lane shuffles by an immediate where a group lies within 128 bits, else one permute.
+  template <int CG, int C>
+  static VecAvx512 group_broadcast(VecAvx512 x) {
+    if constexpr (CG == 8) {
+      return {_mm512_mask_permutexvar_ps(
+          x.v, static_cast<__mmask16>(0xFFFF),
+          _mm512_setr_epi32(C, C, C, C, C, C, C, C, 8 + C, 8 + C, 8 + C, 8 + C, 8 + C, 8 + C, 8 + C, 8 + C),
+          x.v)};
+    } else {
+      constexpr int imm = CG == 4 ? C * 0x55 : C | C << 2 | (2 + C) << 4 | (2 + C) << 6;
+      return {_mm512_mask_permute_ps(x.v, static_cast<__mmask16>(0xFFFF), x.v, imm)};  // masked: see relu
+    }
+  }
 };
 
 }  // namespace

@@ -12,7 +12,9 @@ struct VecPortable {
   float v[16];
   // The int8 GEMM's V operand written by the input transform (kernel_table.hpp, InputTileInt8Fn).
   using Int8Tally = Int8TallyScalar;
-  static void store_int8(uint8_t* p, const VecPortable& x, float inv, Int8Tally& t) { int8_codes16(x.v, p, inv, t); }
+  static void store_int8(uint8_t* p, const VecPortable& x, float inv, Int8Tally& t) {
+    int8_codes16(x.v, p, inv, t);
+  }
   static int64_t int8_result(const Int8Tally& t, int* bad) { return int8_tally_result(t, bad); }
   static void amax_into(float* m, const VecPortable& x) { lane_amax16(m, x.v); }
   static VecPortable zero() { return VecPortable{}; }
@@ -68,6 +70,13 @@ struct VecPortable {
   static VecPortable relu(const VecPortable& a) {
     VecPortable r;
     for (int i = 0; i < 16; ++i) r.v[i] = a.v[i] < 0.0f ? 0.0f : a.v[i];  // NaN propagates
+    return r;
+  }
+  // Lane i = lane (i / CG) * CG + C of x: each group of CG lanes holds its C-th value.
+  template <int CG, int C>
+  static VecPortable group_broadcast(const VecPortable& x) {
+    VecPortable r;
+    for (int i = 0; i < 16; ++i) r.v[i] = x.v[i / CG * CG + C];
     return r;
   }
 };

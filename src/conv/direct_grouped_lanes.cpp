@@ -46,13 +46,18 @@ void build_grouped_lanes(Plan::Impl& p, DirectPlan& d, const float* weights, con
   const int64_t K = s.K, taps = s.R * s.S, cg = d.Cg;
   d.grouped_lanes = true;
   d.piece = p.layout == Layout::kNHWC ? std::min(round_up(K, kLanes), kGroupedLanesPiece) : kLanes;
-  // W as [tap (u, v)][c][K]: output channel k = g*Cg + j's weight on its group's input channel c.
-  d.W.resize(static_cast<std::size_t>(taps * cg * K));
+  // W as [chunk of 16 output channels][u][v][c][16]: output channel k = g*Cg + j's weight on its group's
+  // input channel c, zeros past K (the kernel's offsets inside a chunk are then compile-time constants).
+  const int64_t chunks = ceil_div(K, kLanes);
+  d.W.resize(static_cast<std::size_t>(chunks * taps * cg * kLanes));
+  std::fill(d.W.data(), d.W.data() + d.W.size(), 0.0f);
   for (int64_t k = 0; k < K; ++k)
     for (int64_t c = 0; c < cg; ++c)
-      for (int64_t t = 0; t < taps; ++t) d.W.data()[(t * cg + c) * K + k] = weights[(k * cg + c) * taps + t];
-  d.bias.resize(static_cast<std::size_t>(K));
-  for (int64_t k = 0; k < K; ++k) d.bias.data()[k] = bias != nullptr ? bias[k] : 0.0f;
+      for (int64_t t = 0; t < taps; ++t)
+        d.W.data()[((k / kLanes * taps + t) * cg + c) * kLanes + k % kLanes] =
+            weights[(k * cg + c) * taps + t];
+  d.bias.resize(static_cast<std::size_t>(chunks * kLanes));
+  for (int64_t k = 0; k < chunks * kLanes; ++k) d.bias.data()[k] = bias != nullptr && k < K ? bias[k] : 0.0f;
   // Bands of output rows: as many rows as keep the staged rows within kGroupedLanesBandBytes, fewer where
   // that leaves a thread without kGroupedLanesTasksPerThread tasks.
   const int64_t row_bytes = staged_row_width(s) * d.piece * static_cast<int64_t>(sizeof(float));
@@ -84,44 +89,55 @@ void execute_grouped_lanes(Plan::Impl& p, const float* input, float* output) {
     const int64_t iy0 = oy0 * s.stride - s.pad_h,
                   rows = (oy1 - oy0 - 1) * s.stride + (s.R - 1) * s.dilation + 1;
     float* stage = p.thread_scratch[static_cast<std::size_t>(worker)].data();
-    // The band's input rows, `piece` floats a pixel, with the zero padding (rows and columns outside the
-    // input, and lanes past the channels) as zeros. Read in place instead (the edge pixels' windows copied),
-    // NHWC rows of 256-512 channels ran 1.2-1.6x slower: each task reads a quarter of every pixel, 1-2 KB
-    // apart (docs/engine.md, "Session 27").
+    // The band's input rows, chunk after chunk of 16 channels (16 floats a pixel), with the zero padding
+    // (rows and columns outside the input, lanes past the channels) as zeros. Read in place instead (the
+    // edge pixels' windows copied), NHWC rows of 256-512 channels ran 1.2-1.6x slower: each task reads a
+    // quarter of every pixel, 1-2 KB apart (docs/engine.md, "Session 27").
+    const int64_t chunks = ceil_div(channels, kLanes), row_chunk = wx * kLanes;
     const int64_t x_lo = std::clamp<int64_t>(s.pad_w, 0, wx),
                   x_hi = std::clamp<int64_t>(s.pad_w + W, x_lo, wx);
     for (int64_t r = 0; r < rows; ++r) {
-      float* row = stage + r * wx * piece;
+      float* row = stage + r * chunks * row_chunk;
       const int64_t iy = iy0 + r;
       if (iy < 0 || iy >= H) {
-        std::fill(row, row + wx * piece, 0.0f);
+        std::fill(row, row + chunks * row_chunk, 0.0f);
         continue;
       }
-      std::fill(row, row + x_lo * piece, 0.0f);
-      std::fill(row + x_hi * piece, row + wx * piece, 0.0f);
-      if (nhwc) {
-        // A loop, not std::copy: a library call per pixel of 16-64 floats was a third of the time.
-        const float* src = input + ((img * H + iy) * W + x_lo - s.pad_w) * C + k0;
-        for (int64_t xc = x_lo; xc < x_hi; ++xc, src += C) {
-          float* dst = row + xc * piece;
-          for (int64_t i = 0; i < channels; ++i) dst[i] = src[i];
-          for (int64_t i = channels; i < piece; ++i) dst[i] = 0.0f;
+      for (int64_t q = 0; q < chunks; ++q) {
+        float* rq = row + q * row_chunk;
+        std::fill(rq, rq + x_lo * kLanes, 0.0f);
+        std::fill(rq + x_hi * kLanes, rq + row_chunk, 0.0f);
+        if (nhwc) {
+          // A loop, not std::copy: a library call per pixel of 16-64 floats was a third of the time.
+          const int64_t lanes = std::min<int64_t>(kLanes, channels - q * kLanes);
+          const float* src = input + ((img * H + iy) * W + x_lo - s.pad_w) * C + k0 + q * kLanes;
+          for (int64_t xc = x_lo; xc < x_hi; ++xc, src += C) {
+            float* dst = rq + xc * kLanes;
+            for (int64_t i = 0; i < lanes; ++i) dst[i] = src[i];
+            for (int64_t i = lanes; i < kLanes; ++i) dst[i] = 0.0f;
+          }
+        } else {  // one channel block: the row's pixels are contiguous
+          const float* src = input + (((img * blocks + pc) * H + iy) * W + x_lo - s.pad_w) * kLanes;
+          std::copy(src, src + (x_hi - x_lo) * kLanes, rq + x_lo * kLanes);
+          // The last block's padding lanes as zeros whatever the tensor holds there: they meet zero weights,
+          // and a NaN there would make the output's padding lanes NaN.
+          if (channels < kLanes)
+            for (int64_t xc = x_lo; xc < x_hi; ++xc)
+              std::fill(rq + xc * kLanes + channels, rq + (xc + 1) * kLanes, 0.0f);
         }
-      } else {  // one channel block: the row's pixels are contiguous, padding lanes included
-        const float* src = input + (((img * blocks + pc) * H + iy) * W + x_lo - s.pad_w) * kLanes;
-        std::copy(src, src + (x_hi - x_lo) * kLanes, row + x_lo * kLanes);
       }
     }
     const float* row_ptrs[kGroupedLanesMaxKernelRows];
+    const float* w = d.W.data() + k0 / kLanes * s.R * s.S * d.Cg * kLanes;
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       for (int64_t u = 0; u < s.R; ++u)
-        row_ptrs[u] = stage + ((oy - oy0) * s.stride + u * s.dilation) * wx * piece;
+        row_ptrs[u] = stage + ((oy - oy0) * s.stride + u * s.dilation) * chunks * row_chunk;
       float* out = nhwc ? output + ((img * OH + oy) * OW) * K + k0
                         : output + (((img * blocks + pc) * OH + oy) * OW) * kLanes;
       kernel(row_ptrs, static_cast<std::size_t>(s.R), static_cast<std::size_t>(s.S),
-             static_cast<std::size_t>(s.stride), static_cast<std::size_t>(s.dilation), piece, d.W.data() + k0,
-             static_cast<std::size_t>(K), static_cast<std::size_t>(OW), static_cast<std::size_t>(channels),
-             d.bias.data() + k0, p.relu, !nhwc, out, nhwc ? K : kLanes);
+             static_cast<std::size_t>(s.stride), static_cast<std::size_t>(s.dilation),
+             static_cast<std::size_t>(row_chunk), w, static_cast<std::size_t>(OW),
+             static_cast<std::size_t>(channels), d.bias.data() + k0, p.relu, !nhwc, out, nhwc ? K : kLanes);
     }
   };
   p.pool->run(static_cast<std::size_t>(s.N * pieces * bands), p.charged(Stage::kDirect, task_fn));

@@ -113,10 +113,11 @@ using DepthwisePixelsFn = void (*)(const float* const* x, const float* const* w,
                                    std::ptrdiff_t out_step);
 // A run of output pixels of a grouped convolution with CG (2, 4, 8: grouped_lanes[0..2]) input and output
 // channels per group, output channels in lanes, NHWC or one NCHW16c block, bias and ReLU fused, from R
-// input rows holding every tap (kernels/grouped_lanes_template.hpp): the sums in the direct path's
+// staged input rows (chunks of 16 channels row_chunk floats apart, 16 floats a pixel, every tap inside)
+// and weights as [chunk][u][v][c][16] (kernels/grouped_lanes_template.hpp): the sums in the direct path's
 // (u, v, c) order.
 using GroupedLanesFn = void (*)(const float* const* rows, std::size_t R, std::size_t S, std::size_t stride,
-                                std::size_t dilation, std::ptrdiff_t pix, const float* w, std::size_t ldw,
+                                std::size_t dilation, std::size_t row_chunk, const float* w,
                                 std::size_t count, std::size_t channels, const float* bias, bool relu,
                                 bool pad_lanes, float* out, std::ptrdiff_t out_step);
 

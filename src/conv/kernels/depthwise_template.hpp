@@ -44,20 +44,28 @@ void depthwise_pixel(const float* const* x, const float* const* w, std::size_t t
 // 0 + 0), else only the channels.
 inline constexpr std::size_t kDepthwisePieceChannels = 128;
 
+// The lanes-in-channels epilogue (depthwise_pixels, grouped_lanes): acc + b, then V::relu where asked,
+// stored as `rest` channels at o, or all 16 lanes with pad_lanes (NCHW16c's last block).
+template <class V>
+[[gnu::always_inline]] inline void store_biased_lanes(V acc, V b, bool relu, bool pad_lanes, float* o,
+                                                      std::size_t rest) {
+  acc = V::add(acc, b);
+  if (relu) acc = V::relu(acc);
+  if (rest == 16 || pad_lanes) {
+    V::store(o, acc);
+  } else {
+    alignas(64) float ob[16];
+    V::store(ob, acc);
+    for (std::size_t i = 0; i < rest; ++i) o[i] = ob[i];
+  }
+}
+
 template <class V>
 void depthwise_pixels(const float* const* x, const float* const* w, std::size_t taps, std::ptrdiff_t x_step,
                       std::size_t count, std::size_t channels, const float* bias, bool relu, bool pad_lanes,
                       float* out, std::ptrdiff_t out_step) {
   const auto finish = [&](V acc, V b, float* o, std::size_t rest) {
-    acc = V::add(acc, b);
-    if (relu) acc = V::relu(acc);
-    if (rest == 16 || pad_lanes) {
-      V::store(o, acc);
-    } else {
-      alignas(64) float ob[16];
-      V::store(ob, acc);
-      for (std::size_t i = 0; i < rest; ++i) o[i] = ob[i];
-    }
+    store_biased_lanes(acc, b, relu, pad_lanes, o, rest);
   };
   // Pixels outer, channels inner, over pieces of kDepthwisePieceChannels: each pass reads its pixels'
   // channels as contiguous runs (NHWC), and a piece's windows stay in the L1 cache for the next pixels,

@@ -25,6 +25,8 @@
 
 #include <cstddef>
 
+#include "depthwise_template.hpp"
+
 namespace nova::conv::kernels_impl {
 
 // acc += group_broadcast<CG, c>(x) * w[16 * c] for c = C .. CG-1, in that order.
@@ -56,16 +58,8 @@ void grouped_lanes_run(const float* const* rows, std::size_t R, std::size_t S_an
                        std::ptrdiff_t out_step) {
   const std::size_t chunks = (channels + 15) / 16, w_chunk = R * S_any * CG * 16;
   const auto finish = [&](V acc, std::size_t q, float* o) {
-    acc = V::add(acc, V::load(bias + 16 * q));
-    if (relu) acc = V::relu(acc);
-    const std::size_t rest = channels - 16 * q < 16 ? channels - 16 * q : 16;
-    if (rest == 16 || pad_lanes) {
-      V::store(o, acc);
-    } else {
-      alignas(64) float ob[16];
-      V::store(ob, acc);
-      for (std::size_t i = 0; i < rest; ++i) o[i] = ob[i];
-    }
+    store_biased_lanes(acc, V::load(bias + 16 * q), relu, pad_lanes, o,
+                       channels - 16 * q < 16 ? channels - 16 * q : 16);
   };
   const auto at = [&](std::size_t p, std::size_t q) {
     return out + static_cast<std::ptrdiff_t>(p) * out_step + static_cast<std::ptrdiff_t>(16 * q);

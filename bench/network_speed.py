@@ -1,11 +1,12 @@
 """Whole networks through the PyTorch drop-in against PyTorch itself, side by side in one run.
 
     .venv/bin/python bench/network_speed.py [--threads 2] [--reps 5] [--batch 1] [--tile 6,3]
-        [--precision fp32] [--direct] [--fuse-bn] [--json out.json]
+        [--precision fp32] [--direct] [--fuse-bn] [--networks vgg16,resnet18,resnext50] [--json out.json]
 
 Two ImageNet-shaped feature extractors with random weights (no torchvision needed; the speed does not
 depend on the values): VGG-16's 13 convolutions with its max-pools, and ResNet-18 (7x7 stride-2 stem,
-basic blocks with batch norm, 1x1 stride-2 shortcuts), both on 1x3x224x224 by default, in eval mode.
+basic blocks with batch norm, 1x1 stride-2 shortcuts), both on 1x3x224x224 by default, in eval mode; and on
+request ResNeXt-50 (32x4d), whose 3x3 convolutions are grouped (4-32 channels per group).
 Every eligible Conv2d (3x3 stride 1: 13 of VGG-16's 13, 13 of ResNet-18's 20) is replaced with
 nova.torch.replace_conv2d; the rest stay PyTorch's. Each variant is timed as the median of 10 forward
 passes after 3 warm-up passes, the variants in rotating order within each repetition, so that a drifting
@@ -73,6 +74,44 @@ def resnet18_features():
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1))
 
 
+class Bottleneck(nn.Module):
+    """ResNeXt's block: 1x1 to `width`, 3x3 grouped (32 groups) with the stride, 1x1 to `cout`, batch norms."""
+
+    def __init__(self, cin, width, cout, stride, groups=32):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, width, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.conv2 = nn.Conv2d(width, width, 3, stride, 1, groups=groups, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
+        self.bn3 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)))
+        y = self.bn3(self.conv3(y))
+        return torch.relu(y + (x if self.down is None else self.down(x)))
+
+
+def resnext50_features():
+    """ResNeXt-50 (32x4d): blocks 3, 4, 6, 3; grouped 3x3 widths 128-1024 (4-32 channels per group)."""
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    c = 64
+    for i, blocks in enumerate([3, 4, 6, 3]):
+        width, cout = 128 << i, 256 << i
+        for b in range(blocks):
+            layers.append(Bottleneck(c, width, cout, 2 if b == 0 and i > 0 else 1))
+            c = cout
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1))
+
+
+NETWORKS = {"vgg16": ("VGG-16 features", vgg16_features), "resnet18": ("ResNet-18 features", resnet18_features),
+            "resnext50": ("ResNeXt-50 (32x4d) features", resnext50_features)}
+
+
 def randomize(model, seed):
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
@@ -113,6 +152,9 @@ def main():
     ap.add_argument("--direct", action="store_true",
                     help="also time a third variant: replace_conv2d(direct=True), the layers Winograd cannot take "
                          "on nova's direct path (fp32)")
+    ap.add_argument("--networks", default="vgg16,resnet18",
+                    help="comma-separated, of " + ", ".join(NETWORKS) + " (resnext50: its 3x3 layers are grouped, "
+                         "so only --direct puts them on nova)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -124,7 +166,10 @@ def main():
     if args.fuse_bn:
         print("batch norms folded into the convolutions (torch.fx fuse) for both")
     results = []
-    for name, make in (("VGG-16 features", vgg16_features), ("ResNet-18 features", resnet18_features)):
+    unknown = [n for n in args.networks.split(",") if n not in NETWORKS]
+    if unknown:
+        ap.error(f"unknown network(s) {', '.join(unknown)}; choose from {', '.join(NETWORKS)}")
+    for name, make in (NETWORKS[n] for n in args.networks.split(",")):
         ref = randomize(make(), 1)
         if args.fuse_bn:
             ref = fx_fuse(ref.eval())

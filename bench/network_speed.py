@@ -48,6 +48,18 @@ def vgg16_features():
     return nn.Sequential(*layers)
 
 
+def resnet_stem():
+    """The 7x7 stride-2 convolution, batch norm, ReLU and 3x3 stride-2 max-pool of ResNet and ResNeXt."""
+    return [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+
+
+def shortcut(cin, cout, stride):
+    """A residual block's projection (1x1 convolution and batch norm) where the shapes change, else None."""
+    if stride == 1 and cin == cout:
+        return None
+    return nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+
 class BasicBlock(nn.Module):
     def __init__(self, cin, cout, stride):
         super().__init__()
@@ -55,9 +67,7 @@ class BasicBlock(nn.Module):
         self.bn1 = nn.BatchNorm2d(cout)
         self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
         self.bn2 = nn.BatchNorm2d(cout)
-        self.down = None
-        if stride != 1 or cin != cout:
-            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+        self.down = shortcut(cin, cout, stride)
 
     def forward(self, x):
         y = torch.relu(self.bn1(self.conv1(x)))
@@ -66,7 +76,7 @@ class BasicBlock(nn.Module):
 
 
 def resnet18_features():
-    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    layers = resnet_stem()
     c = 64
     for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
         layers += [BasicBlock(c, cout, stride), BasicBlock(cout, cout, 1)]
@@ -85,9 +95,7 @@ class Bottleneck(nn.Module):
         self.bn2 = nn.BatchNorm2d(width)
         self.conv3 = nn.Conv2d(width, cout, 1, bias=False)
         self.bn3 = nn.BatchNorm2d(cout)
-        self.down = None
-        if stride != 1 or cin != cout:
-            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+        self.down = shortcut(cin, cout, stride)
 
     def forward(self, x):
         y = torch.relu(self.bn1(self.conv1(x)))
@@ -98,7 +106,7 @@ class Bottleneck(nn.Module):
 
 def resnext50_features():
     """ResNeXt-50 (32x4d): blocks 3, 4, 6, 3; grouped 3x3 widths 128-1024 (4-32 channels per group)."""
-    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1)]
+    layers = resnet_stem()
     c = 64
     for i, blocks in enumerate([3, 4, 6, 3]):
         width, cout = 128 << i, 256 << i

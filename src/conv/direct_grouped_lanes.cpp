@@ -29,6 +29,11 @@ constexpr int64_t kGroupedLanesTasksPerThread = 4;
 // Kernel rows (a row pointer each, on the stack).
 constexpr int64_t kGroupedLanesMaxKernelRows = 16;
 
+// Floats of one 16-channel chunk of W ([chunk][u][v][c][16]).
+int64_t chunk_weight_floats(const ConvShape& s, int64_t cg) {
+  return s.R * s.S * cg * kLanes;
+}
+
 int64_t staged_row_width(const ConvShape& s) {
   return (s.out_w() - 1) * s.stride + (s.S - 1) * s.dilation + 1;
 }
@@ -48,13 +53,13 @@ void build_grouped_lanes(Plan::Impl& p, DirectPlan& d, const float* weights, con
   d.piece = p.layout == Layout::kNHWC ? std::min(round_up(K, kLanes), kGroupedLanesPiece) : kLanes;
   // W as [chunk of 16 output channels][u][v][c][16]: output channel k = g*Cg + j's weight on its group's
   // input channel c, zeros past K (the kernel's offsets inside a chunk are then compile-time constants).
-  const int64_t chunks = ceil_div(K, kLanes);
-  d.W.resize(static_cast<std::size_t>(chunks * taps * cg * kLanes));
+  const int64_t chunks = ceil_div(K, kLanes), per_chunk = chunk_weight_floats(s, cg);
+  d.W.resize(static_cast<std::size_t>(chunks * per_chunk));
   std::fill(d.W.data(), d.W.data() + d.W.size(), 0.0f);
   for (int64_t k = 0; k < K; ++k)
     for (int64_t c = 0; c < cg; ++c)
       for (int64_t t = 0; t < taps; ++t)
-        d.W.data()[((k / kLanes * taps + t) * cg + c) * kLanes + k % kLanes] =
+        d.W.data()[k / kLanes * per_chunk + (t * cg + c) * kLanes + k % kLanes] =
             weights[(k * cg + c) * taps + t];
   d.bias.resize(static_cast<std::size_t>(chunks * kLanes));
   for (int64_t k = 0; k < chunks * kLanes; ++k) d.bias.data()[k] = bias != nullptr && k < K ? bias[k] : 0.0f;
@@ -128,7 +133,7 @@ void execute_grouped_lanes(Plan::Impl& p, const float* input, float* output) {
       }
     }
     const float* row_ptrs[kGroupedLanesMaxKernelRows];
-    const float* w = d.W.data() + k0 / kLanes * s.R * s.S * d.Cg * kLanes;
+    const float* w = d.W.data() + k0 / kLanes * chunk_weight_floats(s, d.Cg);
     for (int64_t oy = oy0; oy < oy1; ++oy) {
       for (int64_t u = 0; u < s.R; ++u)
         row_ptrs[u] = stage + ((oy - oy0) * s.stride + u * s.dilation) * chunks * row_chunk;

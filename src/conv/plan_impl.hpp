@@ -251,9 +251,9 @@ struct DirectPlan {
   // interleaved runs (AVX2); not explained.
   bool rows_in_place = false;
   // Grouped convolutions with Cg == Kg of 2, 4 or 8 on NHWC and NCHW16c tensors: output channels in lanes,
-  // each input pixel expanded into Cg group broadcasts, every (tap, c) a tap of the depthwise_pixels kernel
-  // over them (direct_grouped_lanes.cpp); W is then [tap][c][K], bias [K]; tasks are an image's band of
-  // `band` output rows and `piece` channels.
+  // each group's input channel shuffled out of the loaded vector by the ISA's grouped_lanes kernel
+  // (direct_grouped_lanes.cpp); W is then [chunk of 16 output channels][u][v][c][16], bias padded to whole
+  // chunks; tasks are an image's band of `band` output rows and `piece` channels, their input rows staged.
   bool grouped_lanes = false;
   int64_t piece = 0;
   int64_t band = 1;    // output rows per unit of the runs form on NCHW and of grouped_lanes (else 1)

@@ -125,6 +125,46 @@ def test_torch_compile_fullgraph():
     assert torch.equal(got_cl, got)
 
 
+def test_inference_calls_the_operator_body_directly_with_the_operators_bits(monkeypatch):
+    """Under no_grad or inference_mode, and on tensors that need no gradient, the layers call their operator's
+    body directly (a call through the dispatcher costs tens of microseconds, more inside a network); where
+    autograd or a dispatch mode (here a FLOP counter) needs the operator, they call it. The same bits either
+    way, both layer types (NovaConv2d on the direct path, WinogradConv2d)."""
+    from torch.utils.flop_counter import FlopCounterMode
+    torch.manual_seed(8)
+    calls = []
+    for name in ("conv2d", "winograd_conv2d"):
+        op = getattr(nova_torch, name)
+
+        def counted(*args, op=op, name=name):
+            calls.append(name)
+            return op(*args)
+        monkeypatch.setattr(nova_torch, name, counted)
+    layers = [(nova_torch.NovaConv2d.from_conv2d(nn.Conv2d(8, 6, 3, padding=1, groups=2)), "conv2d"),
+              (nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(8, 5, 3, padding=1), tile="4,3"), "winograd_conv2d")]
+    x = torch.randn(2, 8, 9, 7)
+    for layer, op_name in layers:
+        calls.clear()
+        with torch.no_grad():
+            direct = layer(x)
+        with torch.inference_mode():
+            direct_im = layer(x)
+        frozen = copy.deepcopy(layer).requires_grad_(False)
+        direct_frozen = frozen(x)  # grad mode on, but nothing to differentiate
+        assert calls == []
+        recorded = layer(x)  # the weights require grad: through the operator, which autograd knows
+        assert calls == [op_name] and recorded.requires_grad
+        with torch.no_grad(), FlopCounterMode(display=False):
+            counted_flops = layer(x)
+        assert calls == [op_name] * 2
+        for other in (direct_im, direct_frozen, recorded.detach(), counted_flops):
+            assert torch.equal(other, direct)
+        with torch.no_grad():
+            ref = torch.nn.functional.conv2d(x.double(), layer.weight.double(), layer.bias.double(), padding=1,
+                                             groups=x.shape[1] // layer.weight.shape[1])
+        assert rel_l2(direct, ref) < 2e-5
+
+
 def test_explicit_transform_and_bad_input():
     t = nova.Transform("4,3", "0,±1,±2,inf")
     conv = nn.Conv2d(2, 3, 3, padding=1)

@@ -136,6 +136,12 @@ void build_nchw_rows(Plan::Impl& p, DirectPlan& d, const float* weights, const f
 
 }  // namespace
 
+int64_t balanced_pixel_block(int64_t pixels, int64_t cap, int64_t mr, int threads) {
+  int64_t blocks = ceil_div(pixels, cap);
+  if (blocks > 1 && blocks < 8 * int64_t{threads}) blocks = round_up(blocks, int64_t{threads});
+  return std::min(cap, round_up(ceil_div(pixels, blocks), mr));
+}
+
 void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
   const ConvShape& s = p.shape;
   DirectPlan d;
@@ -145,7 +151,8 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
   d.crs = d.Cg * s.R * s.S;
   d.panel = 16 * static_cast<int64_t>(p.kernels->gemm.nv);
   const int64_t mr = p.kernels->gemm.mr;
-  d.pixel_block = std::clamp<int64_t>(131072 / d.crs / mr * mr, mr, 144);
+  d.pixel_block = balanced_pixel_block(s.N * s.out_h() * s.out_w(),
+                                       std::clamp<int64_t>(131072 / d.crs / mr * mr, mr, 144), mr, p.threads);
   // Depthwise: one input channel per group, and groups, which its kernels put in vector lanes. A single
   // input channel without groups (a grayscale first layer) is a GEMM over K output channels: through the
   // depthwise form, one lane of 16 did work, and 8x1x28x28->32 5x5 took 7.4 ms against 0.14 as a GEMM

@@ -5,6 +5,7 @@
 
 #include <random>
 
+#include "conv/plan_impl.hpp"
 #include "conv_test_util.hpp"
 
 namespace nova::conv {
@@ -217,6 +218,37 @@ TEST(DirectFallback, FewPixelsSplitOutputChannelsWithTheSameBits) {
         for (int threads : {2, 3, 5}) {
           o.threads = threads;
           ASSERT_EQ(testing::run(p, o), base) << "threads=" << threads;
+        }
+      }
+    }
+  }
+}
+
+// The direct GEMM's pixel blocks (balanced_pixel_block), over a sweep of pixel counts, caps, kernel rows
+// and threads: a multiple of the kernel's rows, at most the cap; one block where the pixels fit in one;
+// where they take a few blocks, as many as a multiple of the threads and of nearly one size (at most the
+// rounding to whole row groups above an even share). The case that asked for it: 1x1024x14x14->512 on
+// AVX2, 196 pixels under a cap of 126, was cut into 126 and 70.
+TEST(DirectBlocking, PixelBlocksAreEvenAndShareOutAmongTheThreads) {
+  EXPECT_EQ(balanced_pixel_block(196, 126, 6, 2), 102);  // blocks of 102 and 94
+  for (int64_t mr : {4, 6, 8}) {
+    for (int threads : {1, 2, 3, 4, 16}) {
+      for (int64_t cap = mr; cap <= 144; cap = cap == 144 ? 145 : std::min<int64_t>(144, cap + 5 * mr)) {
+        for (int64_t pixels = 1; pixels <= 4000; pixels += pixels < 300 ? 1 : 37) {
+          const int64_t block = balanced_pixel_block(pixels, cap, mr, threads);
+          SCOPED_TRACE(::testing::Message() << "pixels " << pixels << " cap " << cap << " mr " << mr
+                                            << " threads " << threads << " block " << block);
+          ASSERT_EQ(block % mr, 0);
+          ASSERT_GE(block, mr);
+          ASSERT_LE(block, cap);
+          const int64_t blocks = ceil_div(pixels, block), fewest = ceil_div(pixels, cap);
+          if (fewest == 1) {
+            ASSERT_EQ(blocks, 1);
+          } else if (fewest < 8 * threads) {
+            const int64_t wanted = round_up(fewest, threads);
+            ASSERT_LE(blocks, wanted);
+            ASSERT_LT(block, ceil_div(pixels, wanted) + mr);
+          }
         }
       }
     }

@@ -187,6 +187,8 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
   }
   d.rows_in_place = s.groups == 1 && s.dilation == 1 && s.R <= kRowsInPlaceMaxKernelRows &&
                     s.S * d.Cg <= kRowsInPlaceMaxSegment;
+  d.pixels_in_place =
+      !d.rows_in_place && s.R == 1 && s.S == 1 && s.stride == 1 && s.pad_h == 0 && s.pad_w == 0;
   d.W.resize(static_cast<std::size_t>(s.groups * d.crs * d.Kgpad));
   std::fill(d.W.data(), d.W.data() + d.W.size(), 0.0f);
   for (int64_t g = 0; g < s.groups; ++g) {

@@ -780,12 +780,16 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
                          run_lists[static_cast<std::size_t>(worker)]);
       if (in_place) return;
     } else {
-      im2col_nhwc(s, d, src, grp, q0, q1, a);
+      // The GEMM's rows: the block's pixels themselves (1x1 at stride 1, DirectPlan::pixels_in_place) or
+      // their im2col copy.
+      const float* rows_a = d.pixels_in_place ? src + q0 * C + grp * d.Cg : a;
+      const auto lda = static_cast<std::size_t>(d.pixels_in_place ? C : d.crs);
+      if (!d.pixels_in_place) im2col_nhwc(s, d, src, grp, q0, q1, a);
       const float* wg = d.W.data() + grp * d.crs * d.Kgpad;
       const auto kc = static_cast<std::size_t>(d.crs);
       for (int64_t kp = k0; kp < k1; kp += d.panel) {
         const int64_t width = std::min(d.panel, d.Kgpad - kp);
-        panel_gemm(g, rows, static_cast<int>(width / kLanes), kc, a, kc, wg + kp * d.crs,
+        panel_gemm(g, rows, static_cast<int>(width / kLanes), kc, rows_a, lda, wg + kp * d.crs,
                    static_cast<std::size_t>(width), mo + kp, static_cast<std::size_t>(ldm), nullptr, 0);
       }
       if (in_place) {

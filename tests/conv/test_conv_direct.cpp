@@ -128,6 +128,14 @@ TEST(DirectFallback, NchwSmallFiltersGiveTheNhwcBits) {
       {make(1, 80, 5, 16, 16, 3, 3, 1, 1, 1, 2), true},
       {make(1, 64, 12, 13, 16, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576
       {make(1, 40, 9, 10, 200, 3, 3, 1, 2, 1, 1), false},  // weights of 281 KB
+      // 1x1 at stride 1 without padding over more than 32 channels: the GEMM reads the pixels' channels
+      // where they lie (DirectPlan::pixels_in_place; NCHW from the NHWC copy, weights above the NCHW-rows
+      // form's limit), also a group's channels at an offset (2 groups of 192), pixel blocks across two
+      // images; with padding or at stride 2 the im2col copies them.
+      {make(2, 300, 7, 9, 250, 1, 1, 0, 1, 1, 1), false},
+      {make(2, 384, 5, 11, 400, 1, 1, 0, 1, 1, 2), false},
+      {make(1, 300, 6, 7, 250, 1, 1, 1, 1, 1, 1), false},
+      {make(1, 300, 9, 8, 250, 1, 1, 0, 2, 1, 1), false},
       // The NCHW stores of the other forms (16 channels at a time through the transposing band store):
       // pixel blocks across two images, a last block of 5 channels, depthwise with a multiplier.
       {make(2, 64, 7, 9, 37, 3, 3, 1, 1, 2, 1), false},  // a reduction of 576, 35 pixels per image

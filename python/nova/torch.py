@@ -240,22 +240,38 @@ def _winograd_conv2d_eager(x, weight, bias, padding, tile, transform_json, threa
     return out
 
 
+def _eager_call_checks():
+    """The PyTorch predicates _eager_call_ok needs (private ones among them), or None where this PyTorch
+    lacks one: then every call goes through the operator, which is always correct."""
+    try:
+        return (torch.compiler.is_compiling, torch.jit.is_tracing, torch._C._len_torch_dispatch_stack,
+                torch._C._is_torch_function_mode_enabled, torch._C._functorch.peek_interpreter_stack,
+                torch._C._autograd._profiler_enabled)
+    except AttributeError:
+        return None
+
+
+_EAGER_CHECKS = _eager_call_checks()
+
+
 def _eager_call_ok(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor]) -> bool:
     """Whether a layer may call its operator's body directly instead of through the PyTorch dispatcher.
 
     The custom operator is what autograd, torch.compile / export, tracing, vmap, dispatch modes (fake
     tensors, FLOP counters) and the profiler see, but each call through it costs tens of microseconds of
     Python dispatch, more inside a network, where that code runs with cold caches between kernels:
-    ResNeXt-50 through the drop-in (direct=True, channels_last, 2 threads) ran its forward in 0.82 of the
-    time with the body called directly (docs/engine.md, session 28). So the body is called directly only
-    where none of those is active and no gradient is being recorded: inference under no_grad or
-    inference_mode, or on tensors that do not require grad."""
+    ResNeXt-50 through the drop-in (direct=True, 2 threads) ran its forward in 0.80-0.95 of the time with
+    the body called directly (docs/engine.md, session 28). So the body is called directly only where none
+    of those is active and no gradient is being recorded: inference under no_grad or inference_mode, or
+    on tensors that do not require grad."""
+    if _EAGER_CHECKS is None:
+        return False
     if torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad or
                                     (bias is not None and bias.requires_grad)):
         return False
-    return (type(x) is torch.Tensor and not torch.compiler.is_compiling() and not torch.jit.is_tracing()
-            and torch._C._len_torch_dispatch_stack() == 0 and not torch._C._is_torch_function_mode_enabled()
-            and torch._C._functorch.peek_interpreter_stack() is None and not torch._C._autograd._profiler_enabled())
+    compiling, tracing, dispatch_modes, function_modes, functorch_stack, profiling = _EAGER_CHECKS
+    return (type(x) is torch.Tensor and not compiling() and not tracing() and dispatch_modes() == 0
+            and not function_modes() and functorch_stack() is None and not profiling())
 
 
 def _channels_last(x: torch.Tensor) -> bool:

@@ -128,8 +128,9 @@ def test_torch_compile_fullgraph():
 def test_inference_calls_the_operator_body_directly_with_the_operators_bits(monkeypatch):
     """Under no_grad or inference_mode, and on tensors that need no gradient, the layers call their operator's
     body directly (a call through the dispatcher costs tens of microseconds, more inside a network); where
-    autograd or a dispatch mode (here a FLOP counter) needs the operator, they call it. The same bits either
-    way, both layer types (NovaConv2d on the direct path, WinogradConv2d)."""
+    autograd or a dispatch mode (here a FLOP counter) needs the operator, they call it, and so they do where
+    PyTorch lacks one of the predicates. The same bits either way, both layer types (NovaConv2d on the direct
+    path, WinogradConv2d)."""
     from torch.utils.flop_counter import FlopCounterMode
     torch.manual_seed(8)
     calls = []
@@ -157,7 +158,11 @@ def test_inference_calls_the_operator_body_directly_with_the_operators_bits(monk
         with torch.no_grad(), FlopCounterMode(display=False):
             counted_flops = layer(x)
         assert calls == [op_name] * 2
-        for other in (direct_im, direct_frozen, recorded.detach(), counted_flops):
+        with monkeypatch.context() as m, torch.no_grad():  # a PyTorch without one of the predicates
+            m.setattr(nova_torch, "_EAGER_CHECKS", None)
+            through_op = layer(x)
+        assert calls == [op_name] * 3
+        for other in (direct_im, direct_frozen, recorded.detach(), counted_flops, through_op):
             assert torch.equal(other, direct)
         with torch.no_grad():
             ref = torch.nn.functional.conv2d(x.double(), layer.weight.double(), layer.bias.double(), padding=1,

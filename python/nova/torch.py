@@ -225,8 +225,7 @@ def winograd_conv2d(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.
     return _winograd_conv2d_eager(x, weight, bias, padding, tile, transform_json, threads, precision, lowp_kernel)
 
 
-def _winograd_conv2d_eager(x, weight, bias, padding, tile, transform_json, threads, precision="fp32",
-                           lowp_kernel="auto"):
+def _winograd_conv2d_eager(x, weight, bias, padding, tile, transform_json, threads, precision, lowp_kernel):
     """The body of nova::winograd_conv2d, also called directly by WinogradConv2d where no autograd graph,
     tracing or dispatch mode needs the operator (_eager_call_ok)."""
     _check_input(x, weight)

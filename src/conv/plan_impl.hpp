@@ -263,7 +263,9 @@ struct DirectPlan {
   // 1x1 kernels at stride 1 without padding (and not rows_in_place): a block's im2col rows are the NHWC
   // input's own pixels (NCHW and NCHW16c: those of its NHWC copy), consecutive, C floats apart, so the
   // GEMM reads them where they lie (lda C, the group's channels at an offset) instead of a copy: the
-  // same values in the same order, the same bits.
+  // same values in the same order, the same bits. The thread scratch keeps its im2col area, unused:
+  // the GEMM's rows at the scratch's start instead made 1x1 layers on 7x7 images 1.12-1.14x slower (AVX2,
+  // 2 threads, 9 alternated reps; a placement effect, not explained).
   bool pixels_in_place = false;
   // Grouped convolutions with Cg == Kg of 2, 4 or 8 on NHWC and NCHW16c tensors: output channels in lanes,
   // each group's input channel shuffled out of the loaded vector by the ISA's grouped_lanes kernel

@@ -56,22 +56,24 @@ def shape_text(layer):
 # ---------------------------------------------------------------- workers (run in subprocesses)
 
 def _time(fn, budget_ms=500.0):
-    """(median wall ms, median process CPU ms) per call."""
+    """(median wall ms, process CPU ms) per call. The CPU time is the total over the timed calls divided by
+    their number: a median of per-call readings would leave out what the library's spinning OpenMP threads
+    did since the last scheduler tick (Linux adds a thread's time on another core to the process clock only
+    then or when it blocks)."""
     fn()
     t0 = time.perf_counter()
     fn()
     once = (time.perf_counter() - t0) * 1e3
     reps = max(5, min(200, int(budget_ms / max(once, 1e-3))))
-    ts, cs = [], []
+    ts = []
+    c0 = time.process_time()
     for _ in range(reps):
-        c0 = time.process_time()
         t0 = time.perf_counter()
         fn()
         ts.append((time.perf_counter() - t0) * 1e3)
-        cs.append((time.process_time() - c0) * 1e3)
+    cpu = (time.process_time() - c0) * 1e3 / reps
     ts.sort()
-    cs.sort()
-    return ts[len(ts) // 2], cs[len(cs) // 2]
+    return ts[len(ts) // 2], cpu
 
 
 def worker_torch(configs, dtype="float32", check=False):
@@ -92,7 +94,7 @@ def worker_torch(configs, dtype="float32", check=False):
         x, wt, b = x32.to(t), w32.to(t), b32.to(t)
         with torch.no_grad():
             ms, cpu = _time(lambda: F.conv2d(x, wt, b, padding=1))
-            res = {"layer": layer, "threads": threads, "median_ms": ms, "median_cpu_ms": cpu}
+            res = {"layer": layer, "threads": threads, "median_ms": ms, "cpu_ms_per_execute": cpu}
             if check:
                 ref = F.conv2d(x.double(), w32.double(), b32.double(), padding=1)
                 d = F.conv2d(x, wt, b, padding=1).double() - ref
@@ -131,7 +133,7 @@ def worker_ncnn(configs):
                 ex.input("data", x)
                 ex.extract("out")
         ms, cpu = _time(run)
-        out.append({"layer": layer, "threads": threads, "median_ms": ms, "median_cpu_ms": cpu})
+        out.append({"layer": layer, "threads": threads, "median_ms": ms, "cpu_ms_per_execute": cpu})
     return out
 
 
@@ -205,18 +207,18 @@ def measure(args):
             j = run_nova(args.build, layer, t)
             if res["nova"] is None or j["median_ms"] < res["nova"]:
                 res["nova"], res["nova_info"] = j["median_ms"], j
-            res["cpu"]["nova"] = best(res["cpu"].get("nova"), j.get("median_cpu_ms"))
+            res["cpu"]["nova"] = best(res["cpu"].get("nova"), j.get("cpu_ms_per_execute"))
             # The same plan on NCHW16c tensors: the blocked layout oneDNN and ncnn are timed in.
             j = run_nova(args.build, layer, t, ["--layout", "nchw16c"])
             res["nova_16c"] = best(res.get("nova_16c"), j["median_ms"])
-            res["cpu"]["nova_16c"] = best(res["cpu"].get("nova_16c"), j.get("median_cpu_ms"))
+            res["cpu"]["nova_16c"] = best(res["cpu"].get("nova_16c"), j.get("cpu_ms_per_execute"))
             for alg in ("direct", "winograd"):
                 o = run_onednn(args.build, layer, t, alg)
                 if o is None:
                     missing["onednn"] = "build/nova_peer_onednn not built (oneDNN not found)"
                 elif o.get("created"):
                     res["onednn_" + alg] = best(res["onednn_" + alg], o["median_ms"])
-                    res["cpu"]["onednn_" + alg] = best(res["cpu"].get("onednn_" + alg), o.get("median_cpu_ms"))
+                    res["cpu"]["onednn_" + alg] = best(res["cpu"].get("onednn_" + alg), o.get("cpu_ms_per_execute"))
                     if alg == "winograd":
                         res["onednn_winograd_impl"] = o.get("impl", "")
             # The Python peers in their own processes, right after nova and oneDNN on the same layer,
@@ -229,7 +231,7 @@ def measure(args):
                     missing[name] = err
                     continue
                 res[name] = best(res[name], out[0]["median_ms"])
-                res["cpu"][name] = best(res["cpu"].get(name), out[0].get("median_cpu_ms"))
+                res["cpu"][name] = best(res["cpu"].get(name), out[0].get("cpu_ms_per_execute"))
     return results, missing
 
 
@@ -291,10 +293,10 @@ def lowp_ncnn(args, configs):
 
 
 def lowp_table(args):
-    # Process CPU ms by default (robust on a shared machine); --wall: median wall ms, the figure to use
-    # with several threads on a quiet machine (Linux updates the CPU clock of a thread running on another
-    # core only at scheduler ticks, so sub-millisecond multi-threaded executes read short).
-    tkey = "median_ms" if args.wall else "median_cpu_ms"
+    # Process CPU ms per execute by default (the total over the timed executes over their number: robust
+    # on a shared machine, and with several threads the CPU the library burns, its spinning threads
+    # included); --wall: median wall ms, the speed figure to use with several threads on a quiet machine.
+    tkey = "median_ms" if args.wall else "cpu_ms_per_execute"
     threads_list = [int(t) for t in args.threads.split(",")]
     configs = [(layer, t) for layer in LAYERS for t in threads_list]
     torch_bf16 = {}  # (layer, threads) -> best process CPU ms over the rounds
@@ -493,7 +495,7 @@ def main():
         table.append(row)
     # One thread, process CPU time per execute: on a shared machine the steadier comparison (it leaves
     # out the time a process waits for a core; with one thread there is no OpenMP spinning in it).
-    print("\none thread, median process CPU time per execute (ms) and nova's ratio to the best peer")
+    print("\none thread, process CPU time per execute (ms) and nova's ratio to the best peer")
     print(f"{'layer':>18} | {'nova':>8} {'oneDNN d':>8} {'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'ratio':>6}")
     for (layer, t), r in results.items():
         if t != 1:

@@ -39,6 +39,7 @@ TEST(BenchConvCli, CheckedErrorIsTheSameInEveryLayout) {
       EXPECT_EQ(j["layout"], layout);
       EXPECT_EQ(j["rel_l2_error"].get<double>(), e) << c.args << " " << layout;
       EXPECT_GT(j["median_ms"].get<double>(), 0.0);
+      EXPECT_GT(j["cpu_ms_per_execute"].get<double>(), 0.0);
     }
   }
 }

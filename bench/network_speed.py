@@ -1,12 +1,13 @@
 """Whole networks through the PyTorch drop-in against PyTorch itself, side by side in one run.
 
     .venv/bin/python bench/network_speed.py [--threads 2] [--reps 5] [--batch 1] [--tile 6,3]
-        [--precision fp32] [--direct] [--fuse-bn] [--networks vgg16,resnet18,resnext50] [--json out.json]
+        [--precision fp32] [--direct] [--fuse-bn] [--networks vgg16,resnet18,resnext50,resnet101] [--json out.json]
 
 Two ImageNet-shaped feature extractors with random weights (no torchvision needed; the speed does not
 depend on the values): VGG-16's 13 convolutions with its max-pools, and ResNet-18 (7x7 stride-2 stem,
 basic blocks with batch norm, 1x1 stride-2 shortcuts), both on 1x3x224x224 by default, in eval mode; and on
-request ResNeXt-50 (32x4d), whose 3x3 convolutions are grouped (4-32 channels per group).
+request ResNeXt-50 (32x4d), whose 3x3 convolutions are grouped (4-32 channels per group), and ResNet-101,
+whose 104 convolutions are more than the drop-in's shared plan cache held before session 29.
 Every eligible Conv2d (3x3 stride 1: 13 of VGG-16's 13, 13 of ResNet-18's 20) is replaced with
 nova.torch.replace_conv2d; the rest stay PyTorch's. Each variant is timed as the median of 10 forward
 passes after 3 warm-up passes, the variants in rotating order within each repetition, so that a drifting
@@ -85,7 +86,8 @@ def resnet18_features():
 
 
 class Bottleneck(nn.Module):
-    """ResNeXt's block: 1x1 to `width`, 3x3 grouped (32 groups) with the stride, 1x1 to `cout`, batch norms."""
+    """ResNeXt's block: 1x1 to `width`, 3x3 grouped (32 groups; ResNet's: 1) with the stride, 1x1 to `cout`,
+    batch norms."""
 
     def __init__(self, cin, width, cout, stride, groups=32):
         super().__init__()
@@ -116,8 +118,22 @@ def resnext50_features():
     return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1))
 
 
+def resnet101_features():
+    """ResNet-101: bottleneck blocks 3, 4, 23, 3 without groups, 104 convolutions (more than the 64 plans the
+    drop-in's shared cache held before session 29, when every forward made every plan again)."""
+    layers = resnet_stem()
+    c = 64
+    for i, blocks in enumerate([3, 4, 23, 3]):
+        width, cout = 64 << i, 256 << i
+        for b in range(blocks):
+            layers.append(Bottleneck(c, width, cout, 2 if b == 0 and i > 0 else 1, groups=1))
+            c = cout
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1))
+
+
 NETWORKS = {"vgg16": ("VGG-16 features", vgg16_features), "resnet18": ("ResNet-18 features", resnet18_features),
-            "resnext50": ("ResNeXt-50 (32x4d) features", resnext50_features)}
+            "resnext50": ("ResNeXt-50 (32x4d) features", resnext50_features),
+            "resnet101": ("ResNet-101 features", resnet101_features)}
 
 
 def randomize(model, seed):

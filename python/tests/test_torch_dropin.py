@@ -678,7 +678,7 @@ def test_dropin_plans_price_their_filters_at_memory_rate():
     x = torch.randn(1, 8, 12, 12)
     with torch.no_grad():
         model(x)
-    reasons = [p.reason for key, p in nova_torch._plans.items() if key[0] == tuple(x.shape)]
+    reasons = [c.plan.reason for key, c in nova_torch._plans.items() if key[0] == tuple(x.shape)]
     assert reasons and all("filters priced at memory's rate" in r for r in reasons), reasons
     w = torch.randn(8, 8, 3, 3)
     assert "memory" not in nova.ConvPlan((1, 8, 12, 12, 8), weights=w.numpy()).reason
@@ -754,3 +754,120 @@ def test_replace_conv2d_after_pytorchs_bn_folding():
     with torch.no_grad():
         truth = copy.deepcopy(model).double()(x.double())
         assert rel_l2(folded(x), truth) < 1e-5
+
+
+def test_models_made_after_freed_ones_get_their_own_plans():
+    """Models of one architecture made one after another, each loaded with its own weights and the previous
+    one freed: PyTorch's allocator gives the new weights the freed ones' addresses, at the same version after
+    the same load_state_dict. A plan found by address and version alone ran the freed model's filters
+    (a relative error of 1.4, silently); the cached plans hold their weights, so no other tensor gets those
+    addresses while they are cached."""
+    torch.manual_seed(21)
+    x = torch.randn(1, 16, 20, 20)
+    states = [nn.Conv2d(16, 16, 3, padding=1, bias=False).state_dict() for _ in range(40)]
+    for i, state in enumerate(states):
+        for direct in (False, True):
+            model = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1, bias=False)).eval()
+            model[0].load_state_dict(state)
+            nova_torch.replace_conv2d(model, direct=direct)
+            with torch.no_grad():
+                assert rel_l2(model(x), reference(model[0], x)) < 2e-5, (i, direct)
+            del model
+
+
+def test_layers_keep_their_plans_however_many_there_are(monkeypatch):
+    """A network of more layers than the shared plan cache used to hold (64) makes each layer's plan once:
+    later forwards make none, in inference (each layer's own last plan) and under autograd (the operators'
+    shared cache). A weight update makes one new plan per layer, and the shared cache drops the stale ones;
+    inference then finds the new plans there."""
+    made = []
+    real = nova_torch._nova.ConvPlan
+
+    def counting(*args, **kwargs):
+        made.append(1)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(nova_torch._nova, "ConvPlan", counting)
+    monkeypatch.setattr(nova_torch, "_plans", nova_torch.OrderedDict())
+    torch.manual_seed(22)
+    layers = 80
+    model = nn.Sequential(*[nn.Conv2d(4, 4, 3, padding=1, groups=1 if i % 2 else 2) for i in range(layers)])
+    nova_torch.replace_conv2d(model, threads=1, direct=True)
+    x = torch.randn(1, 4, 6, 6)
+    with torch.no_grad():
+        first = model(x)
+        assert len(made) == layers
+        assert torch.equal(model(x), first)
+        assert len(made) == layers
+    y = model(x)  # the weights require grad: through the operators and the shared cache
+    y.sum().backward()
+    model(x)
+    assert len(made) == layers
+    with torch.no_grad():
+        for p in model.parameters():
+            p.sub_(0.01 * p.grad)  # an optimizer step: new versions of every weight and bias
+    model(x)
+    assert len(made) == 2 * layers
+    assert len(nova_torch._plans) == layers  # the stale plans are gone
+    with torch.no_grad():
+        updated = model(x)
+        assert len(made) == 2 * layers
+        expected = x.double()
+        for conv in model:
+            expected = torch.nn.functional.conv2d(expected, conv.weight.double(), conv.bias.double(), padding=1,
+                                                  groups=getattr(conv, "groups", 1))
+    assert rel_l2(updated, expected) < 1e-4
+
+
+def test_a_layers_last_plan_follows_what_it_depends_on(tmp_path):
+    """The eager forward's last plan serves only an input and weights like the last ones. Each change on its
+    own, right after a call on the same input: another batch, channels_last, weights changed in place or
+    replaced under the parameter, another thread count, another input type; every result is PyTorch's.
+    A model that ran saves and loads (its plan is not saved)."""
+    torch.manual_seed(23)
+    threads = torch.get_num_threads()
+
+    def check(layer, x):
+        with torch.no_grad():
+            got = layer(x)
+            assert torch.equal(layer(x), got)
+            ref = torch.nn.functional.conv2d(x.double(), layer.weight.double(), layer.bias.double(), padding=1)
+        assert got.dtype == x.dtype
+        assert got.is_contiguous(memory_format=torch.channels_last) == (not x.is_contiguous())
+        assert rel_l2(got, ref) < (2e-2 if x.dtype == torch.bfloat16 else 2e-5)
+        return got
+
+    def scale_in_place(layer):
+        with torch.no_grad():
+            layer.weight.mul_(-1.5)
+
+    def replace_data(layer):
+        layer.weight.data = torch.randn_like(layer.weight)
+
+    x0 = torch.randn(2, 6, 9, 7)
+    changes = [("batch", lambda layer: torch.randn(3, 6, 9, 7)),
+               ("channels_last", lambda layer: x0.contiguous(memory_format=torch.channels_last)),
+               ("in place", lambda layer: scale_in_place(layer) or x0),
+               ("replaced", lambda layer: replace_data(layer) or x0),
+               ("threads", lambda layer: torch.set_num_threads(1 if threads > 1 else 2) or x0),
+               ("bf16", lambda layer: x0.bfloat16())]
+    try:
+        for make in (lambda conv: nova_torch.WinogradConv2d.from_conv2d(conv, tile="4,3"),
+                     nova_torch.NovaConv2d.from_conv2d):
+            for name, change in changes:
+                torch.set_num_threads(threads)
+                layer = make(nn.Conv2d(6, 5, 3, padding=1))
+                check(layer, x0)
+                if name == "bf16" and isinstance(layer, nova_torch.NovaConv2d):
+                    with pytest.raises(ValueError, match="float32"), torch.no_grad():
+                        layer(x0.bfloat16())
+                    continue
+                check(layer, change(layer))
+                assert layer._last_plan.plan.threads == torch.get_num_threads(), name
+            path = tmp_path / "layer.pt"
+            torch.save(layer, path)
+            loaded = torch.load(path, weights_only=False)
+            assert loaded._last_plan is None
+            with torch.no_grad():
+                assert torch.equal(loaded(x0), layer(x0))
+    finally:
+        torch.set_num_threads(threads)

@@ -14,8 +14,9 @@ nova's engine (registered as the custom operator ``nova::winograd_conv2d`` so th
 ``torch.compile(fullgraph=True)`` traces through it); the backward pass uses PyTorch's own convolution
 gradients. Filters are transformed once per plan and again whenever the weights change (tracked through
 the tensors' version counters; a write through ``weight.data`` bypasses the parameter's counter and is not
-seen: write under ``torch.no_grad()`` or assign ``weight.data`` instead). ``WinogradConv2d`` keeps ``weight`` and ``bias`` as parameters with the
-same names, so state_dicts move freely between the original and the converted model.
+seen: write under ``torch.no_grad()`` or assign ``weight.data`` instead). ``WinogradConv2d`` keeps
+``weight`` and ``bias`` as parameters with the same names, so state_dicts move freely between the original
+and the converted model.
 
 Importing this module puts nova's parallel stages on PyTorch's OpenMP threads (``share_pytorch_threads``;
 ``NOVA_SHARE_OPENMP=0`` keeps nova's own), and the layers' plans choose their tiles as layers of a network

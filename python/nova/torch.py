@@ -472,7 +472,28 @@ def _default_tile(kernel: int, engine_precision: str = "fp32") -> str:
 AUTO = "auto"
 
 
-class WinogradConv2d(nn.Module):
+class _EagerLayer(nn.Module):
+    """What WinogradConv2d and NovaConv2d share: the eager forward through the layer's last plan (_LastPlan),
+    which is not saved with the module (an engine object, remade at the first call)."""
+    _last_plan: Optional[_LastPlan] = None
+
+    def _run_eager(self, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], layer: tuple):
+        threads = self.threads or torch.get_num_threads()
+        key = _last_plan_key(x, weight, bias, threads, layer)
+        last = self._last_plan
+        if last is None or last.key != key or _profiled is not None:
+            plan, nhwc, size = self._make_plan(x, weight, bias, threads)
+            last = _LastPlan(key, plan, nhwc, size, weight, bias)
+            self._last_plan = last
+        return last.run(x)
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        state.pop("_last_plan", None)
+        return state
+
+
+class WinogradConv2d(_EagerLayer):
     """A Conv2d (stride 1, dilation 1, groups 1, zero padding) computed by nova's Winograd engine.
 
     ``tile`` is "m,r" or "auto" (the engine's fastest estimate for each input shape with its default
@@ -547,29 +568,21 @@ class WinogradConv2d(nn.Module):
         module.bias = conv.bias
         return module
 
-    _last_plan: Optional[_LastPlan] = None  # the eager forward's (_LastPlan); not saved with the module
+    def _tile(self) -> str:
+        return "" if self._transform_json or self.tile == AUTO else self.tile
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.weight, self.bias
-        tile = "" if self._transform_json or self.tile == AUTO else self.tile
         if not _eager_call_ok(x, weight, bias):
-            return winograd_conv2d(x, weight, bias, list(self.padding), tile, self._transform_json, self.threads,
-                                   self._engine_precision, self.lowp_kernel)
-        threads = self.threads or torch.get_num_threads()
-        layer = (self.padding, tile, self._transform_json, self._engine_precision, self.lowp_kernel)
-        key = _last_plan_key(x, weight, bias, threads, layer)
-        last = self._last_plan
-        if last is None or last.key != key or _profiled is not None:
-            plan, nhwc = _winograd_plan(x, weight, bias, self.padding, tile, self._transform_json, threads,
-                                        self._engine_precision, self.lowp_kernel)
-            last = _LastPlan(key, plan, nhwc, _output_size(x, weight, self.padding), weight, bias)
-            self._last_plan = last
-        return last.run(x)
+            return winograd_conv2d(x, weight, bias, list(self.padding), self._tile(), self._transform_json,
+                                   self.threads, self._engine_precision, self.lowp_kernel)
+        return self._run_eager(x, weight, bias, (self.padding, self._tile(), self._transform_json,
+                                                 self._engine_precision, self.lowp_kernel))
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_last_plan", None)  # an engine object, remade at the first call
-        return state
+    def _make_plan(self, x, weight, bias, threads):
+        plan, nhwc = _winograd_plan(x, weight, bias, self.padding, self._tile(), self._transform_json, threads,
+                                    self._engine_precision, self.lowp_kernel)
+        return plan, nhwc, _output_size(x, weight, self.padding)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, padding={self.padding}, "
@@ -620,7 +633,7 @@ def engine_ineligibility(conv: nn.Module) -> str:
     return ""
 
 
-class NovaConv2d(nn.Module):
+class NovaConv2d(_EagerLayer):
     """Any float32 Conv2d (zero padding, one stride and one dilation for both axes) computed by nova's engine:
     Winograd where the engine takes the layer and estimates it faster, else its direct path (strides,
     groups and depthwise, dilation, any kernel size). ``replace_conv2d(model, direct=True)`` puts it on the
@@ -645,27 +658,15 @@ class NovaConv2d(nn.Module):
     def from_conv2d(cls, conv: nn.Conv2d, threads: int = 0) -> "NovaConv2d":
         return cls(conv, threads)
 
-    _last_plan: Optional[_LastPlan] = None  # the eager forward's (_LastPlan); not saved with the module
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.weight, self.bias
         if not _eager_call_ok(x, weight, bias):
             return conv2d(x, weight, bias, self.stride, list(self.padding), self.dilation, self.groups, self.threads)
-        threads = self.threads or torch.get_num_threads()
-        key = _last_plan_key(x, weight, bias, threads, (self.stride, self.padding, self.dilation, self.groups))
-        last = self._last_plan
-        if last is None or last.key != key or _profiled is not None:
-            plan, nhwc = _conv2d_plan(x, weight, bias, self.stride, self.padding, self.dilation, self.groups,
-                                      threads)
-            size = _output_size(x, weight, self.padding, self.stride, self.dilation)
-            last = _LastPlan(key, plan, nhwc, size, weight, bias)
-            self._last_plan = last
-        return last.run(x)
+        return self._run_eager(x, weight, bias, (self.stride, self.padding, self.dilation, self.groups))
 
-    def __getstate__(self):
-        state = super().__getstate__()
-        state.pop("_last_plan", None)  # an engine object, remade at the first call
-        return state
+    def _make_plan(self, x, weight, bias, threads):
+        plan, nhwc = _conv2d_plan(x, weight, bias, self.stride, self.padding, self.dilation, self.groups, threads)
+        return plan, nhwc, _output_size(x, weight, self.padding, self.stride, self.dilation)
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "

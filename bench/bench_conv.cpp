@@ -4,8 +4,8 @@
 // PyTorch use bench/peer_bench.py, which times the same layers through `nova bench conv`.
 // BM_ConvLowp: the low-precision Winograd paths (bf16, int8, fp16; fp32 beside them) on F(4,3) and
 // F(6,3), the SIMD GEMM kernels this CPU has (the plan's label names the path).
-// BM_PlanCreate: making a plan (filters transformed and packed, buffers sized), which the PyTorch
-// drop-in pays at a layer's first call, for every new input shape, and at every training step.
+// BM_PlanCreate: making a plan (filters transformed, rounded or quantized, packed; buffers sized), which
+// the PyTorch drop-in pays at a layer's first call, for every new input shape, and at every training step.
 // BM_ConvChain: a network's pattern, one plan per layer executed back to back: `plans` plans of one
 // batch-1 layer, time per layer. Against one plan it shows what the plans cost each other: their
 // threads (one pool for all since 2026-11-22: 8 plans of 1x128x28x28 took 0.59-0.65 ms a layer with a
@@ -74,12 +74,15 @@ void BM_Conv(benchmark::State& state) {
   run_layer(state, state.range(0), o);
 }
 
-// Args: layer, threads, tile (0: auto; m: F(m,3)).
+// Args: layer, threads, tile (0: auto; m: F(m,3)), dtype (as BM_ConvLowp's).
 void BM_PlanCreate(benchmark::State& state) {
+  constexpr nova::conv::Precision kPrec[] = {nova::conv::Precision::kFp32, nova::conv::Precision::kBf16,
+                                             nova::conv::Precision::kInt8, nova::conv::Precision::kFp16};
   LayerData d = layer_data(state.range(0));
   nova::conv::PlanOptions o;
   o.threads = static_cast<int>(state.range(1));
   if (state.range(2) > 0) o.tile = nova::TileSize{static_cast<int>(state.range(2)), 3};
+  o.precision = kPrec[state.range(3)];
   state.SetLabel(nova::conv::Plan::create(d.s, d.w.data(), d.b.data(), o).describe());
   for (auto _ : state) {
     const nova::conv::Plan plan = nova::conv::Plan::create(d.s, d.w.data(), d.b.data(), o);
@@ -132,10 +135,18 @@ void Args(benchmark::internal::Benchmark* b) {
       for (int64_t tile : {0, -1, 2, 4, 6, 8}) b->Args({layer, threads, tile});
 }
 
+void PlanArgs(benchmark::internal::Benchmark* b) {
+  for (int64_t layer : {0, 2, 3, 6})
+    for (int64_t threads : {1, 2}) {
+      for (int64_t tile : {0, 4, 7}) b->Args({layer, threads, tile, 0});
+      for (int64_t dtype : {1, 2, 3}) b->Args({layer, threads, 4, dtype});
+    }
+}
+
 BENCHMARK(BM_Conv)->Apply(Args)->ArgNames({"layer", "threads", "tile"})->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_PlanCreate)
-    ->ArgsProduct({{0, 2, 3, 6}, {1, 2}, {0, 4, 7}})
-    ->ArgNames({"layer", "threads", "tile"})
+    ->Apply(PlanArgs)
+    ->ArgNames({"layer", "threads", "tile", "dtype"})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ConvChain)

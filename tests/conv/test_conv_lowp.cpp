@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <utility>
@@ -1179,3 +1180,30 @@ TEST(Lowp, Fp16IsExactlyScaleEquivariant) {
 
 }  // namespace
 }  // namespace nova::conv
+
+// fp16_bits_rne (the fp16 plans' U) against the generic encoder nova::encode_bits, which rounds through
+// round_to: every fp16 value, every midpoint between neighbours (exact ties, to even) and the doubles
+// next to it on both sides, both signs; the overflow threshold, the subnormal range down to and past
+// 2^-25, zeros, infinities, NaN, double subnormals; and random doubles over fp16's exponent range.
+TEST(Lowp, Fp16BitsEqualTheGenericEncoder) {
+  auto check = [](double x) {
+    ASSERT_EQ(nova::conv::fp16_bits_rne(x), nova::encode_bits(nova::Format::kFp16, x)) << x;
+  };
+  for (uint32_t h = 0; h < 0x7C00u; ++h) {
+    const double v = nova::decode_bits(nova::Format::kFp16, h);
+    const double next = nova::decode_bits(nova::Format::kFp16, h + 1);  // 0x7C00: +inf past the largest
+    const double mid = h + 1 < 0x7C00u ? (v + next) / 2 : 65520.0;      // exact in double
+    for (double sign : {1.0, -1.0})
+      for (double x : {v, mid, std::nextafter(mid, 0.0), std::nextafter(mid, 1e300)}) check(sign * x);
+  }
+  for (double x :
+       {0.0, -0.0, std::ldexp(1.0, -25), std::ldexp(1.0, -26), std::ldexp(1.5, -25), std::ldexp(1.0, -24),
+        std::ldexp(1.0, -14), 65504.0, 65519.0, 65520.0, 65536.0, 1e300, 5e-324, 1e-310,
+        std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+        std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN()})
+    check(x);
+  std::mt19937_64 rng(29);
+  std::uniform_real_distribution<double> mantissa(1.0, 2.0);
+  std::uniform_int_distribution<int> exponent(-30, 17);
+  for (int i = 0; i < 200000; ++i) check((i & 1 ? -1.0 : 1.0) * std::ldexp(mantissa(rng), exponent(rng)));
+}

@@ -344,20 +344,19 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
       // had 4x the error). And the result no longer depends on the weights' scale: weights times a
       // power of two give the output times it, bit for bit. The target keeps the fp16 arithmetic's
       // products below those of weights of unit scale (its overflow margins).
-      std::vector<int> e(static_cast<std::size_t>(width), 0);
-      for (int64_t j = 0; j < width; ++j) {
-        int& ej = e[static_cast<std::size_t>(j)];
-        if (amax[static_cast<std::size_t>(j)] > 0.0) {
-          (void)std::frexp(amax[static_cast<std::size_t>(j)], &ej);  // amax in [2^(e-1), 2^e)
-          ej = -2 - ej;                                              // amax * 2^e in [2^-3, 2^-2)
-        }
-        w.u_pow2[static_cast<std::size_t>(a * Kpad + k0 + j)] = std::ldexp(1.0f, -ej);
-      }
-      // x * 2^e by a multiplication: a float times a power of two is exact in double (its range is far
+      // x * 2^e is then a multiplication: a float times a power of two is exact in double (its range is far
       // wider), the same value as std::ldexp, which took a third of an fp16 plan's making.
       std::vector<double> pow2(static_cast<std::size_t>(width));
-      for (int64_t j = 0; j < width; ++j)
-        pow2[static_cast<std::size_t>(j)] = std::ldexp(1.0, e[static_cast<std::size_t>(j)]);
+      for (int64_t j = 0; j < width; ++j) {
+        int e = 0;
+        const double amax_j = amax[static_cast<std::size_t>(j)];
+        if (amax_j > 0.0) {
+          (void)std::frexp(amax_j, &e);  // amax in [2^(e-1), 2^e)
+          e = -2 - e;                    // amax * 2^e in [2^-3, 2^-2)
+        }
+        w.u_pow2[static_cast<std::size_t>(a * Kpad + k0 + j)] = std::ldexp(1.0f, -e);
+        pow2[static_cast<std::size_t>(j)] = std::ldexp(1.0, e);
+      }
       for (int64_t c = 0; c < Cpad; ++c)
         for (int64_t j = 0; j < width; ++j)
           u16[base + c * width + j] =

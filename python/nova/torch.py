@@ -119,7 +119,7 @@ class _CachedPlan:
 
 def _versionless(key: tuple) -> tuple:
     """A _plan_for key without the weight's and the bias's version counters: the layer, whatever its state."""
-    return key[:4] + key[5:6] + (None if key[6] is None else key[6][0],) + key[7:]
+    return key[:4] + key[5:6] + (None if key[6] is None else (key[6][0], key[6][2]),) + key[7:]
 
 
 def _profile_use(key, plan):

@@ -104,14 +104,17 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // Storing the rows into U as they were computed, without the copy, was slower (0.68-1.02).
   const int n = w.n, r = w.r;
   const int64_t nn = static_cast<int64_t>(n) * n;
+  // int8-spatial makes its own integer U' from the weights (build_int8_spatial) and uses no FP32 U: making
+  // one anyway had made its plans take 1.3-3x as long (1x512x7x7, 1x256x14x14; session 29).
+  const bool fp32_u = p.precision != Precision::kInt8Spatial;
   // A panel's GEMM may prefetch up to Cpad lines (16 floats each) past the start of the next panel
   // (gemm_stage): the slack keeps every address it forms inside the buffer.
-  w.U.resize(static_cast<std::size_t>(nn * w.Cpad * w.Kpad + w.Cpad * kLanes));
+  if (fp32_u) w.U.resize(static_cast<std::size_t>(nn * w.Cpad * w.Kpad + w.Cpad * kLanes));
   std::fill(w.U.data(), w.U.data() + w.U.size(), 0.0f);
   float* U = w.U.data();
   const int64_t Cpad = w.Cpad, Kpad = w.Kpad, panel = w.panel;
   constexpr int64_t kChannelBlock = 32;
-  const int64_t panels = ceil_div(s.K, panel), channel_blocks = ceil_div(s.C, kChannelBlock);
+  const int64_t panels = fp32_u ? ceil_div(s.K, panel) : 0, channel_blocks = ceil_div(s.C, kChannelBlock);
   p.pool->run(static_cast<std::size_t>(panels * channel_blocks), [&](std::size_t task, int) {
     const int64_t k0 = static_cast<int64_t>(task) / channel_blocks * panel;
     const int64_t c0 = static_cast<int64_t>(task) % channel_blocks * kChannelBlock;

@@ -105,7 +105,8 @@ _profiled: "Optional[OrderedDict[int, tuple]]" = None
 
 
 class _CachedPlan:
-    """A plan and the weight and bias tensors it was made from. Holding them keeps their storage alive, so
+    """A plan and the weight and bias tensors it was made from (for the shared cache, and the base of a
+    layer's _LastPlan). Holding them keeps their storage alive, so
     no other tensor can be given their address while the plan is cached: a key that matches (address,
     shape, strides and version counter) is then these tensors, unchanged since. Without them a model made
     after another was freed could get the freed model's plans: its weights at the same address, at the
@@ -117,9 +118,9 @@ class _CachedPlan:
         self.tensors = (weight.detach(), None if bias is None else bias.detach())
 
 
-def _versionless(key: tuple) -> tuple:
-    """A _plan_for key without the weight's and the bias's version counters: the layer, whatever its state."""
-    return key[:4] + key[5:6] + (None if key[6] is None else (key[6][0], key[6][2]),) + key[7:]
+# A _plan_for key ends with the weight's and the bias's version counters; what precedes them is the layer,
+# whatever the state of its tensors.
+_VERSIONS = 2
 
 
 def _profile_use(key, plan):
@@ -163,9 +164,10 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     threads 0 follows PyTorch's intra-op thread count (torch.set_num_threads), read at each call."""
     if threads == 0:
         threads = torch.get_num_threads()
-    key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), weight._version, tuple(weight.shape),
-           None if bias is None else (bias.data_ptr(), bias._version, bias.stride()), tuple(padding), tile,
-           transform_json, threads, precision, lowp_kernel, layout, stride, dilation, groups, weight.stride())
+    key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), tuple(weight.shape), weight.stride(),
+           None if bias is None else (bias.data_ptr(), bias.stride()), tuple(padding), tile, transform_json,
+           threads, precision, lowp_kernel, layout, stride, dilation, groups,
+           weight._version, None if bias is None else bias._version)
     with _plans_lock:
         cached = _plans.get(key)
         if cached is not None:
@@ -187,8 +189,8 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
                           filters_from_memory=True)  # a layer of a network: its filters leave the caches
     with _plans_lock:  # two threads may have made the same plan: the later one is kept, both are correct
         _profile_use(key, plan)
-        layer = _versionless(key)
-        for old in [k for k in _plans if k != key and _versionless(k) == layer]:
+        layer = key[:-_VERSIONS]
+        for old in [k for k in _plans if k != key and k[:-_VERSIONS] == layer]:
             del _plans[old]  # the same layer at another version of its weights or bias
         _plans[key] = _CachedPlan(plan, weight, bias)
         while len(_plans) > _PLAN_CACHE_SIZE:
@@ -225,7 +227,7 @@ def profile():
             if p["executes"] == 0:
                 continue
             n, c, h, w = key[0]
-            k = key[5][0]
+            k = key[4][0]
             results.append({"layer": (n, c, h, w, k), "algorithm": plan.algorithm, "tile": plan.tile,
                             "precision": plan.precision, "gemm_path": plan.gemm_path, **p})
 
@@ -279,18 +281,18 @@ def _execute(plan, x: torch.Tensor, out: torch.Tensor, nhwc: bool) -> torch.Tens
     return out
 
 
-class _LastPlan:
+class _LastPlan(_CachedPlan):
     """A layer's plan for the input it saw last, kept by the layer for its eager forward (_eager_call_ok):
     a call on an input like the last one (same key) runs it at once, without the checks, the output's
     shape, the shared cache's key and lock (Python around the engine's execute: medians 37-43 µs a call
     before, 22-29 after; MobileNetV2 channels_last 0.81 of the time; session 29), and a network keeps one
-    plan per layer however many layers it has. Like _CachedPlan it holds the weight and bias, so no other
+    plan per layer however many layers it has. As a _CachedPlan it holds the weight and bias, so no other
     tensor can be given their address while it lives."""
-    __slots__ = ("key", "plan", "nhwc", "out_size", "tensors")
+    __slots__ = ("key", "nhwc", "out_size")
 
     def __init__(self, key: tuple, plan, nhwc: bool, out_size: torch.Size, weight, bias):
-        self.key, self.plan, self.nhwc, self.out_size = key, plan, nhwc, out_size
-        self.tensors = (weight.detach(), None if bias is None else bias.detach())
+        super().__init__(plan, weight, bias)
+        self.key, self.nhwc, self.out_size = key, nhwc, out_size
 
     def run(self, x: torch.Tensor) -> torch.Tensor:
         fmt = torch.channels_last if self.nhwc else torch.contiguous_format

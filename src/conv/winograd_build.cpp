@@ -50,6 +50,69 @@ void fill_generic(const TransformF64& f, GenericCoeffs& c) {
   }
 }
 
+// U[a] = (G g G^T)[a] for every (k, c), the FP32 transformed filters, into w.U, packed as panels of `panel`
+// output channels: panel q holds columns [q*panel, q*panel + width) as Cpad rows of `width` floats.
+void transform_filters(Plan::Impl& p, WinogradPlan& w, const TransformF64& f, const float* weights) {
+  // A task is one panel and a block of input channels; for each channel it transforms the panel's `width`
+  // filters side by side (each sum in double, G's entries exact, in the same order as one filter at a time:
+  // the same bits), so the loops run over the panel's columns, which the compiler vectorizes, and then
+  // writes each tap's row of `width` floats at once. One filter at a time, a task per output channel writing one float per row, planning
+  // 1x256x14x14->256 had taken 21-30 ms at F(4,3) on one thread of the development machine and 49-76 at
+  // F(7,3), against 0.3 ms to run it; now 0.49-0.84 of that time (BM_PlanCreate, best of two alternated
+  // runs, on 1x256x14x14, 1x512x7x7 and 8x256x14x14 at F(4,3) and F(7,3), 1 and 2 threads; session 29).
+  // Storing the rows into U as they were computed, without the copy, was slower (0.68-1.02).
+  const ConvShape& s = p.shape;
+  const int n = w.n, r = w.r;
+  const int64_t nn = static_cast<int64_t>(n) * n;
+  // A panel's GEMM may prefetch up to Cpad lines (16 floats each) past the start of the next panel
+  // (gemm_stage): the slack keeps every address it forms inside the buffer.
+  w.U.resize(static_cast<std::size_t>(nn * w.Cpad * w.Kpad + w.Cpad * kLanes));
+  std::fill(w.U.data(), w.U.data() + w.U.size(), 0.0f);
+  float* U = w.U.data();
+  const int64_t Cpad = w.Cpad, Kpad = w.Kpad, panel = w.panel;
+  constexpr int64_t kChannelBlock = 32;
+  const int64_t panels = ceil_div(s.K, panel), channel_blocks = ceil_div(s.C, kChannelBlock);
+  p.pool->run(static_cast<std::size_t>(panels * channel_blocks), [&](std::size_t task, int) {
+    const int64_t k0 = static_cast<int64_t>(task) / channel_blocks * panel;
+    const int64_t c0 = static_cast<int64_t>(task) % channel_blocks * kChannelBlock;
+    const auto width = static_cast<std::size_t>(std::min(panel, Kpad - k0));
+    const int64_t real = std::min<int64_t>(static_cast<int64_t>(width), s.K - k0);  // columns past K stay 0
+    std::vector<double> g(static_cast<std::size_t>(r * r) * width, 0.0),
+        tmp(static_cast<std::size_t>(n * r) * width), acc(width);
+    std::vector<float> rows(static_cast<std::size_t>(nn) * width);  // [tap][column]
+    for (int64_t c = c0; c < std::min(c0 + kChannelBlock, s.C); ++c) {
+      for (int64_t l = 0; l < real; ++l)
+        for (int ij = 0; ij < r * r; ++ij)
+          g[static_cast<std::size_t>(ij) * width + static_cast<std::size_t>(l)] =
+              weights[((k0 + l) * s.C + c) * r * r + ij];
+      for (int a = 0; a < n; ++a)  // tmp = G g   (n x r, per column)
+        for (int j = 0; j < r; ++j) {
+          double* sum = tmp.data() + static_cast<std::size_t>(a * r + j) * width;
+          std::fill_n(sum, width, 0.0);
+          for (int i = 0; i < r; ++i) {
+            const double gai = f.g(a, i);
+            const double* gij = g.data() + static_cast<std::size_t>(i * r + j) * width;
+            for (std::size_t l = 0; l < width; ++l) sum[l] += gai * gij[l];
+          }
+        }
+      for (int a = 0; a < n; ++a)  // u = tmp G^T (n x n, per column)
+        for (int b = 0; b < n; ++b) {
+          std::fill_n(acc.data(), width, 0.0);
+          for (int j = 0; j < r; ++j) {
+            const double gbj = f.g(b, j);
+            const double* taj = tmp.data() + static_cast<std::size_t>(a * r + j) * width;
+            for (std::size_t l = 0; l < width; ++l) acc[l] += taj[l] * gbj;
+          }
+          float* row = rows.data() + static_cast<std::size_t>(a * n + b) * width;
+          for (std::size_t l = 0; l < width; ++l) row[l] = static_cast<float>(acc[l]);
+        }
+      for (int64_t a = 0; a < nn; ++a)
+        std::copy_n(rows.data() + static_cast<std::size_t>(a) * width, width,
+                    U + a * Cpad * Kpad + k0 * Cpad + c * static_cast<int64_t>(width));
+    }
+  });
+}
+
 }  // namespace
 
 void build_winograd(Plan::Impl& p, const float* weights, const float* bias, const Transform& t,
@@ -92,68 +155,10 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   w.Wp = w.tiles_x * w.m + w.r - 1;
   w.panel = 16 * static_cast<int64_t>(p.kernels->gemm.nv);
 
-  // U[a] = (G g G^T)[a] for every (k, c), packed as panels of `panel` output channels: panel q holds
-  // columns [q*panel, q*panel + width) as Cpad rows of `width` floats. A task is one panel and a block of
-  // input channels; for each channel it transforms the panel's `width` filters side by side (each sum in
-  // double, G's entries exact, in the same order as one filter at a time: the same bits), so the loops run
-  // over the panel's columns, which the compiler vectorizes, and then writes each tap's row of `width`
-  // floats at once. One filter at a time, a task per output channel writing one float per row, planning
-  // 1x256x14x14->256 had taken 21-30 ms at F(4,3) on one thread of the development machine and 49-76 at
-  // F(7,3), against 0.3 ms to run it; now 0.49-0.84 of that time (BM_PlanCreate, best of two alternated
-  // runs, on 1x256x14x14, 1x512x7x7 and 8x256x14x14 at F(4,3) and F(7,3), 1 and 2 threads; session 29).
-  // Storing the rows into U as they were computed, without the copy, was slower (0.68-1.02).
-  const int n = w.n, r = w.r;
-  const int64_t nn = static_cast<int64_t>(n) * n;
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n;
   // int8-spatial makes its own integer U' from the weights (build_int8_spatial) and uses no FP32 U: making
   // one anyway had made its plans take 1.3-3x as long (1x512x7x7, 1x256x14x14; session 29).
-  const bool fp32_u = p.precision != Precision::kInt8Spatial;
-  // A panel's GEMM may prefetch up to Cpad lines (16 floats each) past the start of the next panel
-  // (gemm_stage): the slack keeps every address it forms inside the buffer.
-  if (fp32_u) w.U.resize(static_cast<std::size_t>(nn * w.Cpad * w.Kpad + w.Cpad * kLanes));
-  std::fill(w.U.data(), w.U.data() + w.U.size(), 0.0f);
-  float* U = w.U.data();
-  const int64_t Cpad = w.Cpad, Kpad = w.Kpad, panel = w.panel;
-  constexpr int64_t kChannelBlock = 32;
-  const int64_t panels = fp32_u ? ceil_div(s.K, panel) : 0, channel_blocks = ceil_div(s.C, kChannelBlock);
-  p.pool->run(static_cast<std::size_t>(panels * channel_blocks), [&](std::size_t task, int) {
-    const int64_t k0 = static_cast<int64_t>(task) / channel_blocks * panel;
-    const int64_t c0 = static_cast<int64_t>(task) % channel_blocks * kChannelBlock;
-    const auto width = static_cast<std::size_t>(std::min(panel, Kpad - k0));
-    const int64_t real = std::min<int64_t>(static_cast<int64_t>(width), s.K - k0);  // columns past K stay 0
-    std::vector<double> g(static_cast<std::size_t>(r * r) * width, 0.0),
-        tmp(static_cast<std::size_t>(n * r) * width), acc(width);
-    std::vector<float> rows(static_cast<std::size_t>(nn) * width);  // [tap][column]
-    for (int64_t c = c0; c < std::min(c0 + kChannelBlock, s.C); ++c) {
-      for (int64_t l = 0; l < real; ++l)
-        for (int ij = 0; ij < r * r; ++ij)
-          g[static_cast<std::size_t>(ij) * width + static_cast<std::size_t>(l)] =
-              weights[((k0 + l) * s.C + c) * r * r + ij];
-      for (int a = 0; a < n; ++a)  // tmp = G g   (n x r, per column)
-        for (int j = 0; j < r; ++j) {
-          double* sum = tmp.data() + static_cast<std::size_t>(a * r + j) * width;
-          std::fill_n(sum, width, 0.0);
-          for (int i = 0; i < r; ++i) {
-            const double gai = f.g(a, i);
-            const double* gij = g.data() + static_cast<std::size_t>(i * r + j) * width;
-            for (std::size_t l = 0; l < width; ++l) sum[l] += gai * gij[l];
-          }
-        }
-      for (int a = 0; a < n; ++a)  // u = tmp G^T (n x n, per column)
-        for (int b = 0; b < n; ++b) {
-          std::fill_n(acc.data(), width, 0.0);
-          for (int j = 0; j < r; ++j) {
-            const double gbj = f.g(b, j);
-            const double* taj = tmp.data() + static_cast<std::size_t>(a * r + j) * width;
-            for (std::size_t l = 0; l < width; ++l) acc[l] += taj[l] * gbj;
-          }
-          float* row = rows.data() + static_cast<std::size_t>(a * n + b) * width;
-          for (std::size_t l = 0; l < width; ++l) row[l] = static_cast<float>(acc[l]);
-        }
-      for (int64_t a = 0; a < nn; ++a)
-        std::copy_n(rows.data() + static_cast<std::size_t>(a) * width, width,
-                    U + a * Cpad * Kpad + k0 * Cpad + c * static_cast<int64_t>(width));
-    }
-  });
+  if (p.precision != Precision::kInt8Spatial) transform_filters(p, w, f, weights);
   w.bias.resize(static_cast<std::size_t>(w.Kpad));
   for (int64_t k = 0; k < w.Kpad; ++k) w.bias.data()[k] = (bias != nullptr && k < s.K) ? bias[k] : 0.0f;
 

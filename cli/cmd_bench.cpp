@@ -38,6 +38,7 @@ struct BenchOptions {
   std::string io;  // both tensor types
   std::string input_type, output_type;
   float input_scale = 0.0f, output_scale = 0.0f;
+  float data_range = 1.0f;  // input and bias uniform in [-range, range]
   std::string isa;
   std::string lowp_kernel = "auto";
   std::string fp16_arith = "auto";
@@ -100,7 +101,9 @@ void run_bench(const BenchOptions& o) {
   if (!o.transform_file.empty()) po.transform = load_transform(o.transform_file);
   const std::string in_type = !o.input_type.empty() ? o.input_type : !o.io.empty() ? o.io : "fp32";
   const std::string out_type = !o.output_type.empty() ? o.output_type : !o.io.empty() ? o.io : "fp32";
-  po.input = {conv::parse_data_type(in_type), o.input_scale > 0.0f ? o.input_scale : 1.0f / 127.0f};
+  if (!(std::isfinite(o.data_range) && o.data_range > 0.0f))
+    throw Error("--data-range must be finite and > 0, got " + std::to_string(o.data_range));
+  po.input = {conv::parse_data_type(in_type), o.input_scale > 0.0f ? o.input_scale : o.data_range / 127.0f};
   po.output = {conv::parse_data_type(out_type), 1.0f};
   if (po.input.type != conv::DataType::kInt8) po.input.scale = 1.0f;
 
@@ -108,9 +111,9 @@ void run_bench(const BenchOptions& o) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::vector<float> x(static_cast<std::size_t>(s.input_size())), w(static_cast<std::size_t>(s.weight_size())),
       b(static_cast<std::size_t>(s.K)), y(static_cast<std::size_t>(s.output_size()));
-  for (auto& v : x) v = u(rng);
+  for (auto& v : x) v = u(rng) * o.data_range;
   for (auto& v : w) v = u(rng) * 0.1f;
-  for (auto& v : b) v = u(rng);
+  for (auto& v : b) v = u(rng) * o.data_range;
 
   if (po.output.type == conv::DataType::kInt8) {
     if (o.output_scale > 0.0f) {
@@ -334,7 +337,12 @@ void setup(CLI::App& app) {
   c->add_option("--io", o->io, "Element type of the input and output tensors: fp32 | bf16 | fp16 | int8");
   c->add_option("--input-type", o->input_type, "Input tensor type (overrides --io)");
   c->add_option("--output-type", o->output_type, "Output tensor type (overrides --io)");
-  c->add_option("--input-scale", o->input_scale, "int8 input: value = scale * code (default 1/127; the data is in [-1, 1])");
+  c->add_option("--input-scale", o->input_scale,
+                "int8 input: value = scale * code (default range/127; the data is in [-range, range])");
+  c->add_option("--data-range", o->data_range,
+                "The input and bias are uniform in [-range, range] (weights in [-0.1, 0.1]): how a precision "
+                "fares on activations far from unit scale (--check)")
+      ->default_val(1.0f);
   c->add_option("--output-scale", o->output_scale, "int8 output: value = scale * code (default max|y|/127 of an FP32 run)");
   c->add_option("--lowp-kernel", o->lowp_kernel, "Low-precision GEMM kernel: auto | portable | simd | avx512 (never AMX) | amx (int8, bf16)")->default_val("auto");
   c->add_option("--fp16-arith", o->fp16_arith,

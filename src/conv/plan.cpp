@@ -135,6 +135,14 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   // int8-spatial needs transforms that scale to small integers: points 0, +-1, +-2 unless one is given.
   if (p.precision == Precision::kInt8Spatial && transform && !options.transform)
     transform = int8_spatial_transform(transform->tile());
+  // fp16 has 5 exponent bits, and V is stored unscaled (U's columns are normalized, lowp.cpp): the default
+  // transforms' B^T rows, whose L1 norms span 1/12 to 33, put positions of V 7 binades below the input
+  // (subnormal at activations of 1e-3: F(6,3) lost 0.07 of the output, 0.67 at 1e-4) or 10 above it
+  // (F(6,3) and F(8,3) overflowed at inputs of 1000). Balanced by powers of two (exact; the same bits
+  // wherever V was in range), every position of V is within 16 max|d| and none far below d
+  // (docs/engine.md, "fp16: V's exponent range").
+  if (p.precision == Precision::kFp16 && transform && !options.transform)
+    transform = balance_input_rows(*transform);
   p.pool = ThreadPool::shared(p.threads);
   if (p.algorithm == Algorithm::kWinograd) {
     build_winograd(p, weights, bias, *transform, options.allow_generated, options.tile_block,

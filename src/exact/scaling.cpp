@@ -120,6 +120,26 @@ Transform Transform::rescaled(const ScalingSpec& spec) const {
   return construct(tile_, points_, spec);
 }
 
+Transform balance_input_rows(const Transform& t) {
+  const auto n = static_cast<std::size_t>(t.n());
+  if (t.scaling().d1.size() != n || t.scaling().d2.size() != n || t.points().empty())
+    throw Error("cannot balance a transform whose points or scaling are unknown");
+  ScalingSpec spec;
+  spec.convention = "custom";
+  spec.d1 = t.scaling().d1;
+  spec.d2 = t.scaling().d2;
+  for (std::size_t p = 0; p < n; ++p) {
+    Rational l1 = 0;
+    for (std::size_t j = 0; j < n; ++j) l1 += abs(t.BT()(p, j));
+    if (l1 == 0) continue;  // not a transform that verifies; left as it is
+    Rational factor = 1;    // 2^k_p
+    while (l1 * factor < 2) factor *= 2;
+    while (l1 * factor >= 4) factor /= 2;
+    spec.d1[p] /= factor;  // B^T's row p is divided by d1[p] d2[p]
+  }
+  return t.rescaled(spec);
+}
+
 TransformF64 Transform::to_f64() const {
   TransformF64 f;
   f.m = m();

@@ -1178,6 +1178,55 @@ TEST(Lowp, Fp16IsExactlyScaleEquivariant) {
     }
 }
 
+// fp16 V is stored unscaled, so the transform's B^T rows decide how far V lies from the input's binade:
+// the default F(6,3) (the lagrange triple) has rows of L1 norm 12.5 and 1/12, which put V in fp16's
+// subnormals at inputs of 1e-3 (error 14x that at unit scale) and past its largest value at 1000 (NaN),
+// and F(8,3)'s overflowed at 1000 too. fp16 plans balance the rows by powers of two
+// (balance_input_rows), so the error is that of unit-scale data from inputs of 2^-12 to 2^11 (FP32
+// arithmetic; fp16 arithmetic from 2^-6), and no output is NaN or Inf. The same transforms given
+// unbalanced fail the bound (F(6,3), F(8,3); F(4,3)'s rows are near balance).
+TEST(Lowp, Fp16KeepsItsAccuracyOverTheInputsRange) {
+  const ConvShape s{1, 24, 17, 15, 20, 3, 3, 1, 1};
+  const testing::Problem p = testing::random_problem(s, 37);
+  std::vector<Fp16Arithmetic> arithmetics = {Fp16Arithmetic::kFp32, Fp16Arithmetic::kFp16};
+  for (const Fp16Arithmetic arith : arithmetics)
+    for (const char* tile : {"4,3", "6,3", "8,3"}) {
+      PlanOptions o;
+      o.precision = Precision::kFp16;
+      o.fp16_arithmetic = arith;
+      o.lowp_kernel = LowpKernel::kPortable;  // the SIMD kernels' bits (Lowp tests above), on any CPU
+      o.tile = parse_tile(tile);
+      o.threads = 1;
+      PlanOptions unbalanced = o;
+      unbalanced.transform = default_transform(*o.tile);
+      auto error_at = [&](const PlanOptions& opt, int shift) {
+        testing::Problem q = p;
+        for (auto& v : q.input) v = std::ldexp(v, shift);
+        for (auto& v : q.bias) v = std::ldexp(v, shift);
+        return rel_l2(testing::run(q, opt), testing::reference(q, Layout::kNCHW, false));
+      };
+      const double unit = error_at(o, 0);
+      ASSERT_LT(unit, 0.1) << tile;
+      // fp16 arithmetic rounds each product to fp16 too: products of inputs below 2^-6 fall into its
+      // subnormals whatever V's range (such data should use FP32 arithmetic, docs/engine.md).
+      const std::vector<int> shifts =
+          arith == Fp16Arithmetic::kFp32 ? std::vector<int>{-12, -8, 4, 11} : std::vector<int>{-6, 4, 11};
+      double worst_unbalanced = 0;
+      for (const int shift : shifts) {
+        const double e = error_at(o, shift);
+        EXPECT_LE(e, 1.3 * unit) << tile << " " << to_string(arith) << " inputs x 2^" << shift << ": " << e
+                                 << " against " << unit << " at unit scale";
+        const double u = error_at(unbalanced, shift);
+        worst_unbalanced = std::max(worst_unbalanced, std::isfinite(u) ? u : 1e30);
+      }
+      std::printf("fp16 %s %s: unit scale %.3g, worst unbalanced %.3g\n", tile, to_string(arith).c_str(),
+                  unit, worst_unbalanced);
+      if (std::string(tile) != "4,3") {
+        EXPECT_GT(worst_unbalanced, 1.3 * unit) << tile;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace nova::conv
 

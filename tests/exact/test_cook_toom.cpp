@@ -288,5 +288,46 @@ TEST(CookToom, LargestTilesVerify) {
   }
 }
 
+// balance_input_rows: the same points, verified exactly, every row of B^T with an L1 norm in [2, 4),
+// G unchanged, and B^T's row p and A^T's column p scaled by reciprocal powers of two.
+TEST(CookToom, BalancedInputRowsArePowerOfTwoRescalingsWithL1NormsInTwoToFour) {
+  std::vector<std::pair<TileSize, std::string>> cases = {
+      {{6, 3}, "0, 1/2, -1/2, 1, -1, 2, -2, inf"},
+      {{8, 3}, "0, 3/7, -3/7, 4/5, -4/5, 5/4, -5/4, 19/8, -19/8, inf"},
+      {{2, 3}, "0, 1, -1, inf"},
+      {{4, 5}, "0, 1/2, -1/2, 1, -1, 2, -2, inf"},
+      {{3, 2}, "0, 7, -1/9, 100"}};
+  for (const auto& [tile, text] : cases)
+    for (const char* scaling : {"wincnn", "lagrange", "custom"}) {
+      const PointList points = parse_points(text);
+      ScalingSpec spec{scaling, {}, {}};
+      if (spec.convention == "custom") {  // arbitrary diagonals, relative to lagrange
+        const auto n = static_cast<std::size_t>(tile.n());
+        spec.d1.assign(n, Rational(1));
+        spec.d2.assign(n, Rational(1));
+        spec.d1[0] = 3;
+        spec.d1[n - 1] = Rational(1, 5);
+        spec.d2[1] = -7;
+      }
+      const Transform t = Transform::construct(tile, points, spec);
+      const Transform b = balance_input_rows(t);
+      const std::string what = tile.to_string() + " {" + text + "} " + scaling;
+      ASSERT_TRUE(verify(b).ok) << what;
+      EXPECT_TRUE(b.G() == t.G()) << what;
+      EXPECT_TRUE(b.points() == t.points()) << what;
+      for (int p = 0; p < b.n(); ++p) {
+        Rational l1 = 0, factor = 0;
+        for (int j = 0; j < b.n(); ++j) {
+          l1 += abs(b.BT()(p, j));
+          if (t.BT()(p, j) != 0) factor = b.BT()(p, j) / t.BT()(p, j);
+        }
+        EXPECT_TRUE(l1 >= 2 && l1 < 4) << what << " row " << p << ": " << to_string(l1);
+        EXPECT_TRUE(is_power_of_two(factor)) << what << " row " << p << ": " << to_string(factor);
+        for (int j = 0; j < b.n(); ++j) EXPECT_TRUE(b.BT()(p, j) == t.BT()(p, j) * factor) << what;
+        for (int i = 0; i < b.m(); ++i) EXPECT_TRUE(b.AT()(i, p) * factor == t.AT()(i, p)) << what;
+      }
+    }
+}
+
 }  // namespace
 }  // namespace nova

@@ -89,6 +89,16 @@ class Transform {
   RationalMatrix at_, g_, bt_;
 };
 
+// The same points with each row p of B^T multiplied by the power of two 2^k_p that brings its L1 norm
+// (sum_j |B^T[p][j]|) into [2, 4), and column p of A^T by 2^-k_p (D1 times 2^-k_p; G unchanged). Exact,
+// and in floating point the same rounding wherever values stay in the format's normal range; what it
+// changes is the range of V = B^T d B: every position is at most 16 max|d| and none is scaled far below
+// d, where unbalanced rows put positions many binades above or below it (the default F(6,3), the
+// lagrange triple, has rows of L1 norm 12.5 and 1/12). For formats of few exponent bits: the engine's
+// fp16 plans use it. [2, 4) rather than [1, 2): the latter kept fp16 finite to larger inputs but cost
+// F(8,3) 2.3x its error at inputs of 1e-4 (docs/engine.md, "fp16: V's exponent range").
+Transform balance_input_rows(const Transform& t);
+
 // The unscaled ("lagrange") matrices for the points, and the N_p factors of the wincnn convention.
 struct LagrangeTriple {
   RationalMatrix AT, G, BT;

@@ -257,6 +257,10 @@ int main(int argc, char** argv) {
       transforms.push_back(
           {e, nova::Transform::construct(tile, nova::parse_points(e.points), nova::ScalingSpec::parse(e.scaling)),
            "the default: catalogue fp32 scaling"});
+      // fp16 plans' (plan.cpp): the default with B^T's rows balanced by powers of two.
+      const nova::Transform d = transforms.back().t;  // a copy: the push below may move the vector
+      const nova::Transform b = nova::balance_input_rows(d);
+      if (!(b.AT() == d.AT() && b.BT() == d.BT())) transforms.push_back({e, b, "fp16: B^T rows balanced"});
     }
     for (const auto& [e, t, what] : transforms) {
       const nova::TileSize tile{e.m, e.r};

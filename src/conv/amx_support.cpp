@@ -24,6 +24,7 @@
 #include <unistd.h>
 #endif
 
+#include "cpu_supports.hpp"
 #include "nova/conv/conv.hpp"
 
 namespace nova::conv {
@@ -39,9 +40,9 @@ bool amx_tile_permitted(Precision precision, std::string& reason) {
     reason = std::string("no ") + (int8 ? "avx512-vnni" : "avx512-bf16") + " path on this CPU";
     return false;
   }
-  // GCC's cpu model checks CPUID.(EAX=7,ECX=0):EDX[22,24,25] and that XCR0 enables the tile state.
-  if (!__builtin_cpu_supports("amx-tile") ||
-      !(int8 ? __builtin_cpu_supports("amx-int8") : __builtin_cpu_supports("amx-bf16"))) {
+  // CPUID.(EAX=7,ECX=0):EDX[22,24,25] and XCR0 enabling the tile state (cpu_supports.hpp).
+  if (!cpu_supports(CpuFeature::kAmxTile) ||
+      !cpu_supports(int8 ? CpuFeature::kAmxInt8 : CpuFeature::kAmxBf16)) {
     reason = std::string("no ") + (int8 ? "AMX-INT8" : "AMX-BF16") + " on this CPU";
     return false;
   }

@@ -1,12 +1,53 @@
 // Run-time instruction-set detection (cpuid and the OS's saved register state, through GCC/Clang's
 // __builtin_cpu_supports), the size of the level-3 cache, and the names of the paths.
+#include <cstdint>
 #include <string>
 
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__clang__)
+#include <cpuid.h>
+#endif
+
+#include "cpu_supports.hpp"
 #include "nova/conv/conv.hpp"
 #include "nova/error.hpp"
 #include "plan_impl.hpp"
 
 namespace nova::conv {
+
+bool cpu_supports(CpuFeature feature) {
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(__clang__)
+  switch (feature) {
+    case CpuFeature::kF16c: return __builtin_cpu_supports("f16c");
+    case CpuFeature::kAvx512Fp16: return __builtin_cpu_supports("avx512fp16");
+    case CpuFeature::kAmxTile: return __builtin_cpu_supports("amx-tile");
+    case CpuFeature::kAmxInt8: return __builtin_cpu_supports("amx-int8");
+    case CpuFeature::kAmxBf16: return __builtin_cpu_supports("amx-bf16");
+  }
+  return false;
+#elif defined(__x86_64__) || defined(__i386__)
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid(1, &a, &b, &c, &d) == 0 || (c & (1u << 27)) == 0) return false;  // no OSXSAVE: no XCR0
+  uint32_t xcr0_lo = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  const uint64_t xcr0 = (static_cast<uint64_t>(xcr0_hi) << 32) | xcr0_lo;
+  const bool ymm_state = (xcr0 & 0x6) == 0x6;            // SSE, AVX
+  const bool zmm_state = (xcr0 & 0xe6) == 0xe6;          // and opmask, ZMM0-15 upper halves, ZMM16-31
+  const bool tile_state = (xcr0 & 0x60000) == 0x60000;   // XTILECFG, XTILEDATA
+  if (feature == CpuFeature::kF16c) return ymm_state && (c & (1u << 29)) != 0;
+  if (__get_cpuid_count(7, 0, &a, &b, &c, &d) == 0) return false;
+  switch (feature) {
+    case CpuFeature::kAvx512Fp16: return zmm_state && (d & (1u << 23)) != 0;
+    case CpuFeature::kAmxTile: return tile_state && (d & (1u << 24)) != 0;
+    case CpuFeature::kAmxInt8: return tile_state && (d & (1u << 25)) != 0;
+    case CpuFeature::kAmxBf16: return tile_state && (d & (1u << 22)) != 0;
+    case CpuFeature::kF16c: break;
+  }
+  return false;
+#else
+  (void)feature;
+  return false;
+#endif
+}
 
 namespace {
 
@@ -81,7 +122,7 @@ bool lowp_simd_supported(Precision precision) {
 bool fp16_arithmetic_supported() {
 #if defined(__x86_64__) || defined(__i386__)
   // GCC's cpu model checks CPUID.(EAX=7,ECX=0):EDX[23] and that the OS saves the AVX-512 state (XCR0).
-  return avx512_core_supported() && __builtin_cpu_supports("avx512fp16");
+  return avx512_core_supported() && cpu_supports(CpuFeature::kAvx512Fp16);
 #else
   return false;
 #endif

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "amx_support.hpp"
+#include "cpu_supports.hpp"
 #include "nova/error.hpp"
 #include "plan_impl.hpp"
 
@@ -96,7 +97,7 @@ std::string avx2_kernel_name(const Plan::Impl& p, const WinogradPlan& w, bool bf
     case Precision::kBf16:
       return bf16_fma ? "avx2-fma" : "";
     case Precision::kFp16:
-      return !w.fp16_fma && __builtin_cpu_supports("f16c") ? "avx2-f16c" : "";
+      return !w.fp16_fma && cpu_supports(CpuFeature::kF16c) ? "avx2-f16c" : "";
     case Precision::kInt8:
     case Precision::kInt8Spatial:
       return "avx2";

@@ -1,4 +1,5 @@
 // One KernelTable per instruction-set path, built on first use; cpuid decides what may run.
+#include "cpu_supports.hpp"
 #include "kernel_table.hpp"
 #include "nova/error.hpp"
 
@@ -23,7 +24,7 @@ KernelTable make(Isa isa) {
       add_layout_fp32_avx2(t.layout);
       t.convert = convert_table_portable();
 #if defined(__x86_64__) || defined(__i386__)
-      if (__builtin_cpu_supports("f16c")) {  // every AVX2 CPU made has it; the conversions need it for fp16
+      if (cpu_supports(CpuFeature::kF16c)) {  // every AVX2 CPU made has it; the conversions need it for fp16
         add_layout_typed_avx2_f16c(t.layout);
         t.convert = convert_table_avx2();
         t.conversions = "avx2-f16c";

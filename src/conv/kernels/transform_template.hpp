@@ -106,10 +106,19 @@ inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy
 // V quantized in registers to the int8 GEMM's operand (InputTileInt8Fn). Where V has a fast unchecked
 // store (V::Int8Range), the tile is quantized with it first and again with the exact store only when
 // some value falls outside what the fast one handles (saturation, NaN/Inf): rare, and the same bits.
+// In two steps: clang 14 rejects a requires-expression whose parameter names a type V lacks, where the
+// standard (and GCC) make it false.
 template <class V>
-inline constexpr bool kHasInt8FastStore = requires(uint8_t* p, V x, typename V::Int8Range& r) {
-  V::store_int8_unchecked(p, x, 1.0f, r);
-};
+concept HasInt8Range = requires { typename V::Int8Range; };
+template <class V>
+consteval bool has_int8_fast_store() {
+  if constexpr (HasInt8Range<V>)
+    return requires(uint8_t* p, V x, typename V::Int8Range& r) { V::store_int8_unchecked(p, x, 1.0f, r); };
+  else
+    return false;
+}
+template <class V>
+inline constexpr bool kHasInt8FastStore = has_int8_fast_store<V>();
 
 template <class V, int N, class Op>
 inline int64_t input_tiles_int8(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "byte_reader.hpp"
+#include "conv/conv_test_util.hpp"
 #include "nova/conv/conv.hpp"
 #include "nova/error.hpp"
 #include "nova/numerics/reference_conv.hpp"
@@ -35,6 +36,7 @@ namespace {
 
 using nova::ConvShape;
 using nova::TileSize;
+using nova::conv::testing::rel_l2;
 using namespace nova::conv;
 
 [[noreturn]] void fail(const std::string& what) {
@@ -179,17 +181,6 @@ Case read_case(nova::fuzz::ByteReader& in) {
   c.input_range = in.pick({1.0f, 1.0f, 1e-3f, 100.0f});
   c.seed = static_cast<uint32_t>(in.range(0, 1 << 20));
   return c;
-}
-
-// Relative L2 error where the reference is finite.
-double rel_l2(const std::vector<float>& got, const std::vector<double>& ref) {
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double d = static_cast<double>(got[i]) - ref[i];
-    num += d * d;
-    den += ref[i] * ref[i];
-  }
-  return den == 0.0 ? std::sqrt(num) : std::sqrt(num / den);
 }
 
 // Bounds on the relative L2 error: several times what the precision and tile give on this data (the

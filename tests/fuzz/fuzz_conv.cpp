@@ -39,6 +39,12 @@ using nova::TileSize;
 using nova::conv::testing::rel_l2;
 using namespace nova::conv;
 
+// NOVA_FUZZ_TRACE, read once.
+bool trace() {
+  static const bool on = std::getenv("NOVA_FUZZ_TRACE") != nullptr;
+  return on;
+}
+
 [[noreturn]] void fail(const std::string& what) {
   std::fprintf(stderr, "fuzz_conv: %s\n", what.c_str());
   std::fflush(stderr);
@@ -309,7 +315,7 @@ void run_case(const Case& c) {
   try {
     plan.emplace(Plan::create(s, weights.data(), bias.empty() ? nullptr : bias.data(), options));
   } catch (const nova::Error& e) {
-    if (std::getenv("NOVA_FUZZ_TRACE")) std::fprintf(stderr, "refused: %s\n", e.what());
+    if (trace()) std::fprintf(stderr, "refused: %s\n", e.what());
     if (valid_shape && !bad_parameters && asks_only_for_what_any_layer_gets(options))
       fail("a valid layer was refused: " + describe(c) + ": " + e.what());
     return;
@@ -346,7 +352,7 @@ void run_case(const Case& c) {
   const float* samples[] = {seen_layout.data()};
   if (calibrated) plan->calibrate(samples);
 
-  if (std::getenv("NOVA_FUZZ_TRACE")) std::fprintf(stderr, "ran %s\n", plan->describe().c_str());
+  if (trace()) std::fprintf(stderr, "ran %s\n", plan->describe().c_str());
   const Run first = execute(*plan, typed_input, out_count, out_f);
   const std::vector<float> got =
       from_layout(decode(first.output, out_count, out_f), options.layout, s.N, s.K, s.out_h(), s.out_w());
@@ -380,7 +386,7 @@ void run_case(const Case& c) {
         fail("non-finite output " + std::to_string(i) + " from finite data: " + where);
     const double err = rel_l2(got, ref),
                  tol = tolerance(plan->precision(), plan->tile() ? plan->tile()->n() : 0, options);
-    if (std::getenv("NOVA_FUZZ_TRACE"))
+    if (trace())
       std::fprintf(stderr, "error %s %s n=%d %.3g\n", to_string(plan->precision()).c_str(),
                    to_string(options.output.type).c_str(), plan->tile() ? plan->tile()->n() : 0, err);
     if (!(err <= tol)) {

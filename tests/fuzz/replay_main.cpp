@@ -41,10 +41,9 @@ void keep_failing_input(int) {
   const char suffix[] = "; its bytes are in ./fuzz-failing-input\n";
   (void)!write(2, suffix, sizeof suffix - 1);
   const int fd = open("fuzz-failing-input", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd >= 0 && current_bytes != nullptr) {
-    (void)!write(fd, current_bytes->data(), current_bytes->size());
-    close(fd);
-  }
+  if (fd < 0) return;
+  if (current_bytes != nullptr) (void)!write(fd, current_bytes->data(), current_bytes->size());
+  close(fd);
 }
 
 void run(const std::vector<uint8_t>& bytes, const std::string& name) {

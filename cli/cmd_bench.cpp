@@ -232,6 +232,7 @@ void run_bench(const BenchOptions& o) {
   }
 
   const std::string tile = plan.tile() ? plan.tile()->to_string() : "";
+  const conv::LowpStats counts = plan.stats();  // of the last execute (all of them run on the same input)
   if (format == OutputFormat::kJson) {
     nlohmann::json j{{"shape", s.to_string()},
                      {"N", s.N}, {"C", s.C}, {"H", s.H}, {"W", s.W}, {"K", s.K}, {"kernel", s.R},
@@ -255,6 +256,11 @@ void run_bench(const BenchOptions& o) {
                      {"cpu_ms_per_execute", cpu_per_execute},
                      {"gflops", gflops}};
     if (err) j["rel_l2_error"] = *err;
+    j["stats"] = {{"saturated", counts.saturated},
+                  {"nonfinite_tiles", counts.nonfinite_tiles},
+                  {"output_saturated", counts.output_saturated},
+                  {"output_nonfinite", counts.output_nonfinite},
+                  {"v_shift", counts.v_shift}};
     if (o.profile) {
       nlohmann::json st = nlohmann::json::object();
       for (const auto& [name, ms] : stages) st[name] = ms;
@@ -266,6 +272,14 @@ void run_bench(const BenchOptions& o) {
         fmt::format("{}\n  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; process CPU {:.4f} ms per execute (all threads)\n",
                     plan.describe(), median, times.front(), reps, gflops, cpu_per_execute);
     if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
+    if (counts.v_shift > 0)
+      text += fmt::format("  fp16: V scaled by 2^-{} (the input's largest value would take V past 65504)\n",
+                          counts.v_shift);
+    if (counts.saturated + counts.nonfinite_tiles + counts.output_saturated + counts.output_nonfinite > 0)
+      text += fmt::format(
+          "  counts of the last execute: {} V values saturated, {} tiles with NaN/Inf, {} outputs saturated, "
+          "{} outputs NaN/Inf\n",
+          counts.saturated, counts.nonfinite_tiles, counts.output_saturated, counts.output_nonfinite);
     if (o.profile) {
       const double budget = profile_wall * plan.threads();
       text += fmt::format("  profile ({} executes, {:.4f} ms wall each), thread ms per execute:", reps,

@@ -174,44 +174,4 @@ void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights) {
               ", exact int32 sums over " + std::to_string(w.int16_chunk) + " channels";
 }
 
-namespace {
-constexpr int64_t kScanChunk = 16384;
-}
-
-float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat f) {
-  const int64_t count = input_elements(p.shape, p.layout);  // NCHW16c padding lanes are zero
-  const WidenFn widen = p.kernels->convert.widen[static_cast<int>(f.type)];
-  const AmaxFn amax = p.wino->convert.amax;
-  std::vector<float> part(static_cast<std::size_t>(p.threads), 0.0f);
-  const auto scan_chunk = [&](std::size_t task, int worker) {
-    const int64_t i0 = static_cast<int64_t>(task) * kScanChunk, len = std::min(kScanChunk, count - i0);
-    float m = 0.0f;
-    if (f.type == DataType::kFp32) {
-      m = amax(static_cast<const float*>(input) + i0, len);
-    } else if (f.type == DataType::kInt8) {
-      // The largest |code| times the scale: fl(|c| * scale) grows with |c| (scale > 0), so it is the
-      // largest widened |value|, without widening (an int8 tensor's scan took 18 % of a per-call
-      // int8-spatial execute on 1x64x56x56, widening chunks into a heap buffer).
-      const auto* codes = static_cast<const int8_t*>(input) + i0;
-      int largest = 0;
-      for (int64_t i = 0; i < len; ++i) largest = std::max(largest, std::abs(static_cast<int>(codes[i])));
-      m = static_cast<float>(largest) * f.scale;
-    } else {  // bf16, fp16: widened (exactly) a piece at a time
-      constexpr int64_t kPiece = 1024;
-      alignas(64) float buf[kPiece];
-      for (int64_t j = 0; j < len; j += kPiece) {
-        const int64_t n = std::min(kPiece, len - j);
-        widen(element_at(input, f.type, i0 + j), buf, n, f.scale);
-        m = std::max(m, amax(buf, n));
-      }
-    }
-    float& slot = part[static_cast<std::size_t>(worker)];
-    slot = std::max(slot, m);
-  };
-  p.pool->run(static_cast<std::size_t>(ceil_div(count, kScanChunk)), p.charged(Stage::kScales, scan_chunk));
-  float m = 0.0f;
-  for (float v : part) m = std::max(m, v);
-  return m;
-}
-
 }  // namespace nova::conv

@@ -32,6 +32,19 @@ std::size_t floats_for_bytes(std::size_t bytes) {
 // precision").
 constexpr int kFp16ArithmeticMaxPoints = 8;
 
+// max |V| / max |d| for `t`: (max_i sum_j |B^T_ij|)^2, exact, then rounded up far enough to cover FP32's
+// rounding inside the input transform (a few units in the last place of each of at most n^2 terms).
+double v_gain_bound(const Transform& t) {
+  Rational largest = 0;
+  for (int i = 0; i < t.n(); ++i) {
+    Rational l1 = 0;
+    for (int j = 0; j < t.n(); ++j) l1 += abs(t.BT()(i, j));
+    largest = std::max(largest, l1);
+  }
+  const Rational square = largest * largest;
+  return square.get_d() * (1.0 + std::ldexp(1.0, -12));
+}
+
 // Whether a kFp16 plan runs the fp16-arithmetic GEMM (PlanOptions::fp16_arithmetic).
 bool use_fp16_fma(const Plan::Impl& p, const WinogradPlan& w) {
   switch (p.fp16_arithmetic) {
@@ -212,6 +225,8 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
       break;
     }
     case Precision::kFp16:
+      // The per-call scan of the input (set_fp16_v_shift): the AVX2 one, the portable bits, 32 at a time.
+      if (use_simd && isa_supported(Isa::kAvx2)) w.convert.amax = amax_avx2();
       if (w.fp16_fma) {
         w.fp16_fma_gemm = use_simd ? fp16_fma_gemm_avx512fp16() : fp16_fma_gemm_portable();
         if (use_simd) w.convert.fp16_bits = fp16_convert_avx512fp16();
@@ -309,7 +324,10 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
     w.U_lowp.resize(floats_for_bytes(count * 2));
   }
   w.u_pow2.clear();
-  if (w.precision == Precision::kFp16) w.u_pow2.assign(static_cast<std::size_t>(nn * Kpad), 1.0f);
+  if (w.precision == Precision::kFp16) {
+    w.u_pow2.assign(static_cast<std::size_t>(nn * Kpad), 1.0f);
+    w.fp16_v_gain = v_gain_bound(w.transform);
+  }
   std::fill(w.U_lowp.data(), w.U_lowp.data() + w.U_lowp.size(), 0.0f);
   auto* u16 = reinterpret_cast<uint16_t*>(w.U_lowp.data());
   auto* u8 = reinterpret_cast<int8_t*>(w.U_lowp.data());
@@ -474,10 +492,11 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
 
 namespace {
 
-// The fp16 U's column scales of position a from column k0 on (build_lowp); null for bf16, whose U
-// keeps FP32's exponent range.
-const float* column_scales(const WinogradPlan& w, int64_t a, int64_t k0) {
-  return w.u_pow2.empty() ? nullptr : w.u_pow2.data() + a * w.Kpad + k0;
+// The fp16 U's column scales of position a from column k0 on (build_lowp; times 2^v_shift where this
+// call's V is scaled down); null for bf16, whose U keeps FP32's exponent range.
+const float* column_scales(const Plan::Impl& p, const WinogradPlan& w, int64_t a, int64_t k0) {
+  if (w.u_pow2.empty()) return nullptr;
+  return (p.v_shift > 0 ? p.call_pow2.data() : w.u_pow2.data()) + a * w.Kpad + k0;
 }
 
 }  // namespace
@@ -507,7 +526,7 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
       const std::size_t boff = ub + static_cast<std::size_t>(k0 * Cpad);
       if (w.v_in_place()) {  // the widened paths: fp32 V, 16-bit U
         w.widened_gemm(rows, nv, kc, vl + a * pos_v, kc,
-                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, column_scales(w, a, k0),
+                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, column_scales(p, w, a, k0),
                        ma + k0, static_cast<std::size_t>(Kpad));
         continue;
       }
@@ -519,8 +538,8 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
           break;
         case Precision::kFp16:  // fp16 arithmetic
           w.fp16_fma_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
-                          reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, column_scales(w, a, k0),
-                          ma + k0, static_cast<std::size_t>(Kpad));
+                          reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
+                          column_scales(p, w, a, k0), ma + k0, static_cast<std::size_t>(Kpad));
           break;
         case Precision::kInt8Spatial: {
           float scale[kMaxNV * kLanes];
@@ -563,6 +582,61 @@ int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, flo
                   std::numeric_limits<float>::quiet_NaN());
   }
   return count;
+}
+
+namespace {
+constexpr int64_t kScanChunk = 16384;
+}
+
+// A pass over the input, a chunk a task (int8-spatial's input scale, fp16's V shift).
+float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat f) {
+  const int64_t count = input_elements(p.shape, p.layout);  // NCHW16c padding lanes are zero
+  const WidenFn widen = p.kernels->convert.widen[static_cast<int>(f.type)];
+  const AmaxFn amax = p.wino->convert.amax;
+  std::vector<float> part(static_cast<std::size_t>(p.threads), 0.0f);
+  const auto scan_chunk = [&](std::size_t task, int worker) {
+    const int64_t i0 = static_cast<int64_t>(task) * kScanChunk, len = std::min(kScanChunk, count - i0);
+    float m = 0.0f;
+    if (f.type == DataType::kFp32) {
+      m = amax(static_cast<const float*>(input) + i0, len);
+    } else if (f.type == DataType::kInt8) {
+      // The largest |code| times the scale: fl(|c| * scale) grows with |c| (scale > 0), so it is the
+      // largest widened |value|, without widening (an int8 tensor's scan took 18 % of a per-call
+      // int8-spatial execute on 1x64x56x56, widening chunks into a heap buffer).
+      const auto* codes = static_cast<const int8_t*>(input) + i0;
+      int largest = 0;
+      for (int64_t i = 0; i < len; ++i) largest = std::max(largest, std::abs(static_cast<int>(codes[i])));
+      m = static_cast<float>(largest) * f.scale;
+    } else {  // bf16, fp16: widened (exactly) a piece at a time
+      constexpr int64_t kPiece = 1024;
+      alignas(64) float buf[kPiece];
+      for (int64_t j = 0; j < len; j += kPiece) {
+        const int64_t n = std::min(kPiece, len - j);
+        widen(element_at(input, f.type, i0 + j), buf, n, f.scale);
+        m = std::max(m, amax(buf, n));
+      }
+    }
+    float& slot = part[static_cast<std::size_t>(worker)];
+    slot = std::max(slot, m);
+  };
+  p.pool->run(static_cast<std::size_t>(ceil_div(count, kScanChunk)), p.charged(Stage::kScales, scan_chunk));
+  float m = 0.0f;
+  for (float v : part) m = std::max(m, v);
+  return m;
+}
+
+// fp16's largest finite value: a V within it rounds to a finite fp16 (to nearest never passes it).
+constexpr double kFp16Max = 65504.0;
+
+void set_fp16_v_shift(Plan::Impl& p, float amax) {
+  const WinogradPlan& w = *p.wino;
+  int shift = 0;
+  const double bound = w.fp16_v_gain * static_cast<double>(amax);
+  while (bound > std::ldexp(kFp16Max, shift)) ++shift;  // a few steps: the bound is at most FLT_MAX * 16^2
+  p.v_shift = shift;
+  if (shift == 0) return;
+  p.call_pow2.resize(w.u_pow2.size());
+  for (std::size_t i = 0; i < w.u_pow2.size(); ++i) p.call_pow2[i] = std::ldexp(w.u_pow2[i], shift);
 }
 
 }  // namespace nova::conv

@@ -174,6 +174,10 @@ struct WinogradPlan {
   // fp16: [n*n][Kpad] 2^-e, where U's column (tap, output channel) was stored as fp16(U * 2^e), its
   // largest |U| brought into [2^-3, 2^-2) (lowp.cpp). The GEMMs multiply their FP32 results by it.
   std::vector<float> u_pow2;
+  // fp16: a bound on |V| / max |d| for the plan's transform: the largest L1 norm of a B^T row, squared
+  // (|V_ij| <= L1_i L1_j max |d|), with a margin for FP32's rounding inside the transform. An execute whose
+  // input would let V pass fp16's largest value scales V by a power of two (fp16_v_shift, lowp.cpp).
+  double fp16_v_gain = 0.0;
   std::vector<float>
       cal_scale;   // int8: calibrated per-tap V scales (int8-spatial: the input scale); empty: per call
   Int16Fns int16;  // int8-spatial kernels (int8_spatial.cpp)
@@ -317,6 +321,10 @@ struct Plan::Impl {
   std::vector<uint8_t> shared_flags;
   std::vector<int64_t> thread_saturated, thread_nonfinite;
   std::vector<float> v_scale;
+  // fp16: this execute's V scaled by 2^-v_shift (0: as is), and u_pow2 times 2^v_shift, the column scales
+  // its GEMMs multiply by instead (lowp.cpp, fp16_v_shift).
+  int v_shift = 0;
+  std::vector<float> call_pow2;
   std::vector<std::vector<float>> thread_amax;  // per worker: max |V| per tap and lane (tap*16 + lane)
   // Typed tensors (tensor_io.cpp): per worker, FP32 rows being converted and the int8 output counts;
   // the direct path's whole-tensor FP32 copies.
@@ -359,7 +367,12 @@ double lowp_gemm_speedup(const Plan::Impl& p, int64_t channels);
 // an input (finite values). The input's codes are made by pack_blocked_input (spatial_codes).
 Transform int8_spatial_transform(TileSize tile);
 void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights);
-float spatial_input_amax(Plan::Impl& p, const void* input, TensorFormat format);
+// max |d| over the finite values of an input tensor of type `format` (int8-spatial's input scale, fp16's V
+// shift).
+float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat format);
+// fp16: the least s >= 0 for which V of an input whose largest finite |d| is `amax` stays within fp16's
+// range after V is multiplied by 2^-s; sets p.v_shift and, when s > 0, p.call_pow2.
+void set_fp16_v_shift(Plan::Impl& p, float amax);
 void allocate_lowp_scratch(Plan::Impl& p);  // after the Winograd scratch
 void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows,
                    float* amax);  // max into amax
@@ -401,9 +414,13 @@ std::size_t input_stage_floats(const WinogradPlan& w);
 // [images][Cb][Hp][Wp][16] with the image at offset (pad_h, pad_w), widened to FP32 from the input's
 // type on the way; and NCHW into NHWC (FP32). spatial_codes (int8-spatial): each row is quantized to the
 // input's int8 codes as soon as it is copied, while it is in cache (Int16Fns::codes at 1 / d_scale,
-// saturation counted per thread), instead of in a pass of its own over the copy.
+// saturation counted per thread), instead of in a pass of its own over the copy. amax (low-precision
+// plans): the largest finite |value| copied is max-ed into *amax.
 void pack_blocked_input(Plan::Impl& p, const void* input, TensorFormat format, int64_t images, float* dst,
-                        int64_t Cb, int64_t Hp, int64_t Wp, bool spatial_codes = false);
+                        int64_t Cb, int64_t Hp, int64_t Wp, bool spatial_codes = false,
+                        float* amax = nullptr);
+// The first `count` floats of a blocked copy multiplied by `factor` (fp16's V shift: a power of two).
+void scale_blocked_input(Plan::Impl& p, float* xb, int64_t count, float factor);
 // Elements of one image of the input tensor in the plan's layout (NCHW16c: padding lanes included).
 inline int64_t input_elements_per_image(const Plan::Impl& p) {
   return input_elements(p.shape, p.layout) / p.shape.N;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <span>
 #include <vector>
@@ -426,15 +427,23 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const bool spatial = w.precision == Precision::kInt8Spatial;
   const bool marks_tiles = w.precision == Precision::kInt8 || spatial;  // NaN/Inf tiles flagged, poisoned
   p.stats = LowpStats{};
+  p.v_shift = 0;
+  // fp16's V shift needs max |d| of the whole input before any tile is transformed: taken from the blocked
+  // copy as it is made where one copy holds every image, otherwise by a pass over the input first.
+  const bool fp16 = w.precision == Precision::kFp16;
+  const bool fp16_from_copy = fp16 && !w.reads_input_directly && w.image_group >= s.N;
+  const bool fp16_scan = fp16 && !fp16_from_copy;
   bool input_still_packed = false;
   if (lowp) {
     std::fill(p.thread_saturated.begin(), p.thread_saturated.end(), 0);
     std::fill(p.thread_nonfinite.begin(), p.thread_nonfinite.end(), 0);
     if (spatial) {  // one input scale: calibrated, or max |d| of this input / 127
-      p.d_scale = w.cal_scale.empty() ? symmetric_int8_scale(spatial_input_amax(p, input, p.input_format))
+      p.d_scale = w.cal_scale.empty() ? symmetric_int8_scale(input_tensor_amax(p, input, p.input_format))
                                       : w.cal_scale[0];
     } else if (!w.cal_scale.empty()) {
       std::copy(w.cal_scale.begin(), w.cal_scale.end(), p.v_scale.begin());
+    } else if (fp16_scan) {
+      set_fp16_v_shift(p, input_tensor_amax(p, input, p.input_format));
     } else if (w.precision == Precision::kInt8 && !w.phased) {
       std::vector<float> amax(static_cast<std::size_t>(nn), 0.0f);
       tap_amax_pass(p, input, p.input_format, amax.data());
@@ -458,6 +467,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
       p.stats.saturated += p.thread_saturated[i];
       p.stats.nonfinite_tiles += p.thread_nonfinite[i];
     }
+    p.stats.v_shift = p.v_shift;
   };
 
   // The fp16-arithmetic GEMM's operand written by the input transform itself, where the ISA has it
@@ -489,10 +499,26 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const bool quantize_packed = spatial && !codes_given;
   // int8-spatial reads its int8 codes in place when they are this call's codes (the copy would only
   // widen them); otherwise its copy quantizes the input.
-  const bool in_place = w.reads_input_directly || (codes_given && w.spatial_codes_directly);
+  // fp16 with V scaled down (set_fp16_v_shift): the scaling is made in the copy, so a call that scales
+  // makes one (a plan that reads in place allocates it at its first such call).
+  const bool in_place =
+      (w.reads_input_directly && p.v_shift == 0) || (codes_given && w.spatial_codes_directly);
   const void* tensor = in_place ? input : nullptr;
+  if (!in_place && p.packed_input.size() == 0)
+    p.packed_input.resize(static_cast<std::size_t>(w.image_group * w.Cb * w.Hp * w.Wp * kLanes));
+  xb = p.packed_input.data();
+  // The blocked copy of `images` images; fp16: times 2^-v_shift (exact: a power of two), the shift found
+  // in the copy itself where it holds every image.
+  const auto pack = [&](const void* first_image, int64_t images) {
+    float amax = 0.0f;
+    pack_blocked_input(p, first_image, pack_format, images, xb, w.Cb, w.Hp, w.Wp, quantize_packed,
+                       fp16_from_copy ? &amax : nullptr);
+    if (fp16_from_copy) set_fp16_v_shift(p, amax);
+    if (p.v_shift > 0)
+      scale_blocked_input(p, xb, images * w.Cb * w.Hp * w.Wp * kLanes, std::ldexp(1.0f, -p.v_shift));
+  };
   if (w.run_phased()) {
-    if (!in_place) pack_blocked_input(p, input, pack_format, s.N, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
+    if (!in_place) pack(input, s.N);
     const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
     const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
     float* v = p.shared_v.data();
@@ -586,8 +612,7 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
     if (!input_still_packed && !in_place)
-      pack_blocked_input(p, element_at(input, p.input_format.type, img0 * input_elements_per_image(p)),
-                         pack_format, images, xb, w.Cb, w.Hp, w.Wp, quantize_packed);
+      pack(element_at(input, p.input_format.type, img0 * input_elements_per_image(p)), images);
     const int64_t first = img0 * per_image, last = (img0 + images) * per_image;
     const int64_t blocks = ceil_div(last - first, w.block);
     // A task per block and part of its output channels (w.k_parts: whole panels; each part transforms
@@ -656,7 +681,7 @@ void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs) {
   WinogradPlan& w = *p.wino;
   if (w.precision == Precision::kInt8Spatial) {  // the input scale: max |d| over the samples / 127
     float amax = 0.0f;
-    for (const float* input : inputs) amax = std::max(amax, spatial_input_amax(p, input, TensorFormat{}));
+    for (const float* input : inputs) amax = std::max(amax, input_tensor_amax(p, input, TensorFormat{}));
     w.cal_scale = {symmetric_int8_scale(amax)};
     return;
   }

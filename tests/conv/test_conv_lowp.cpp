@@ -1178,13 +1178,14 @@ TEST(Lowp, Fp16IsExactlyScaleEquivariant) {
     }
 }
 
-// fp16 V is stored unscaled, so the transform's B^T rows decide how far V lies from the input's binade:
-// the default F(6,3) (the lagrange triple) has rows of L1 norm 12.5 and 1/12, which put V in fp16's
-// subnormals at inputs of 1e-3 (error 14x that at unit scale) and past its largest value at 1000 (NaN),
-// and F(8,3)'s overflowed at 1000 too. fp16 plans balance the rows by powers of two
-// (balance_input_rows), so the error is that of unit-scale data from inputs of 2^-12 to 2^11 (FP32
-// arithmetic; fp16 arithmetic from 2^-6), and no output is NaN or Inf. The same transforms given
-// unbalanced fail the bound (F(6,3), F(8,3); F(4,3)'s rows are near balance).
+// The transform's B^T rows decide how far V lies from the input's binade: the default F(6,3) (the
+// lagrange triple) has rows of L1 norm 12.5 and 1/12, which put V in fp16's subnormals at inputs of 1e-3
+// (error 14x that at unit scale) and past its largest value at 1000 (NaN before V was shifted down per
+// call, the test after this one), and F(8,3)'s overflowed at 1000 too. fp16 plans balance the rows by
+// powers of two (balance_input_rows), so the error is that of unit-scale data from inputs of 2^-12 to
+// 2^11 (FP32 arithmetic; fp16 arithmetic from 2^-6), and no output is NaN or Inf. The same F(6,3) given
+// unbalanced fails the bound at small inputs; F(8,3)'s unbalanced rows only overflowed, which the shift
+// now handles, and F(4,3)'s rows are near balance.
 TEST(Lowp, Fp16KeepsItsAccuracyOverTheInputsRange) {
   const ConvShape s{1, 24, 17, 15, 20, 3, 3, 1, 1};
   const testing::Problem p = testing::random_problem(s, 37);
@@ -1221,10 +1222,97 @@ TEST(Lowp, Fp16KeepsItsAccuracyOverTheInputsRange) {
       }
       std::printf("fp16 %s %s: unit scale %.3g, worst unbalanced %.3g\n", tile, to_string(arith).c_str(),
                   unit, worst_unbalanced);
-      if (std::string(tile) != "4,3") {
+      if (std::string(tile) == "6,3") {
         EXPECT_GT(worst_unbalanced, 1.3 * unit) << tile;
       }
     }
+}
+
+// Inputs whose transform would take V past fp16's 65504 (the balanced transforms' rows have L1 norms
+// up to 4, so |V| reaches 16 max |d|): the plan scales V by 2^-s for that call and the GEMMs' results
+// by 2^s. Checked against the float64 reference and against the unit-scale run itself: inputs times 2^k
+// must give that output times 2^k (up to V's rounding in fp16's subnormals at unit scale), finite,
+// with the shift reported; at unit scale no shift. Copied inputs (NCHW: the shift read off the copy;
+// phased and fused orders) and inputs read in place (NHWC of whole channel blocks: a pass over the input
+// first); FP32 and fp16 input tensors; a transform the user passes (unbalanced, so its shift starts at
+// smaller inputs); and the same bits at another thread count.
+TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
+  const ConvShape s{2, 32, 13, 11, 24, 3, 3, 1, 1};
+  const testing::Problem unit = testing::random_problem(s, 41);
+  auto scaled = [&](int k) {
+    testing::Problem q = unit;
+    for (auto& v : q.input) v = std::ldexp(v, k);
+    for (auto& v : q.bias) v = std::ldexp(v, k);
+    return q;
+  };
+  struct Variant {
+    const char* name;
+    Layout layout;
+    int tile_block;
+  };
+  for (const Variant& var :
+       {Variant{"nchw fused", Layout::kNCHW, 0}, Variant{"nchw phased", Layout::kNCHW, -1},
+        Variant{"nhwc in place", Layout::kNHWC, 0}})
+    for (const char* tile : {"4,3", "6,3", "8,3"}) {
+      PlanOptions o;
+      o.precision = Precision::kFp16;
+      o.fp16_arithmetic = Fp16Arithmetic::kFp32;
+      o.lowp_kernel = LowpKernel::kPortable;
+      o.tile = parse_tile(tile);
+      o.layout = var.layout;
+      o.tile_block = var.tile_block;
+      o.threads = 1;
+      const std::string where = std::string(var.name) + " F(" + tile + ")";
+      std::optional<Plan> plan;
+      const std::vector<float> y1 = testing::run(unit, o, &plan);
+      ASSERT_EQ(plan->stats().v_shift, 0) << where;
+      const double unit_error = rel_l2(y1, testing::reference(unit, var.layout, false));
+      for (const int k : {13, 16, 40}) {
+        const testing::Problem q = scaled(k);
+        const std::vector<float> y = testing::run(q, o, &plan);
+        const int shift = plan->stats().v_shift;
+        EXPECT_GT(shift, k - 13) << where << " inputs x 2^" << k;  // 16 * 2^k > 65504 * 2^(k - 13)
+        EXPECT_LE(shift, k - 10) << where << " inputs x 2^" << k;  // 2^k / 2^(k - 10) * 16 <= 65504 / 4
+        std::vector<float> back(y.size());
+        for (std::size_t i = 0; i < y.size(); ++i) back[i] = std::ldexp(y[i], -k);
+        EXPECT_LT(rel_l2(back, testing::to_double(y1)), 1e-4) << where << " inputs x 2^" << k;
+        EXPECT_LE(rel_l2(y, testing::reference(q, var.layout, false)), 1.05 * unit_error)
+            << where << " inputs x 2^" << k;
+        if (k == 16) {
+          PlanOptions two = o;
+          two.threads = 2;
+          EXPECT_TRUE(same_bits(testing::run(q, two), y)) << where << ": 2 threads";
+        }
+      }
+      // The transform as given (rows unbalanced: F(6,3)'s L1 norms reach 12.5, so |V| 156 max |d|): V
+      // shifted from inputs of 2^9 on, where the balanced transform's is not.
+      PlanOptions given = o;
+      given.transform = default_transform(*o.tile);
+      const std::vector<float> yg = testing::run(scaled(9), given, &plan);
+      if (std::string(tile) != "4,3") {
+        EXPECT_GT(plan->stats().v_shift, 0) << where << " as given";
+      }
+      EXPECT_LE(rel_l2(yg, testing::reference(scaled(9), var.layout, false)), 1.3 * unit_error)
+          << where << " as given";
+    }
+  // An fp16 input tensor near fp16's largest values (the FP32 output holds what fp16 could not).
+  PlanOptions o;
+  o.precision = Precision::kFp16;
+  o.lowp_kernel = LowpKernel::kPortable;
+  o.tile = TileSize{6, 3};
+  o.threads = 1;
+  o.input = TensorFormat{DataType::kFp16, 1.0f};
+  testing::Problem q = scaled(15);  // |d| < 32768, fp16 values
+  std::vector<uint16_t> x16(q.input.size());
+  ASSERT_EQ(
+      convert_from_fp32(q.input.data(), static_cast<int64_t>(q.input.size()), o.input, x16.data()).saturated,
+      0);
+  convert_to_fp32(x16.data(), static_cast<int64_t>(x16.size()), o.input, q.input.data());
+  Plan plan = Plan::create(s, q.weights.data(), q.bias.data(), o);
+  std::vector<float> y(static_cast<std::size_t>(s.output_size()));
+  plan.execute(x16.data(), y.data());
+  EXPECT_GT(plan.stats().v_shift, 0);
+  EXPECT_LT(rel_l2(y, testing::reference(q, Layout::kNCHW, false)), 0.01);
 }
 
 }  // namespace

@@ -186,6 +186,9 @@ Case read_case(nova::fuzz::ByteReader& in) {
   c.compare_kernels = in.flag();
   c.input_range = in.pick({1.0f, 1.0f, 1e-3f, 100.0f});
   c.seed = static_cast<uint32_t>(in.range(0, 1 << 20));
+  // Now and then activations far past unit scale: fp16 plans' V leaves fp16's range from about 4000 on
+  // and must be shifted down (set_fp16_v_shift). Not into fp16 output tensors, whose own range they pass.
+  if (c.options.output.type != DataType::kFp16 && in.range(0, 7) == 7) c.input_range = 30000.0f;
   return c;
 }
 

@@ -201,6 +201,10 @@ struct LowpStats {
   // +-127). Counted for every precision.
   int64_t output_saturated = 0;
   int64_t output_nonfinite = 0;
+  // fp16: V was multiplied by 2^-v_shift (and the GEMMs' results by 2^v_shift, exactly) because this
+  // input's largest finite |value| times the transform's bound on |V| / max |d| passed fp16's 65504; 0
+  // where V fits as it is (docs/engine.md, "fp16: V's exponent range").
+  int v_shift = 0;
 };
 
 // Where a plan's executes spend their time, for tuning (Plan::set_profiling). Each stage is thread
@@ -212,7 +216,8 @@ struct StageProfile {
   int threads = 0;        // the plan's thread count
   double wall_ms = 0;     // wall clock of the profiled executes, summed
   double pack_ms = 0;     // input copied into the blocked, padded layout (widened from typed tensors)
-  double scales_ms = 0;   // int8 per-call scales: the input transforms run once more for max |V|
+  double scales_ms = 0;   // per-call scales: int8's max |V| (the input transforms once more), int8-spatial's
+                          // and fp16's max |d| (a pass over the input)
   double input_ms = 0;    // input transforms (and the GEMM operand written by them)
   double convert_ms = 0;  // V converted to the GEMM operand in a pass of its own
   double gemm_ms = 0;     // the n^2 GEMMs (low precision: dequantized)

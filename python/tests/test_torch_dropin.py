@@ -428,6 +428,29 @@ def test_bf16_arithmetics_through_the_dropin():
                       bf16_arithmetic="pairs")
 
 
+def test_fp16_plans_shift_v_on_large_activations():
+    """Activations whose fp16 V would pass 65504 (here 1e5): the plan shifts V by a power of two and says so
+    (v_shift), and the output is as accurate as on unit-scale data, against PyTorch's float64 conv."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(31)
+    w = rng.uniform(-0.1, 0.1, (16, 16, 3, 3)).astype(np.float32)
+    x = rng.uniform(-1, 1, (1, 16, 12, 12)).astype(np.float32)
+    plan = nova.ConvPlan((1, 16, 12, 12, 16), weights=w, tile="6,3", precision="fp16")
+
+    def error(scale):
+        y = np.zeros((1, 16, 12, 12), np.float32)
+        plan.execute(np.ascontiguousarray(x * scale), y)
+        ref = torch.nn.functional.conv2d(torch.from_numpy(x.astype(np.float64) * scale),
+                                         torch.from_numpy(w.astype(np.float64)), padding=1).numpy()
+        return np.linalg.norm(y - ref) / np.linalg.norm(ref)
+
+    unit = error(1.0)
+    assert plan.v_shift == 0
+    large = error(1e5)
+    assert plan.v_shift > 0
+    assert np.isfinite(large) and large <= 1.05 * unit
+
+
 def test_int8_plans_calibrate_from_python():
     """ConvPlan.calibrate stores per-tap scales from samples: calibrated on the input itself, a plan gives the
     bits of per-call scales; on a half-range sample the real input saturates and is counted."""

@@ -24,7 +24,8 @@ std::size_t floats_for_bytes(std::size_t bytes) {
 }
 
 // The largest tile (points) on which the automatic choice runs fp16 arithmetic. F(8,3)'s transforms
-// spread V far, and fp16 sums of 32 products have the least margin there. Before U's columns were
+// spread V far, and fp16 sums of 32 products round the most there (they cannot overflow since V is
+// shifted per call, set_fp16_v_shift, session 31). Before U's columns were
 // normalized (build_lowp) fp16 arithmetic collapsed the validation networks at F(8,3) (VGG 43 %,
 // ResNet 4 % top-1, NaN/Inf logits); since, they lose 0.21 / 0.05 points with it, against 0.02 / 0.11
 // with FP32 arithmetic, whose logit error is half as large and which cannot overflow where FP32 does
@@ -279,13 +280,13 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
     if (!fp16_arithmetic_supported())
       p.gemm_path_detail += " (fp32 arithmetic: avx512-fp16 not available on this CPU)";
     else if (w.n > kFp16ArithmeticMaxPoints)
-      p.gemm_path_detail += " (fp32 arithmetic: fp16 sums have the least overflow margin on tiles above " +
+      p.gemm_path_detail += " (fp32 arithmetic: fp16 sums lose the most accuracy on tiles above " +
                             std::to_string(kFp16ArithmeticMaxPoints) + " points)";
   }
   if (prec == Precision::kFp16 && w.fp16_fma && w.n > kFp16ArithmeticMaxPoints)
     p.reason += "; caution: fp16 arithmetic with " + w.transform.tile().to_string() +
-                " has the least overflow margin (fp16 sums of 32 products) and twice the logit error of FP32 "
-                "arithmetic on the validation networks, docs/engine.md";
+                " has twice the logit error of FP32 arithmetic on the validation networks (fp16 sums of 32 "
+                "products), docs/engine.md";
 }
 
 // The integer V conversions, one tile row (Cpad values) of one tap at a time, so that a row holding
@@ -625,14 +626,22 @@ float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat f) {
   return m;
 }
 
-// fp16's largest finite value: a V within it rounds to a finite fp16 (to nearest never passes it).
+// The largest |V| an fp16 plan lets through. FP32 arithmetic: fp16's largest finite value (a V within it
+// rounds to a finite fp16; to nearest never passes it). fp16 arithmetic sums kFp16FmaChunk products in
+// fp16 first, with U's columns at most 2^-2 (build_lowp): V within 2^12 keeps a chunk's sum within
+// 32 * 2^12 * 2^-2 = 2^15 (its roundings add under 2 %), whatever the data. Without it, data whose
+// windows follow the sign pattern of a B^T row, channels alike, overflowed those sums from a sixth of
+// where V itself would (Lowp.Fp16ArithmeticChunkSumsStayFiniteOnAlignedData).
 constexpr double kFp16Max = 65504.0;
+constexpr double kFp16ArithmeticVMax = 4096.0;
+static_assert(kFp16FmaChunk * kFp16ArithmeticVMax / 4 * 1.02 < kFp16Max);  // the sums with their roundings
 
 void set_fp16_v_shift(Plan::Impl& p, float amax) {
   const WinogradPlan& w = *p.wino;
   int shift = 0;
   const double bound = w.fp16_v_gain * static_cast<double>(amax);
-  while (bound > std::ldexp(kFp16Max, shift)) ++shift;  // a few steps: the bound is at most FLT_MAX * 16^2
+  const double limit = w.fp16_fma ? kFp16ArithmeticVMax : kFp16Max;
+  while (bound > std::ldexp(limit, shift)) ++shift;  // a few steps: the bound is at most FLT_MAX * 16^2
   p.v_shift = shift;
   if (shift == 0) return;
   p.call_pow2.resize(w.u_pow2.size());

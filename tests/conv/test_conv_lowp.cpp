@@ -1315,6 +1315,63 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
   EXPECT_LT(rel_l2(y, testing::reference(q, Layout::kNCHW, false)), 0.01);
 }
 
+// fp16 arithmetic sums 32 channels' products in fp16 before FP32 takes over. U's columns are at most
+// 2^-2 (their normalization), so a chunk's sum stays finite only while |V| stays below about 65504 / 8.
+// Data built for the worst case: every channel's first window is c times the sign pattern of the
+// balanced B^T's row of largest L1 norm (in both directions), so that V at that tap is L1^2 c in every
+// channel, and the weights are all 1, so that U's column there is one value: the chunk sums 32 equal
+// products. V itself fits fp16 up to c = 65504 / L1^2; the sums overflowed from about a sixth of that.
+// The plan's V shift keeps |V| <= 2^12 where fp16 arithmetic runs (a chunk's sum <= 2^15), so the
+// output is finite and not garbage against the float64 reference (fp16 sums of 32 equal products are
+// far from FP32's accuracy: F(6,3) loses 0.17 of the output at c = 64); c of 64 gives no shift.
+TEST(Lowp, Fp16ArithmeticChunkSumsStayFiniteOnAlignedData) {
+  for (const char* tile : {"4,3", "6,3"}) {
+    const TileSize ts = parse_tile(tile);
+    const Transform balanced = balance_input_rows(default_transform(ts));
+    const int n = balanced.n();
+    int worst = 0;
+    double worst_l1 = 0;
+    for (int i = 0; i < n; ++i) {
+      double l1 = 0;
+      for (int j = 0; j < n; ++j) l1 += std::fabs(balanced.BT()(i, j).get_d());
+      if (l1 > worst_l1) worst_l1 = l1, worst = i;
+    }
+    const ConvShape s{1, 64, 2 * n, 2 * n, 8, 3, 3, 0, 0};
+    testing::Problem p = testing::random_problem(s, 43);
+    std::fill(p.weights.begin(), p.weights.end(), 1.0f);
+    for (const double c : {64.0, 0.5 * 65504.0 / (worst_l1 * worst_l1)}) {
+      testing::Problem q = p;
+      for (int64_t ch = 0; ch < s.C; ++ch)
+        for (int y = 0; y < n; ++y)
+          for (int x = 0; x < n; ++x) {
+            const double sy = balanced.BT()(worst, y) < 0 ? -1.0 : 1.0;
+            const double sx = balanced.BT()(worst, x) < 0 ? -1.0 : 1.0;
+            q.input[static_cast<std::size_t>((ch * s.H + y) * s.W + x)] = static_cast<float>(c * sy * sx);
+          }
+      PlanOptions o;
+      o.precision = Precision::kFp16;
+      o.fp16_arithmetic = Fp16Arithmetic::kFp16;
+      o.lowp_kernel = LowpKernel::kPortable;
+      o.tile = ts;
+      o.threads = 1;
+      std::optional<Plan> plan;
+      const std::vector<double> ref = testing::reference(q, Layout::kNCHW, false);
+      const std::vector<float> y = testing::run(q, o, &plan);
+      const double error = rel_l2(y, ref);
+      PlanOptions fp32_arithmetic = o;
+      fp32_arithmetic.fp16_arithmetic = Fp16Arithmetic::kFp32;
+      std::printf("fp16 arithmetic F(%s), aligned first windows of %g: error %.3g (FP32 arithmetic %.3g), V shift %d\n",
+                  tile, c, error, rel_l2(testing::run(q, fp32_arithmetic), ref), plan->stats().v_shift);
+      EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return std::isfinite(v); }))
+          << tile << " c = " << c;
+      EXPECT_LT(error, 0.3) << tile << " c = " << c;  // fp16 sums of 32 equal products: not FP32's accuracy
+      if (c == 64.0) {
+        EXPECT_EQ(plan->stats().v_shift, 0) << tile;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nova::conv
 

@@ -273,7 +273,8 @@ void run_bench(const BenchOptions& o) {
                     plan.describe(), median, times.front(), reps, gflops, cpu_per_execute);
     if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
     if (counts.v_shift > 0)
-      text += fmt::format("  fp16: V scaled by 2^-{} (the input's largest value would take V past 65504)\n",
+      text += fmt::format("  fp16: V scaled by 2^-{} (the input's largest value would take V past its limit: 65504, 2^12 "
+          "with fp16 arithmetic)\n",
                           counts.v_shift);
     if (counts.saturated + counts.nonfinite_tiles + counts.output_saturated + counts.output_nonfinite > 0)
       text += fmt::format(

@@ -181,7 +181,7 @@ void bind_conv(nb::module_& m) {
                    "INT8: tiles whose input held NaN/Inf in the last execute (their outputs are NaN)")
       .def_prop_ro("v_shift", [](const PyPlan& p) { return p.plan.stats().v_shift; },
                    "FP16: V was scaled by 2^-v_shift in the last execute (and the GEMMs' results back, exactly) "
-                   "because the input would have taken it past 65504; 0 on ordinary data")
+                   "because the input would have taken it past 65504 (2^12 with fp16 arithmetic); 0 on ordinary data")
       .def_prop_ro("output_shape", [](const PyPlan& p) {
         const ConvShape& s = p.plan.shape();
         return std::make_tuple(s.N, s.K, s.out_h(), s.out_w());

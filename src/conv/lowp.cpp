@@ -364,13 +364,12 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
       // had 4x the error). And the result no longer depends on the weights' scale: weights times a
       // power of two give the output times it, bit for bit. The target keeps the fp16 arithmetic's
       // products below those of weights of unit scale (its overflow margins).
-      // x * 2^e is then a multiplication: a float times a power of two is exact in double (its range is far
-      // wider), the same value as std::ldexp, which took a third of an fp16 plan's making.
-      // The rows go through the path's fp16 narrowing (F16C's vcvtps2ph where the plan has it: round to
-      // nearest even, as fp16_bits_rne) after an FP32 multiplication by 2^e, exact wherever the product is
-      // an FP32 normal; columns whose largest |U| is below FP32's normals (2^-126, where 2^e may not even
-      // be a float) keep the double path. The same bits; the scalar conversion of every element took
-      // about a third of an fp16 plan's making (1x512x7x7 F(4,3): 182 ms against 64 ms for bf16).
+      // x * 2^e is a multiplication (std::ldexp took a third of an fp16 plan's making), in FP32, exact
+      // wherever the product is an FP32 normal, and the rows go through the path's fp16 narrowing (F16C's
+      // vcvtps2ph where the plan has it; round to nearest even, as fp16_bits_rne): the same bits as
+      // fp16_bits_rne of the double product, whose scalar conversion of every element had taken about a
+      // third of the making again (1x512x7x7 F(4,3): 182 ms against 64 ms for bf16). Columns whose largest
+      // |U| is below FP32's normals (2^-126, where 2^e may not even be a float) keep the double path.
       std::vector<double> pow2(static_cast<std::size_t>(width));
       std::vector<float> pow2f(static_cast<std::size_t>(width));
       bool all_normal = true;
@@ -661,7 +660,7 @@ void set_fp16_v_shift(Plan::Impl& p, float amax) {
   int shift = 0;
   const double bound = w.fp16_v_gain * static_cast<double>(amax);
   const double limit = w.fp16_fma ? kFp16ArithmeticVMax : kFp16Max;
-  while (bound > std::ldexp(limit, shift)) ++shift;  // a few steps: the bound is at most FLT_MAX * 16^2
+  while (bound > std::ldexp(limit, shift)) ++shift;  // at most a few hundred steps (bound < 2^128 * gain)
   p.v_shift = shift;
   if (shift == 0) return;
   p.call_pow2.resize(w.u_pow2.size());

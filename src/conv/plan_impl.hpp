@@ -176,7 +176,7 @@ struct WinogradPlan {
   std::vector<float> u_pow2;
   // fp16: a bound on |V| / max |d| for the plan's transform: the largest L1 norm of a B^T row, squared
   // (|V_ij| <= L1_i L1_j max |d|), with a margin for FP32's rounding inside the transform. An execute whose
-  // input would let V pass fp16's largest value scales V by a power of two (fp16_v_shift, lowp.cpp).
+  // input would let V pass its limit scales V by a power of two (set_fp16_v_shift, lowp.cpp).
   double fp16_v_gain = 0.0;
   std::vector<float>
       cal_scale;   // int8: calibrated per-tap V scales (int8-spatial: the input scale); empty: per call
@@ -322,7 +322,7 @@ struct Plan::Impl {
   std::vector<int64_t> thread_saturated, thread_nonfinite;
   std::vector<float> v_scale;
   // fp16: this execute's V scaled by 2^-v_shift (0: as is), and u_pow2 times 2^v_shift, the column scales
-  // its GEMMs multiply by instead (lowp.cpp, fp16_v_shift).
+  // its GEMMs multiply by instead (lowp.cpp, set_fp16_v_shift).
   int v_shift = 0;
   std::vector<float> call_pow2;
   std::vector<std::vector<float>> thread_amax;  // per worker: max |V| per tap and lane (tap*16 + lane)
@@ -370,8 +370,9 @@ void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights);
 // max |d| over the finite values of an input tensor of type `format` (int8-spatial's input scale, fp16's V
 // shift).
 float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat format);
-// fp16: the least s >= 0 for which V of an input whose largest finite |d| is `amax` stays within fp16's
-// range after V is multiplied by 2^-s; sets p.v_shift and, when s > 0, p.call_pow2.
+// fp16: the least s >= 0 for which V of an input whose largest finite |d| is `amax` stays within its limit
+// (65504; 2^12 with fp16 arithmetic) after V is multiplied by 2^-s; sets p.v_shift and, when s > 0,
+// p.call_pow2.
 void set_fp16_v_shift(Plan::Impl& p, float amax);
 void allocate_lowp_scratch(Plan::Impl& p);  // after the Winograd scratch
 void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows,

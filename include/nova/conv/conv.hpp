@@ -202,8 +202,9 @@ struct LowpStats {
   int64_t output_saturated = 0;
   int64_t output_nonfinite = 0;
   // fp16: V was multiplied by 2^-v_shift (and the GEMMs' results by 2^v_shift, exactly) because this
-  // input's largest finite |value| times the transform's bound on |V| / max |d| passed fp16's 65504; 0
-  // where V fits as it is (docs/engine.md, "fp16: V's exponent range").
+  // input's largest finite |value| times the transform's bound on |V| / max |d| passed fp16's 65504 (2^12
+  // with fp16 arithmetic, whose fp16 sums of 32 products it keeps finite); 0 where V fits as it is
+  // (docs/engine.md, "fp16: V's exponent range").
   int v_shift = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "common/cli_runner.hpp"
+#include "conv/cpu_supports.hpp"
 #include "nova/conv/conv.hpp"
 
 namespace nova::conv {
@@ -102,7 +103,7 @@ TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
       EXPECT_EQ(j["conversions"], "portable");
     }
 #if defined(__x86_64__) || defined(__i386__)
-    if (path == Isa::kAvx2 && __builtin_cpu_supports("f16c")) {
+    if (path == Isa::kAvx2 && nova::conv::cpu_supports(nova::conv::CpuFeature::kF16c)) {
       EXPECT_EQ(j["conversions"], "avx2-f16c");
     }
     if (path == Isa::kAvx512) {

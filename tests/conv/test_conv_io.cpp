@@ -12,6 +12,7 @@
 #include <random>
 #include <utility>
 
+#include "conv/cpu_supports.hpp"
 #include "conv/kernels/kernel_table.hpp"
 #include "conv_test_util.hpp"
 #include "nova/error.hpp"
@@ -47,7 +48,7 @@ std::vector<float> special_values() {
 
 bool avx2_f16c() {
 #if defined(__x86_64__) || defined(__i386__)
-  return isa_supported(Isa::kAvx2) && __builtin_cpu_supports("f16c");
+  return isa_supported(Isa::kAvx2) && nova::conv::cpu_supports(nova::conv::CpuFeature::kF16c);
 #else
   return false;
 #endif
@@ -431,7 +432,7 @@ TEST(TensorConvert, TypedBandStoresEqualStoreThenNarrow) {
     EXPECT_EQ(checked_avx512, __builtin_cpu_supports("avx512vbmi") ? 3 : 2);
   }
   if (isa_supported(Isa::kAvx2)) {
-    EXPECT_EQ(checked_avx2, __builtin_cpu_supports("f16c") ? 3 : 0);
+    EXPECT_EQ(checked_avx2, nova::conv::cpu_supports(nova::conv::CpuFeature::kF16c) ? 3 : 0);
   }
 #endif
 }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "conv/algorithm_choice.hpp"
+#include "conv/cpu_supports.hpp"
 #include "conv/kernels/kernel_table.hpp"
 #include "conv/kernels/lowp_kernels.hpp"
 #include "conv_test_util.hpp"
@@ -139,7 +140,8 @@ std::string avx2_kernel(Variant v) {
   if (best_isa() != Isa::kAvx2) return "";
   if (v.prec == Precision::kBf16 && !bf16_dot(v)) return "avx2-fma";
 #if defined(__x86_64__) || defined(__i386__)
-  if (v.prec == Precision::kFp16 && !fp16_fma(v) && __builtin_cpu_supports("f16c")) return "avx2-f16c";
+  if (v.prec == Precision::kFp16 && !fp16_fma(v) && nova::conv::cpu_supports(nova::conv::CpuFeature::kF16c))
+    return "avx2-f16c";
 #endif
   return v.prec == Precision::kInt8 ? "avx2" : "";
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "conv/cpu_supports.hpp"
 #include "conv/kernels/int16_kernels.hpp"
 #include "conv/kernels/kernel_table.hpp"
 #include "conv/kernels/lowp_kernels.hpp"
@@ -27,7 +28,7 @@ bool avx2() {
 }
 bool f16c() {
 #if defined(__x86_64__) || defined(__i386__)
-  return __builtin_cpu_supports("f16c");
+  return nova::conv::cpu_supports(nova::conv::CpuFeature::kF16c);
 #else
   return false;
 #endif

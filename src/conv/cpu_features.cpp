@@ -1,5 +1,6 @@
-// Run-time instruction-set detection (cpuid and the OS's saved register state, through GCC/Clang's
-// __builtin_cpu_supports), the size of the level-3 cache, and the names of the paths.
+// Run-time instruction-set detection (cpuid and the OS's saved register state: __builtin_cpu_supports,
+// and cpu_supports for the features clang 14 cannot name), the size of the level-3 cache, and the names of
+// the paths.
 #include <cstdint>
 #include <string>
 
@@ -121,7 +122,7 @@ bool lowp_simd_supported(Precision precision) {
 
 bool fp16_arithmetic_supported() {
 #if defined(__x86_64__) || defined(__i386__)
-  // GCC's cpu model checks CPUID.(EAX=7,ECX=0):EDX[23] and that the OS saves the AVX-512 state (XCR0).
+  // CPUID.(EAX=7,ECX=0):EDX[23] and the OS saving the AVX-512 state (XCR0), cpu_supports.hpp.
   return avx512_core_supported() && cpu_supports(CpuFeature::kAvx512Fp16);
 #else
   return false;

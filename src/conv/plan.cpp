@@ -154,6 +154,9 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     }
     build_direct(p, weights, bias);
   }
+  if (p.algorithm == Algorithm::kWinograd && p.precision != Precision::kFp32)
+    p.output_count_limit =
+        p.output_format.type == DataType::kInt8 ? 0.0f : overflow_limit(p.output_format.type);
   allocate_io_scratch(p);
   return Plan(std::move(impl));
 }

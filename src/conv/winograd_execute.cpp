@@ -274,6 +274,15 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   const float inv_scale = 1.0f / p.output_format.scale;
   const StoreBandNchwTypedFn store_typed = p.kernels->layout.store_band_nchw_typed[static_cast<int>(otype)];
   const std::size_t band_row = static_cast<std::size_t>(kBandTiles * m);
+  // Low-precision plans count the results stored as NaN or Inf (Plan::Impl::output_count_limit), from the
+  // FP32 values while they are in cache: `rows` rows `stride` floats apart of `pixels` pixels.
+  const float limit = p.output_count_limit;
+  const CountBeyondFn count_beyond = p.kernels->convert.count_beyond;
+  const auto count_results = [&](const float* src, std::ptrdiff_t stride, int64_t rows, int64_t pixels,
+                                 int64_t lanes) {
+    if (limit > 0.0f)
+      counts->nonfinite += count_beyond(src, stride, rows, pixels, static_cast<int>(lanes), limit);
+  };
   for (int64_t kb = kbs.lo; kb < kbs.hi; ++kb) {
     const int64_t k0 = kb * kLanes;
     const int64_t lanes = std::min<int64_t>(kLanes, K - k0);
@@ -289,6 +298,7 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
         const int64_t y0 = c.ty * m, x0 = c.tx * m;
         const int64_t rows = std::min<int64_t>(m, OH - y0), width = std::min<int64_t>(run * m, OW - x0);
         const int64_t first = ((c.img * K + k0) * OH + y0) * OW + x0;
+        count_results(tmp, static_cast<std::ptrdiff_t>(band_row * kLanes), rows, width, lanes);
         if (fp32) {
           p.kernels->layout.store_band_nchw(tmp, static_cast<std::ptrdiff_t>(band_row),
                                             static_cast<int>(rows), width, static_cast<int>(lanes),
@@ -323,10 +333,12 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
         const int64_t first = (((c.img * w.Kb + kb) * OH + y0) * OW + x0) * kLanes;
         w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, out + first,
                      static_cast<std::size_t>(OW));
+        count_results(out + first, OW * kLanes, m, m, kLanes);
         continue;
       }
       w.fns.output(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu, tmp,
                    static_cast<std::size_t>(m));
+      count_results(tmp, m * kLanes, rows, cols, lanes);
       if (blocked) {         // NCHW16c: each tile row is cols whole pixels of 16 channels, contiguous
         if (lanes < kLanes)  // padding lanes written as zero (a NaN input would otherwise reach them)
           for (int64_t q = 0; q < m * m; ++q)

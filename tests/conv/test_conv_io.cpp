@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -211,6 +212,43 @@ TEST(TensorConvert, NarrowRowsEqualsOneRunAtATime) {
         EXPECT_EQ(got, want);
         EXPECT_EQ(got_counts.saturated, want_counts.saturated);
         EXPECT_EQ(got_counts.nonfinite, want_counts.nonfinite);
+      }
+}
+
+// count_beyond with its type's limit counts exactly the values that the type's narrow stores as NaN or
+// Inf (the special values put rows of pixels across fp16's and bf16's overflow edges, ties included),
+// among the first `lanes` lanes of each pixel only: every float outside the counted region is NaN.
+TEST(TensorConvert, CountBeyondCountsWhatTheNarrowStoresAsNanOrInf) {
+  std::vector<float> v = special_values();
+  for (float x : {3.3895314e38f, std::bit_cast<float>(0x7F7F7FFFu), std::bit_cast<float>(0x7F7F8000u),
+                  -std::bit_cast<float>(0x7F7F8000u), 65519.996f, 65536.0f})
+    v.push_back(x);
+  const ConvertTable portable = convert_table_portable();
+  for (const ConvertTable& t : convert_tables())
+    for (DataType type : {DataType::kFp32, DataType::kBf16, DataType::kFp16})
+      for (const auto& [rows, pixels, stride] :
+           {std::array<int64_t, 3>{3, 5, 96}, {1, 40, 640}, {7, 1, 17}, {2, 3, 48}}) {
+        for (int lanes = 1; lanes <= 16; ++lanes) {
+          SCOPED_TRACE(to_string(type) + " lanes " + std::to_string(lanes) + " pixels " +
+                       std::to_string(pixels));
+          std::vector<float> src(static_cast<std::size_t>(rows * stride), kNan);
+          int64_t want = 0;
+          std::size_t next = static_cast<std::size_t>(lanes * 131 + pixels);
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t x = 0; x < pixels; ++x)
+              for (int l = 0; l < lanes; ++l) {
+                const float value = v[next++ % v.size()];
+                src[static_cast<std::size_t>(r * stride + x * 16 + l)] = value;
+                // What a store into `type` holds: the portable narrow's bits, widened back.
+                unsigned char bits[4];
+                float stored;
+                NarrowCounts unused;
+                portable.narrow[static_cast<int>(type)](&value, bits, 1, 1.0f, &unused);
+                portable.widen[static_cast<int>(type)](bits, &stored, 1, 1.0f);
+                want += std::isfinite(stored) ? 0 : 1;
+              }
+          EXPECT_EQ(t.count_beyond(src.data(), stride, rows, pixels, lanes, overflow_limit(type)), want);
+        }
       }
 }
 

@@ -850,6 +850,7 @@ TEST(Lowp, NanInInputPropagates) {
               ++nonfinite_other;
           }
       EXPECT_EQ(nonfinite_other, 0);
+      EXPECT_EQ(r.stats.output_nonfinite, nans);
       EXPECT_LE(nans, 16 * 4 * 16);  // at most the tiles whose input patch holds the NaN (4 of 4x4 outputs)
       if (p == Precision::kInt8) {
         EXPECT_GE(r.stats.nonfinite_tiles, 1);
@@ -857,6 +858,72 @@ TEST(Lowp, NanInInputPropagates) {
       }
     }
   }
+}
+
+// LowpStats::output_nonfinite equals the NaN and Inf values that the output tensor holds, counted here
+// from the tensor itself: every precision, layout (K = 21: a partial block of output channels), FP32,
+// bf16 and fp16 outputs, fused and phased orders, 1 and 2 threads. The input holds a NaN (image 0), an
+// Inf (image 1) and rows of 1e5 (image 1), whose results fp16 outputs round to inf; the same plan then
+// counts 0 on an input without them.
+TEST(Lowp, OutputNonfiniteCountsWhatTheOutputTensorHolds) {
+  const ConvShape s{2, 20, 13, 13, 21};  // 3x3, padding 1 (the ConvShape defaults)
+  testing::Problem clean = testing::random_problem(s, 31);
+  testing::Problem bad = clean;
+  const auto at = [&](int64_t n, int64_t c, int64_t y, int64_t x) {
+    return static_cast<std::size_t>(((n * s.C + c) * s.H + y) * s.W + x);
+  };
+  bad.input[at(0, 3, 2, 5)] = std::numeric_limits<float>::quiet_NaN();
+  bad.input[at(1, 7, 10, 11)] = std::numeric_limits<float>::infinity();
+  for (int64_t c = 0; c < s.C; ++c)
+    for (int64_t x = 0; x < s.W; ++x) bad.input[at(1, c, 0, x)] = bad.input[at(1, c, 1, x)] = 1e5f;
+  const int64_t OH = s.out_h(), OW = s.out_w(), Kb = (s.K + 15) / 16;
+  const ConvertTable portable = convert_table_portable();
+  for (Precision prec : {Precision::kBf16, Precision::kFp16, Precision::kInt8})
+    for (Layout layout : {Layout::kNCHW, Layout::kNHWC, Layout::kNCHW16c})
+      for (DataType type : {DataType::kFp32, DataType::kBf16, DataType::kFp16})
+        for (int block : {0, -1})
+          for (int threads : {1, 2}) {
+            SCOPED_TRACE(to_string(prec) + " " + to_string(layout) + " " + to_string(type) + " block " +
+                         std::to_string(block) + " threads " + std::to_string(threads));
+            PlanOptions o;
+            o.precision = prec;
+            o.layout = layout;
+            o.output = {type, 1.0f};
+            o.tile = TileSize{4, 3};
+            o.tile_block = block;
+            o.threads = threads;
+            const Plan plan = Plan::create(s, clean.weights.data(), clean.bias.data(), o);
+            const std::size_t out_count = static_cast<std::size_t>(output_elements(s, layout));
+            std::vector<unsigned char> y(out_count * element_size(type));
+            std::vector<float> values(out_count);
+            // The NaN/Inf values the tensor holds, padding lanes of NCHW16c left out.
+            const auto held = [&]() {
+              portable.widen[static_cast<int>(type)](y.data(), values.data(), static_cast<int64_t>(out_count),
+                                                     1.0f);
+              int64_t count = 0;
+              for (std::size_t i = 0; i < out_count; ++i) {
+                const bool padding =
+                    layout == Layout::kNCHW16c &&
+                    static_cast<int64_t>(i) / (16 * OH * OW) % Kb * 16 + static_cast<int64_t>(i % 16) >= s.K;
+                count += !padding && !std::isfinite(values[i]);
+              }
+              return count;
+            };
+            for (const testing::Problem* problem : {&bad, &clean}) {
+              std::vector<float> x = problem->input;
+              if (layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
+              if (layout == Layout::kNCHW16c)
+                x = nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W);
+              plan.execute(static_cast<const void*>(x.data()), static_cast<void*>(y.data()));
+              const int64_t want = held();
+              EXPECT_EQ(plan.stats().output_nonfinite, want);
+              if (problem == &bad) {
+                EXPECT_GE(want, 9 * s.K);  // the NaN's and the Inf's receptive fields at least
+              } else {
+                EXPECT_EQ(want, 0);
+              }
+            }
+          }
 }
 
 TEST(Lowp, PathsAndOptions) {

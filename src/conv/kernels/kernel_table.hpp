@@ -11,8 +11,10 @@
 //          go to dst[(i*dst_row + j)*16 + lane] (dst_row >= m).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "nova/conv/conv.hpp"
 
@@ -181,6 +183,10 @@ struct LayoutTable {
 //           clamped and the NaN/Inf values to *counts
 //   narrow_rows: narrow of `rows` runs of `width` values, run r from src + r*src_row to element
 //           r*dst_row of dst (strides in elements)
+//   count_beyond: how many values are NaN or have |x| >= limit among the first `lanes` floats of each
+//           16-float pixel, `pixels` contiguous pixels a row, `rows` rows `row_stride` floats apart: the
+//           results that a store into a type whose values round to inf from `limit` on holds as NaN or
+//           Inf (limit +inf: the non-finite values). Low-precision plans count their outputs with it.
 struct NarrowCounts {
   int64_t saturated = 0;
   int64_t nonfinite = 0;
@@ -189,10 +195,26 @@ using WidenFn = void (*)(const void* src, float* dst, int64_t count, float scale
 using NarrowFn = void (*)(const float* src, void* dst, int64_t count, float inv_scale, NarrowCounts* counts);
 using NarrowRowsFn = void (*)(const float* src, std::ptrdiff_t src_row, void* dst, std::ptrdiff_t dst_row,
                               int64_t rows, int64_t width, float inv_scale, NarrowCounts* counts);
+using CountBeyondFn = int64_t (*)(const float* src, std::ptrdiff_t row_stride, int64_t rows, int64_t pixels,
+                                  int lanes, float limit);
+// count_beyond's limit for a store into `type` (round to nearest even): FP32 +inf; bf16's largest finite
+// value plus half its last place, 0x7F7F8000 (a tie, which goes to the even 0x7F80: inf); fp16's 65504
+// + 16. int8 clamps instead (its narrow counts NaN and Inf): +inf, the non-finite values.
+inline float overflow_limit(DataType type) {
+  switch (type) {
+    case DataType::kBf16:
+      return std::bit_cast<float>(0x7F7F8000u);
+    case DataType::kFp16:
+      return 65520.0f;
+    default:
+      return std::numeric_limits<float>::infinity();
+  }
+}
 struct ConvertTable {
   WidenFn widen[4] = {};  // indexed by DataType
   NarrowFn narrow[4] = {};
   NarrowRowsFn narrow_rows[4] = {};
+  CountBeyondFn count_beyond = nullptr;
 };
 
 struct KernelTable {

@@ -9,6 +9,7 @@
 #include "../convert_table_template.hpp"
 #include "../kernel_table.hpp"
 #include "convert_vectors_avx2.hpp"
+#include "lanes_below_avx2.hpp"
 
 namespace nova::conv {
 
@@ -51,12 +52,40 @@ void narrow_fp32(const float* src, void* dst, int64_t count, float, NarrowCounts
   counts->nonfinite += narrow.nonfinite();
 }
 
+// Each pixel's two halves compared with the lanes masked (a NaN compares "not less than": counted), the
+// all-ones lanes subtracted from per-lane counts.
+int64_t count_beyond(const float* src, std::ptrdiff_t row_stride, int64_t rows, int64_t pixels, int lanes,
+                     float limit) {
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF)), lim = _mm256_set1_ps(limit);
+  const __m256 in_lo = _mm256_castsi256_ps(lanes_below(lanes)),
+               in_hi = _mm256_castsi256_ps(lanes_below(lanes - 8));
+  __m256i count = _mm256_setzero_si256();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = src + r * row_stride;
+    for (int64_t x = 0; x < pixels; ++x) {
+      const __m256 lo =
+          _mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(row + x * 16), abs_mask), lim, _CMP_NLT_UQ);
+      const __m256 hi =
+          _mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(row + x * 16 + 8), abs_mask), lim, _CMP_NLT_UQ);
+      count = _mm256_sub_epi32(count, _mm256_castps_si256(_mm256_and_ps(lo, in_lo)));
+      count = _mm256_sub_epi32(count, _mm256_castps_si256(_mm256_and_ps(hi, in_hi)));
+    }
+  }
+  alignas(32) int32_t lane_counts[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lane_counts), count);
+  int64_t total = 0;
+  for (const int32_t c : lane_counts) total += c;
+  return total;
+}
+
 }  // namespace
 
 ConvertTable convert_table_avx2() {
-  return kernels_impl::make_convert_table<&widen_run<DataType::kFp32>, &widen_run<DataType::kBf16>,
-                                          &widen_run<DataType::kFp16>, &widen_run<DataType::kInt8>,
-                                          &narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>();
+  ConvertTable t = kernels_impl::make_convert_table<&widen_run<DataType::kFp32>, &widen_run<DataType::kBf16>,
+                                                    &widen_run<DataType::kFp16>, &widen_run<DataType::kInt8>,
+                                                    &narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>();
+  t.count_beyond = &count_beyond;
+  return t;
 }
 
 }  // namespace nova::conv

@@ -90,11 +90,30 @@ void widen_int8(const void* src, float* dst, int64_t count, float scale) {
   counts->nonfinite += narrow.nonfinite();
 }
 
+// A compare per pixel into a mask (a NaN compares "not less than": counted), its lanes popcounted.
+int64_t count_beyond(const float* src, std::ptrdiff_t row_stride, int64_t rows, int64_t pixels, int lanes,
+                     float limit) {
+  const __m512 lim = _mm512_set1_ps(limit);
+  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
+  const __mmask16 in = tail_mask(lanes);
+  int64_t count = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = src + r * row_stride;
+    for (int64_t x = 0; x < pixels; ++x)
+      count += __builtin_popcount(static_cast<unsigned>(_mm512_mask_cmp_ps_mask(
+          in, _mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512(row + x * 16), abs_mask)), lim,
+          _CMP_NLT_UQ)));
+  }
+  return count;
+}
+
 }  // namespace
 
 ConvertTable convert_table_avx512() {
-  return kernels_impl::make_convert_table<&widen_fp32, &widen_bf16, &widen_fp16, &widen_int8, &narrow_fp32,
-                                          &narrow_bf16, &narrow_fp16, &narrow_int8>();
+  ConvertTable t = kernels_impl::make_convert_table<&widen_fp32, &widen_bf16, &widen_fp16, &widen_int8,
+                                                    &narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>();
+  t.count_beyond = &count_beyond;
+  return t;
 }
 
 }  // namespace nova::conv

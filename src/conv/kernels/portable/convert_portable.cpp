@@ -68,11 +68,22 @@ void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale, Na
   }
 }
 
+int64_t count_beyond(const float* src, std::ptrdiff_t row_stride, int64_t rows, int64_t pixels, int lanes,
+                     float limit) {
+  int64_t count = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t x = 0; x < pixels; ++x)
+      for (int l = 0; l < lanes; ++l) count += !(std::fabs(src[r * row_stride + x * 16 + l]) < limit);
+  return count;
+}
+
 }  // namespace
 
 ConvertTable convert_table_portable() {
-  return kernels_impl::make_convert_table<&widen_fp32, &widen_bf16, &widen_fp16, &widen_int8, &narrow_fp32,
-                                          &narrow_bf16, &narrow_fp16, &narrow_int8>();
+  ConvertTable t = kernels_impl::make_convert_table<&widen_fp32, &widen_bf16, &widen_fp16, &widen_int8,
+                                                    &narrow_fp32, &narrow_bf16, &narrow_fp16, &narrow_int8>();
+  t.count_beyond = &count_beyond;
+  return t;
 }
 
 }  // namespace nova::conv

@@ -3,6 +3,8 @@
 // IEEE fp16 conversions with round to nearest even; bf16 rounding is the same integer arithmetic).
 #include <immintrin.h>
 
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
 #include "../convert_table_template.hpp"
@@ -90,20 +92,26 @@ void widen_int8(const void* src, float* dst, int64_t count, float scale) {
   counts->nonfinite += narrow.nonfinite();
 }
 
-// A compare per pixel into a mask (a NaN compares "not less than": counted), its lanes popcounted.
+// As on AVX2 (convert_avx2.cpp): the largest |x| bits of the counted lanes first (unsigned: NaN above
+// inf), and only where they reach the limit a compare per pixel into a mask, its lanes popcounted.
 int64_t count_beyond(const float* src, std::ptrdiff_t row_stride, int64_t rows, int64_t pixels, int lanes,
                      float limit) {
-  const __m512 lim = _mm512_set1_ps(limit);
   const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
   const __mmask16 in = tail_mask(lanes);
+  const auto pixel = [&](int64_t r, int64_t x) {  // |x| of the counted lanes, 0 in the others
+    return _mm512_maskz_and_epi32(in, _mm512_loadu_si512(src + r * row_stride + x * 16), abs_mask);
+  };
+  __m512i largest = _mm512_setzero_si512();
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t x = 0; x < pixels; ++x) largest = _mm512_maskz_max_epu32(kAll, largest, pixel(r, x));
+  const __m512i limit_bits = _mm512_set1_epi32(static_cast<int>(std::bit_cast<uint32_t>(limit)));
+  if (_mm512_cmpge_epu32_mask(largest, limit_bits) == 0) return 0;
+  const __m512 lim = _mm512_set1_ps(limit);
   int64_t count = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* row = src + r * row_stride;
+  for (int64_t r = 0; r < rows; ++r)
     for (int64_t x = 0; x < pixels; ++x)
-      count += __builtin_popcount(static_cast<unsigned>(_mm512_mask_cmp_ps_mask(
-          in, _mm512_castsi512_ps(_mm512_and_si512(_mm512_loadu_si512(row + x * 16), abs_mask)), lim,
-          _CMP_NLT_UQ)));
-  }
+      count += __builtin_popcount(
+          static_cast<unsigned>(_mm512_cmp_ps_mask(_mm512_castsi512_ps(pixel(r, x)), lim, _CMP_NLT_UQ)));
   return count;
 }
 

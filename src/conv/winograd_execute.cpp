@@ -428,7 +428,13 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
       amax[a] = std::max(amax[a], w.convert.amax(m.data() + a * kLanes, kLanes));
 }
 
-void execute_winograd(Plan::Impl& p, const void* input, void* output) {
+namespace {
+
+// How an execute of an fp16 plan finds V's shift (set_fp16_v_shift): max |d| from the blocked copy or a
+// scan first (kFind), or the one already in p.v_shift, 0 or set from a scan (kGiven).
+enum class V16Shift { kFind, kGiven };
+
+void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) {
   const WinogradPlan& w = *p.wino;
   const ConvShape& s = p.shape;
   float* xb = p.packed_input.data();
@@ -439,12 +445,12 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const bool spatial = w.precision == Precision::kInt8Spatial;
   const bool marks_tiles = w.precision == Precision::kInt8 || spatial;  // NaN/Inf tiles flagged, poisoned
   p.stats = LowpStats{};
-  p.v_shift = 0;
+  if (v16 == V16Shift::kFind) p.v_shift = 0;
   // fp16's V shift needs max |d| of the whole input before any tile is transformed: taken from the blocked
   // copy as it is made where one copy holds every image, otherwise by a pass over the input first.
-  const bool fp16 = w.precision == Precision::kFp16;
-  const bool fp16_from_copy = fp16 && !w.reads_input_directly && w.image_group >= s.N;
-  const bool fp16_scan = fp16 && !fp16_from_copy;
+  const bool find_v_shift = w.precision == Precision::kFp16 && v16 == V16Shift::kFind;
+  const bool fp16_from_copy = find_v_shift && !w.reads_input_directly && w.image_group >= s.N;
+  const bool fp16_scan = find_v_shift && !fp16_from_copy;
   bool input_still_packed = false;
   if (lowp) {
     std::fill(p.thread_saturated.begin(), p.thread_saturated.end(), 0);
@@ -687,6 +693,35 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     });
   }
   if (lowp) finish_stats();
+}
+
+}  // namespace
+
+// fp16 plans that would scan the input for max |d| before every execute (in-place NHWC / NCHW16c, copies
+// by image groups) run with V unshifted instead, and scan only where the output then holds NaN or Inf
+// (the count of every low-precision plan, output_stage): a V past fp16's range rounds to inf, and a
+// product or sum with it is +-inf or NaN in every output channel of M at its position, which reaches
+// every stored output whose transform reads that position (a cropped edge output can miss it, and is
+// not stored). Where the scan then asks for a shift, the execute runs again with it, so the result is
+// the scan-first result wherever V had overflowed, and otherwise the unshifted one, whose V is never
+// nearer fp16's subnormals. Not with a fused ReLU, which takes -inf to 0: those plans scan first.
+void execute_winograd(Plan::Impl& p, const void* input, void* output) {
+  const WinogradPlan& w = *p.wino;
+  const bool deferred =
+      w.precision == Precision::kFp16 && !p.relu && (w.reads_input_directly || w.image_group < p.shape.N);
+  if (!deferred) {
+    run_winograd(p, input, output, V16Shift::kFind);
+    return;
+  }
+  p.v_shift = 0;
+  run_winograd(p, input, output, V16Shift::kGiven);
+  int64_t held = 0;  // NaN/Inf results stored
+  for (const NarrowCounts& c : p.thread_io_counts) held += c.nonfinite;
+  if (held == 0) return;
+  set_fp16_v_shift(p, input_tensor_amax(p, input, p.input_format));
+  if (p.v_shift == 0) return;  // NaN/Inf inputs, or results past the output type's range: V was in range
+  std::fill(p.thread_io_counts.begin(), p.thread_io_counts.end(), NarrowCounts{});
+  run_winograd(p, input, output, V16Shift::kGiven);
 }
 
 void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs) {

@@ -1314,14 +1314,19 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
     for (auto& v : q.bias) v = std::ldexp(v, k);
     return q;
   };
+  // In place without ReLU, V is shifted only where it did overflow (execute_winograd): the bound below,
+  // a worst case, can ask for more than the data needs.
   struct Variant {
     const char* name;
     Layout layout;
     int tile_block;
+    bool relu;
+    bool shifts_after_overflow;
   };
-  for (const Variant& var :
-       {Variant{"nchw fused", Layout::kNCHW, 0}, Variant{"nchw phased", Layout::kNCHW, -1},
-        Variant{"nhwc in place", Layout::kNHWC, 0}})
+  for (const Variant& var : {Variant{"nchw fused", Layout::kNCHW, 0, false, false},
+                             Variant{"nchw phased", Layout::kNCHW, -1, false, false},
+                             Variant{"nhwc in place", Layout::kNHWC, 0, false, true},
+                             Variant{"nhwc in place relu", Layout::kNHWC, 0, true, false}})
     for (const char* tile : {"4,3", "6,3", "8,3"}) {
       PlanOptions o;
       o.precision = Precision::kFp16;
@@ -1330,25 +1335,29 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
       o.tile = parse_tile(tile);
       o.layout = var.layout;
       o.tile_block = var.tile_block;
+      o.relu = var.relu;
       o.threads = 1;
       const std::string where = std::string(var.name) + " F(" + tile + ")";
       std::optional<Plan> plan;
       const std::vector<float> y1 = testing::run(unit, o, &plan);
       ASSERT_EQ(plan->stats().v_shift, 0) << where;
-      const double unit_error = rel_l2(y1, testing::reference(unit, var.layout, false));
+      const double unit_error = rel_l2(y1, testing::reference(unit, var.layout, var.relu));
       for (const int k : {13, 16, 40}) {
         const testing::Problem q = scaled(k);
         const std::vector<float> y = testing::run(q, o, &plan);
         const int shift = plan->stats().v_shift;
         // The balanced rows' largest L1 norm is in [2, 4), so |V| / max |d| is bounded by 4 to 16 (times
         // 1 + 2^-12), and max |d| is within 0.9 and 1 times 2^k: the least shift with bound * 2^-s <=
-        // 65504 lies in [k - 14, k - 11].
-        EXPECT_GE(shift, k - 14) << where << " inputs x 2^" << k;
+        // 65504 lies in [k - 14, k - 11]. Inputs of 2^16 pass 65504 themselves: V overflows (at the
+        // position whose B^T row is a single 1) and is shifted in place too.
+        if (!var.shifts_after_overflow || k >= 16) {
+          EXPECT_GE(shift, k - 14) << where << " inputs x 2^" << k;
+        }
         EXPECT_LE(shift, k - 11) << where << " inputs x 2^" << k;
         std::vector<float> back(y.size());
         for (std::size_t i = 0; i < y.size(); ++i) back[i] = std::ldexp(y[i], -k);
         EXPECT_LT(rel_l2(back, testing::to_double(y1)), 1e-4) << where << " inputs x 2^" << k;
-        EXPECT_LE(rel_l2(y, testing::reference(q, var.layout, false)), 1.05 * unit_error)
+        EXPECT_LE(rel_l2(y, testing::reference(q, var.layout, var.relu)), 1.05 * unit_error)
             << where << " inputs x 2^" << k;
         if (k == 16) {
           PlanOptions two = o;
@@ -1361,10 +1370,10 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
       PlanOptions given = o;
       given.transform = default_transform(*o.tile);
       const std::vector<float> yg = testing::run(scaled(9), given, &plan);
-      if (std::string(tile) != "4,3") {
+      if (std::string(tile) != "4,3" && !var.shifts_after_overflow) {
         EXPECT_GT(plan->stats().v_shift, 0) << where << " as given";
       }
-      EXPECT_LE(rel_l2(yg, testing::reference(scaled(9), var.layout, false)), 1.3 * unit_error)
+      EXPECT_LE(rel_l2(yg, testing::reference(scaled(9), var.layout, var.relu)), 1.3 * unit_error)
           << where << " as given";
     }
   // An fp16 input tensor near fp16's largest values (the FP32 output holds what fp16 could not).
@@ -1396,6 +1405,60 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
 // The plan's V shift keeps |V| <= 2^12 where fp16 arithmetic runs (a chunk's sum <= 2^15), so the
 // output is finite and not garbage against the float64 reference (fp16 sums of 32 equal products are
 // far from FP32's accuracy: F(6,3) loses 0.17 of the output at c = 64); c of 64 gives no shift.
+// fp16 plans that read their input in place find V's overflow from the NaN/Inf results it leaves and
+// run again shifted (execute_winograd): with a NaN in the input as well, they still shift, by the same
+// amount as without it, and every output the NaN does not reach has the bits of the NaN-free run.
+TEST(Lowp, Fp16InPlacePlansShiftAfterAnOverflowBesideNanInputs) {
+  const ConvShape s{2, 32, 14, 13, 24};  // 3x3, padding 1 (the ConvShape defaults)
+  testing::Problem clean = testing::random_problem(s, 47);
+  for (auto& v : clean.input) v = std::ldexp(v, 17);
+  testing::Problem poisoned = clean;
+  poisoned.input[static_cast<std::size_t>(((1 * s.C + 5) * s.H + 6) * s.W + 4)] = std::nanf("");
+  for (Layout layout : {Layout::kNHWC, Layout::kNCHW16c})
+    for (int block : {0, -1}) {
+      PlanOptions o;
+      o.precision = Precision::kFp16;
+      o.fp16_arithmetic = Fp16Arithmetic::kFp32;
+      o.tile = TileSize{6, 3};
+      o.layout = layout;
+      o.tile_block = block;
+      o.threads = 2;
+      const Plan plan = Plan::create(s, clean.weights.data(), clean.bias.data(), o);
+      ASSERT_NE(plan.describe().find("input read in place"), std::string::npos) << plan.describe();
+      const auto run = [&](const testing::Problem& q) {
+        std::vector<float> x = q.input;
+        if (layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
+        if (layout == Layout::kNCHW16c) x = nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W);
+        std::vector<float> y(static_cast<std::size_t>(output_elements(s, layout)));
+        plan.execute(x.data(), y.data());
+        return y;
+      };
+      SCOPED_TRACE(to_string(layout) + " block " + std::to_string(block));
+      const std::vector<float> y_clean = run(clean);
+      const int shift = plan.stats().v_shift;
+      EXPECT_GE(shift, 3);  // inputs up to 2^17: at least 2^17 * 4 / 65504
+      EXPECT_EQ(plan.stats().output_nonfinite, 0);
+      const std::vector<float> y = run(poisoned);
+      EXPECT_EQ(plan.stats().v_shift, shift);
+      int64_t nans = 0, differ = 0;
+      for (std::size_t i = 0; i < y.size(); ++i) {
+        if (std::isnan(y[i])) {
+          ++nans;
+        } else if (std::bit_cast<uint32_t>(y[i]) != std::bit_cast<uint32_t>(y_clean[i])) {
+          ++differ;
+        }
+      }
+      EXPECT_GE(nans, 9 * s.K);
+      EXPECT_EQ(plan.stats().output_nonfinite, nans);
+      EXPECT_EQ(differ, 0);
+      EXPECT_LT(rel_l2(layout == Layout::kNHWC
+                           ? nhwc_to_nchw(std::span<const float>(y_clean), s.N, s.K, s.H, s.W)
+                           : nchw16c_to_nchw(std::span<const float>(y_clean), s.N, s.K, s.H, s.W),
+                       testing::reference(clean, Layout::kNCHW, false)),
+                0.02);
+    }
+}
+
 TEST(Lowp, Fp16ArithmeticChunkSumsStayFiniteOnAlignedData) {
   for (const char* tile : {"4,3", "6,3"}) {
     const TileSize ts = parse_tile(tile);
@@ -1411,36 +1474,41 @@ TEST(Lowp, Fp16ArithmeticChunkSumsStayFiniteOnAlignedData) {
     const ConvShape s{1, 64, 2 * n, 2 * n, 8, 3, 3, 0, 0};
     testing::Problem p = testing::random_problem(s, 43);
     std::fill(p.weights.begin(), p.weights.end(), 1.0f);
-    for (const double c : {64.0, 0.5 * 65504.0 / (worst_l1 * worst_l1)}) {
-      testing::Problem q = p;
-      for (int64_t ch = 0; ch < s.C; ++ch)
-        for (int y = 0; y < n; ++y)
-          for (int x = 0; x < n; ++x) {
-            const double sy = balanced.BT()(worst, y) < 0 ? -1.0 : 1.0;
-            const double sx = balanced.BT()(worst, x) < 0 ? -1.0 : 1.0;
-            q.input[static_cast<std::size_t>((ch * s.H + y) * s.W + x)] = static_cast<float>(c * sy * sx);
-          }
-      PlanOptions o;
-      o.precision = Precision::kFp16;
-      o.fp16_arithmetic = Fp16Arithmetic::kFp16;
-      o.lowp_kernel = LowpKernel::kPortable;
-      o.tile = ts;
-      o.threads = 1;
-      std::optional<Plan> plan;
-      const std::vector<double> ref = testing::reference(q, Layout::kNCHW, false);
-      const std::vector<float> y = testing::run(q, o, &plan);
-      const double error = rel_l2(y, ref);
-      PlanOptions fp32_arithmetic = o;
-      fp32_arithmetic.fp16_arithmetic = Fp16Arithmetic::kFp32;
-      std::printf("fp16 arithmetic F(%s), aligned first windows of %g: error %.3g (FP32 arithmetic %.3g), V shift %d\n",
-                  tile, c, error, rel_l2(testing::run(q, fp32_arithmetic), ref), plan->stats().v_shift);
-      EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return std::isfinite(v); }))
-          << tile << " c = " << c;
-      EXPECT_LT(error, 0.3) << tile << " c = " << c;  // fp16 sums of 32 equal products: not FP32's accuracy
-      if (c == 64.0) {
-        EXPECT_EQ(plan->stats().v_shift, 0) << tile;
+    for (const Layout layout : {Layout::kNCHW, Layout::kNHWC})  // from the copy; in place, after overflow
+      for (const double c : {64.0, 0.5 * 65504.0 / (worst_l1 * worst_l1)}) {
+        testing::Problem q = p;
+        for (int64_t ch = 0; ch < s.C; ++ch)
+          for (int y = 0; y < n; ++y)
+            for (int x = 0; x < n; ++x) {
+              const double sy = balanced.BT()(worst, y) < 0 ? -1.0 : 1.0;
+              const double sx = balanced.BT()(worst, x) < 0 ? -1.0 : 1.0;
+              q.input[static_cast<std::size_t>((ch * s.H + y) * s.W + x)] = static_cast<float>(c * sy * sx);
+            }
+        PlanOptions o;
+        o.precision = Precision::kFp16;
+        o.fp16_arithmetic = Fp16Arithmetic::kFp16;
+        o.lowp_kernel = LowpKernel::kPortable;
+        o.tile = ts;
+        o.threads = 1;
+        o.layout = layout;
+        std::optional<Plan> plan;
+        const std::vector<double> ref = testing::reference(q, layout, false);
+        const std::vector<float> y = testing::run(q, o, &plan);
+        const double error = rel_l2(y, ref);
+        PlanOptions fp32_arithmetic = o;
+        fp32_arithmetic.fp16_arithmetic = Fp16Arithmetic::kFp32;
+        std::printf(
+            "fp16 arithmetic F(%s) %s, aligned first windows of %g: error %.3g (FP32 arithmetic %.3g), V "
+            "shift %d\n",
+            tile, to_string(layout).c_str(), c, error, rel_l2(testing::run(q, fp32_arithmetic), ref),
+            plan->stats().v_shift);
+        EXPECT_TRUE(std::all_of(y.begin(), y.end(), [](float v) { return std::isfinite(v); }))
+            << tile << " " << to_string(layout) << " c = " << c;
+        EXPECT_LT(error, 0.3) << tile << " c = " << c;  // fp16 sums of 32 equal products: not FP32's accuracy
+        if (c == 64.0) {
+          EXPECT_EQ(plan->stats().v_shift, 0) << tile;
+        }
       }
-    }
   }
 }
 

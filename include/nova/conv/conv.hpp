@@ -208,7 +208,10 @@ struct LowpStats {
   // fp16: V was multiplied by 2^-v_shift (and the GEMMs' results by 2^v_shift, exactly) because this
   // input's largest finite |value| times the transform's bound on |V| / max |d| passed fp16's 65504 (2^12
   // with fp16 arithmetic, whose fp16 sums of 32 products it keeps finite); 0 where V fits as it is
-  // (docs/engine.md, "fp16: V's exponent range").
+  // (docs/engine.md, "fp16: V's exponent range"). Plans that read the input in place (or copy it by image
+  // groups) and fuse no ReLU do not take that max before every execute: they run unshifted and, only
+  // where the output then holds NaN/Inf, take it and run again shifted, so they shift only where V did
+  // overflow (not where the bound alone passed the limit).
   int v_shift = 0;
 };
 

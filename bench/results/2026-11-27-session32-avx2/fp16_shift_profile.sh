@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The thread time fp16's V shift check takes, from the stage clocks (--profile), at unit scale:
+# NCHW16c plans read the input in place and scan it first (stage "scales"); NCHW plans fold max |d| into
+# the blocked copy (stage "pack", before and after the change). 2 threads, REPS runs each, alternated.
+# Usage: fp16_shift_profile.sh OLD_NOVA NEW_NOVA [REPS]
+set -euo pipefail
+old=$1 new=$2 reps=${3:-3}
+layers="1,64,56,56,64 1,128,28,28,128 1,256,14,14,256 1,512,7,7,512 8,64,56,56,64 8,128,28,28,128 8,256,14,14,256 8,512,7,7,512 1,64,224,224,64"
+for r in $(seq "$reps"); do
+  for layer in $layers; do
+    for layout in nchw16c nchw; do
+      for which in old new; do
+        bin=$old; [ "$which" = new ] && bin=$new
+        "$bin" bench conv --shape "$layer" --dtype fp16 --threads 2 --layout "$layout" --profile --format json |
+          python3 -c '
+import json, sys
+d = json.load(sys.stdin); p = d["profile"]; t = p["thread_ms"]
+total = p["wall_ms"] * d["threads"]
+print(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], "%.4f %.4f %.4f %.4f" % (p["wall_ms"], total, t.get("pack", 0.0), t.get("scales", 0.0)))
+' "$r" "$layer" "$layout" "$which"
+      done
+    done
+  done
+done

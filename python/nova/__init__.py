@@ -21,6 +21,7 @@ The convolution engine (plan once, execute many times on numpy arrays or torch t
     plan = nova.ConvPlan((N, C, H, W, K), weights=w, precision="bf16")      # w: float32 [K, C, 3, 3]
     plan.execute(x, y)                                                    # float32 NCHW in and out
     nova.ConvPlan(..., input_type="int8", input_scale=s_x, output_type="fp16")  # typed tensors
+    plan.output_nonfinite, plan.v_shift   # last execute: NaN/Inf results held (low precision), fp16's V shift
 
 Errors in the input (bad points, tiles, files, presets) raise ValueError with a one-line message.
 """

@@ -177,8 +177,8 @@ void bind_conv(nb::module_& m) {
           "int8 output: results clamped to +-127 codes in the last execute")
       .def_prop_ro(
           "output_nonfinite", [](const PyPlan& p) { return p.plan.stats().output_nonfinite; },
-          "NaN/Inf results in the last execute: int8 outputs (stored as 0 / +-127), and every output of "
-          "bf16, fp16 and int8 Winograd plans (as stored: fp16 outputs hold inf from 65520 on)")
+          "NaN/Inf results in the last execute, as stored: int8 outputs (stored as 0 / +-127), bf16 and fp16 "
+          "outputs (fp16 holds inf from 65520 on), and every output of bf16, fp16 and int8 Winograd plans")
       .def_prop_ro("algorithm", [](const PyPlan& p) { return conv::to_string(p.plan.algorithm()); })
       .def_prop_ro("tile",
                    [](const PyPlan& p) { return p.plan.tile() ? p.plan.tile()->to_string() : std::string(); })

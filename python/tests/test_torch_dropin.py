@@ -452,25 +452,26 @@ def test_fp16_plans_shift_v_on_large_activations():
 
 
 def test_lowp_plans_count_nonfinite_outputs():
-    """bf16 and fp16 plans say how many NaN/Inf results their output holds (output_nonfinite), counted
-    here with numpy: a NaN input spreads over its tiles, and fp16 outputs round results past 65504 to inf."""
+    """bf16 and fp16 plans, and fp32 plans with fp16 output, say how many NaN/Inf results their output
+    holds (output_nonfinite), counted here with numpy: a NaN input spreads over its tiles, and fp16 outputs
+    round results past 65504 to inf."""
     np = pytest.importorskip("numpy")
     rng = np.random.default_rng(5)
     w = rng.uniform(-1, 1, (8, 16, 3, 3)).astype(np.float32)
     x = rng.uniform(-1, 1, (1, 16, 12, 12)).astype(np.float32)
     x[0, 3, 4, 5] = np.nan
     x[0, :, 10, :] = 3e4  # results far past 65504 in the bottom rows
-    for precision in ("bf16", "fp16"):
-        for output_type in ("fp32", "fp16"):
-            plan = nova.ConvPlan((1, 16, 12, 12, 8), weights=w, tile="4,3", precision=precision,
-                                 output_type=output_type)
-            y = np.zeros((1, 8, 12, 12), np.float32 if output_type == "fp32" else np.float16)
-            plan.execute(x, y)
-            held = int(np.count_nonzero(~np.isfinite(y)))
-            assert held >= 9 * 8
-            assert plan.output_nonfinite == held, (precision, output_type)
-            plan.execute(np.nan_to_num(x, nan=0.0) / 1e5, y)
-            assert plan.output_nonfinite == 0
+    for precision, output_type in (("bf16", "fp32"), ("bf16", "fp16"), ("fp16", "fp32"), ("fp16", "fp16"),
+                                   ("fp32", "fp16")):
+        plan = nova.ConvPlan((1, 16, 12, 12, 8), weights=w, tile="4,3", precision=precision,
+                             output_type=output_type)
+        y = np.zeros((1, 8, 12, 12), np.float32 if output_type == "fp32" else np.float16)
+        plan.execute(x, y)
+        held = int(np.count_nonzero(~np.isfinite(y)))
+        assert held >= 9 * 8
+        assert plan.output_nonfinite == held, (precision, output_type)
+        plan.execute(np.nan_to_num(x, nan=0.0) / 1e5, y)
+        assert plan.output_nonfinite == 0
 
 
 def test_int8_plans_calibrate_from_python():

@@ -154,9 +154,12 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     }
     build_direct(p, weights, bias);
   }
-  if (p.algorithm == Algorithm::kWinograd && p.precision != Precision::kFp32)
-    p.output_count_limit =
-        p.output_format.type == DataType::kInt8 ? 0.0f : overflow_limit(p.output_format.type);
+  // NaN/Inf results counted (LowpStats::output_nonfinite) by plans with low-precision GEMMs, and by every
+  // plan whose output is bf16 or fp16 (int8 outputs: by their narrowing).
+  const DataType out_type = p.output_format.type;
+  if ((p.algorithm == Algorithm::kWinograd && p.precision != Precision::kFp32) ||
+      out_type == DataType::kBf16 || out_type == DataType::kFp16)
+    p.output_count_limit = out_type == DataType::kInt8 ? 0.0f : overflow_limit(out_type);
   allocate_io_scratch(p);
   return Plan(std::move(impl));
 }

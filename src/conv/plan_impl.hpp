@@ -301,10 +301,11 @@ struct Plan::Impl {
   std::string gemm_path;                     // "avx512-bf16", "portable", ... (FP32: the isa)
   std::string gemm_path_detail;              // "bf16 GEMM: avx512-bf16 (vdpbf16ps)"
   LowpStats stats;                           // of the last execute
-  // Low-precision Winograd plans count the results that their output tensor holds as NaN or Inf
-  // (LowpStats::output_nonfinite): the FP32 results that are NaN or have |y| >= this limit, from which
-  // the output type rounds to inf (FP32: +inf; bf16: 0x7F7F8000; fp16: 65520). 0 where the plan does not
-  // count them this way: FP32 plans, and int8 outputs, whose narrowing counts them.
+  // Low-precision Winograd plans, and plans with bf16 or fp16 output, count the results that their output
+  // tensor holds as NaN or Inf (LowpStats::output_nonfinite): the FP32 results that are NaN or have
+  // |y| >= this limit, from which the output type rounds to inf (FP32: +inf; bf16: 0x7F7F8000; fp16:
+  // 65520). 0 where the plan does not count them this way: FP32 plans with FP32 output, and int8
+  // outputs, whose narrowing counts them.
   float output_count_limit = 0.0f;
   float d_scale = 1.0f;                      // int8-spatial: the input scale of the current execute
   TensorFormat input_format, output_format;  // element types of the tensors execute() takes

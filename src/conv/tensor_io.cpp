@@ -83,11 +83,19 @@ void widen_tensor(Plan::Impl& p, const void* src, float* dst, int64_t count) {
 
 void narrow_tensor(Plan::Impl& p, const float* src, void* dst, int64_t count) {
   const NarrowFn narrow = p.kernels->convert.narrow[static_cast<int>(p.output_format.type)];
-  const float inv = 1.0f / p.output_format.scale;
+  const CountBeyondFn count_beyond = p.kernels->convert.count_beyond;
+  const float inv = 1.0f / p.output_format.scale, limit = p.output_count_limit;
   const auto narrow_chunk = [&](std::size_t task, int worker) {
     const int64_t i0 = static_cast<int64_t>(task) * kConvertChunk, n = std::min(kConvertChunk, count - i0);
-    narrow(src + i0, element_at(dst, p.output_format.type, i0), n, inv,
-           &p.thread_io_counts[static_cast<std::size_t>(worker)]);
+    NarrowCounts& counts = p.thread_io_counts[static_cast<std::size_t>(worker)];
+    if (limit > 0.0f) {  // the results stored as NaN or Inf (Plan::Impl::output_count_limit): 16 at a time
+      const int64_t whole = n / 16 * 16;
+      counts.nonfinite += count_beyond(src + i0, 0, 1, whole / 16, 16, limit);
+      float tail[16] = {};
+      std::copy(src + i0 + whole, src + i0 + n, tail);
+      counts.nonfinite += count_beyond(tail, 0, 1, 1, static_cast<int>(n - whole), limit);
+    }
+    narrow(src + i0, element_at(dst, p.output_format.type, i0), n, inv, &counts);
   };
   p.pool->run(static_cast<std::size_t>(ceil_div(count, kConvertChunk)),
               p.charged(Stage::kOutput, narrow_chunk));

@@ -274,8 +274,9 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
   const float inv_scale = 1.0f / p.output_format.scale;
   const StoreBandNchwTypedFn store_typed = p.kernels->layout.store_band_nchw_typed[static_cast<int>(otype)];
   const std::size_t band_row = static_cast<std::size_t>(kBandTiles * m);
-  // Low-precision plans count the results stored as NaN or Inf (Plan::Impl::output_count_limit), from the
-  // FP32 values while they are in cache: `rows` rows `stride` floats apart of `pixels` pixels.
+  // Low-precision plans and bf16/fp16 outputs count the results stored as NaN or Inf
+  // (Plan::Impl::output_count_limit), from the FP32 values while they are in cache: `rows` rows `stride`
+  // floats apart of `pixels` pixels.
   const float limit = p.output_count_limit;
   const CountBeyondFn count_beyond = p.kernels->convert.count_beyond;
   const auto count_results = [&](const float* src, std::ptrdiff_t stride, int64_t rows, int64_t pixels,

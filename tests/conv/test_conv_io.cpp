@@ -574,8 +574,9 @@ TEST(TypedTensors, Int8RoundTripWithinHalfAStep) {
   }
 }
 
-// NaN in a bf16 input reaches the bf16 output as NaN; with an int8 output it is counted.
-TEST(TypedTensors, NonFiniteOutputsPropagateOrAreCounted) {
+// NaN in a bf16 input reaches the bf16 output as NaN, counted; with an int8 output (stored as 0) it is
+// counted too. FP32 plans, Winograd and direct.
+TEST(TypedTensors, NonFiniteOutputsPropagateAndAreCounted) {
   const ConvShape s{1, 4, 8, 8, 4};  // 3x3, padding 1 (the ConvShape defaults)
   testing::Problem p = testing::random_problem(s, 9);
   p.input[static_cast<std::size_t>(3 * 8 + 3)] = kNan;  // channel 0, row 3, column 3
@@ -592,6 +593,7 @@ TEST(TypedTensors, NonFiniteOutputsPropagateOrAreCounted) {
     int64_t nans = 0;
     for (uint16_t h : yb) nans += is_nan_bits16(h, true) ? 1 : 0;
     EXPECT_GE(nans, 9 * s.K) << to_string(bf.algorithm());  // the 3x3 outputs around it, every k
+    EXPECT_EQ(bf.stats().output_nonfinite, nans) << to_string(bf.algorithm());
 
     o.output = {DataType::kInt8, 0.05f};
     const Plan i8 = Plan::create(s, p.weights.data(), nullptr, o);
@@ -599,6 +601,32 @@ TEST(TypedTensors, NonFiniteOutputsPropagateOrAreCounted) {
     i8.execute(static_cast<const void*>(x.bytes.data()), static_cast<void*>(yi.data()));
     EXPECT_EQ(i8.stats().output_nonfinite, nans) << to_string(i8.algorithm());
   }
+}
+
+// fp16 outputs hold inf from 65520 on: FP32 plans (Winograd and direct) count the infinities they store,
+// as many as the output holds, and none where every result fits.
+TEST(TypedTensors, Fp16OutputOverflowIsCounted) {
+  const ConvShape s{1, 16, 9, 9, 8};  // 3x3, padding 1 (the ConvShape defaults)
+  const testing::Problem p = testing::random_problem(s, 17);
+  for (AlgorithmChoice algo : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect})
+    for (float input_scale : {1.0f, 3e4f}) {
+      std::vector<float> x = p.input;
+      for (float& v : x) v *= input_scale;
+      PlanOptions o;
+      o.algorithm = algo;
+      o.output = {DataType::kFp16, 1.0f};
+      const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+      std::vector<uint16_t> y(static_cast<std::size_t>(s.output_size()));
+      plan.execute(static_cast<const void*>(x.data()), static_cast<void*>(y.data()));
+      int64_t infs = 0;
+      for (uint16_t h : y) infs += (h & 0x7FFFu) == 0x7C00u ? 1 : 0;
+      EXPECT_EQ(plan.stats().output_nonfinite, infs) << to_string(plan.algorithm()) << " x" << input_scale;
+      if (input_scale > 1.0f) {
+        EXPECT_GT(infs, 0) << to_string(plan.algorithm());
+      } else {
+        EXPECT_EQ(infs, 0) << to_string(plan.algorithm());
+      }
+    }
 }
 
 TEST(TypedTensors, SameBitsAtEveryThreadCount) {

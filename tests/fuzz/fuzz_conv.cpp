@@ -371,11 +371,14 @@ void run_case(const Case& c) {
             fail("a padding lane of the output is not zero: " + where);
   }
 
-  // Low-precision Winograd plans count the NaN/Inf values their output holds; others count only int8's.
+  // Low-precision Winograd plans and bf16/fp16 outputs count the NaN/Inf values the output holds (int8
+  // outputs: checked below); FP32 plans with FP32 output count none.
   if (out_f.type != DataType::kInt8) {
     int64_t held = 0;
     for (float v : got) held += std::isfinite(v) ? 0 : 1;
-    const bool counts = plan->algorithm() == Algorithm::kWinograd && plan->precision() != Precision::kFp32;
+    const bool counts =
+        (plan->algorithm() == Algorithm::kWinograd && plan->precision() != Precision::kFp32) ||
+        out_f.type != DataType::kFp32;
     if (first.stats.output_nonfinite != (counts ? held : 0))
       fail("output_nonfinite " + std::to_string(first.stats.output_nonfinite) + " but the output holds " +
            std::to_string(held) + " NaN/Inf values: " + where);

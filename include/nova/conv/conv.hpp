@@ -193,17 +193,19 @@ struct PlanOptions {
   bool filters_from_memory = false;
 };
 
-// What the last execute of a low-precision plan met (all zero for FP32 plans).
+// What the last execute of a low-precision plan met (FP32 plans: only the output counts of bf16, fp16
+// and int8 output tensors; the rest stays zero).
 struct LowpStats {
   int64_t saturated = 0;        // int8: V values beyond the calibrated range, clamped to +-127
   int64_t nonfinite_tiles = 0;  // int8: tiles whose input transform held NaN/Inf (their outputs are NaN)
   // int8 output tensors: results beyond +-127.5 * scale (clamped; counted for every precision).
   int64_t output_saturated = 0;
-  // Results that are NaN or Inf: int8 output tensors (every precision) store them as 0 or +-127; FP32,
-  // bf16 and fp16 output tensors of low-precision Winograd plans hold them, counted as stored (a result
-  // that rounds to inf in a bf16 or fp16 tensor counts: fp16 from 65520 on). A NaN or Inf input turns
-  // every output of the tiles that read it into NaN (a superset of a direct convolution's receptive
-  // field), so this is how a caller learns of them without a pass over the output.
+  // Results that are NaN or Inf, counted as stored (a result that rounds to inf in a bf16 or fp16 tensor
+  // counts: fp16 from 65520 on): by every plan whose output tensor is int8 (which stores them as 0 or
+  // +-127), bf16 or fp16, and by low-precision Winograd plans whatever the output type. A NaN or Inf
+  // input turns every output of the Winograd tiles that read it into NaN (a superset of a direct
+  // convolution's receptive field), so this is how a caller learns of them without a pass over the
+  // output. FP32 plans with FP32 output do not count (0).
   int64_t output_nonfinite = 0;
   // fp16: V was multiplied by 2^-v_shift (and the GEMMs' results by 2^v_shift, exactly) because this
   // input's largest finite |value| times the transform's bound on |V| / max |d| passed fp16's 65504 (2^12

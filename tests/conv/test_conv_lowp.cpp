@@ -1348,8 +1348,8 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
         const int shift = plan->stats().v_shift;
         // The balanced rows' largest L1 norm is in [2, 4), so |V| / max |d| is bounded by 4 to 16 (times
         // 1 + 2^-12), and max |d| is within 0.9 and 1 times 2^k: the least shift with bound * 2^-s <=
-        // 65504 lies in [k - 14, k - 11]. Inputs of 2^16 pass 65504 themselves: V overflows (at the
-        // position whose B^T row is a single 1) and is shifted in place too.
+        // 65504 lies in [k - 14, k - 11]. At 2^16 this data's V passes 65504 (its values sum several
+        // inputs of up to 2^16), so plans that shift only after an overflow shift as much.
         if (!var.shifts_after_overflow || k >= 16) {
           EXPECT_GE(shift, k - 14) << where << " inputs x 2^" << k;
         }

@@ -157,9 +157,9 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   // NaN/Inf results counted (LowpStats::output_nonfinite) by plans with low-precision GEMMs, and by every
   // plan whose output is bf16 or fp16 (int8 outputs: by their narrowing).
   const DataType out_type = p.output_format.type;
-  if ((p.algorithm == Algorithm::kWinograd && p.precision != Precision::kFp32) ||
-      out_type == DataType::kBf16 || out_type == DataType::kFp16)
-    p.output_count_limit = out_type == DataType::kInt8 ? 0.0f : overflow_limit(out_type);
+  const bool lowp_winograd = p.algorithm == Algorithm::kWinograd && p.precision != Precision::kFp32;
+  if (out_type != DataType::kInt8 && (lowp_winograd || out_type != DataType::kFp32))
+    p.output_count_limit = overflow_limit(out_type);
   allocate_io_scratch(p);
   return Plan(std::move(impl));
 }

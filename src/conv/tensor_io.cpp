@@ -91,9 +91,11 @@ void narrow_tensor(Plan::Impl& p, const float* src, void* dst, int64_t count) {
     if (limit > 0.0f) {  // the results stored as NaN or Inf (Plan::Impl::output_count_limit): 16 at a time
       const int64_t whole = n / 16 * 16;
       counts.nonfinite += count_beyond(src + i0, 0, 1, whole / 16, 16, limit);
-      float tail[16] = {};
-      std::copy(src + i0 + whole, src + i0 + n, tail);
-      counts.nonfinite += count_beyond(tail, 0, 1, 1, static_cast<int>(n - whole), limit);
+      if (whole < n) {  // the last, partial pixel from a copy (the kernel reads whole pixels)
+        float tail[16] = {};
+        std::copy(src + i0 + whole, src + i0 + n, tail);
+        counts.nonfinite += count_beyond(tail, 0, 1, 1, static_cast<int>(n - whole), limit);
+      }
     }
     narrow(src + i0, element_at(dst, p.output_format.type, i0), n, inv, &counts);
   };

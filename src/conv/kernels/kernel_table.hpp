@@ -186,7 +186,8 @@ struct LayoutTable {
 //   count_beyond: how many values are NaN or have |x| >= limit among the first `lanes` floats of each
 //           16-float pixel, `pixels` contiguous pixels a row, `rows` rows `row_stride` floats apart: the
 //           results that a store into a type whose values round to inf from `limit` on holds as NaN or
-//           Inf (limit +inf: the non-finite values). Low-precision plans count their outputs with it.
+//           Inf (limit +inf: the non-finite values). Plans count their outputs with it (low-precision
+//           Winograd plans, and bf16 / fp16 output tensors: Plan::Impl::output_count_limit).
 struct NarrowCounts {
   int64_t saturated = 0;
   int64_t nonfinite = 0;

@@ -435,6 +435,7 @@ void allocate_lowp_scratch(Plan::Impl& p) {
   const auto threads = static_cast<std::size_t>(p.threads);
   p.thread_saturated.assign(threads, 0);
   p.thread_nonfinite.assign(threads, 0);
+  p.thread_m_nonfinite.assign(threads, 0);
   p.v_scale.assign(static_cast<std::size_t>(nn), 1.0f);
   const bool own_v = !w.v_in_place();
   if (!w.phased) {

@@ -326,6 +326,9 @@ struct Plan::Impl {
   std::vector<std::vector<uint8_t>> thread_flags;
   std::vector<uint8_t> shared_flags;
   std::vector<int64_t> thread_saturated, thread_nonfinite;
+  // fp16 plans with a fused ReLU that scan the input only after an overflow (execute_winograd): per
+  // worker, the NaN/Inf values found in M's first 16 output channels, before the ReLU can hide them.
+  std::vector<int64_t> thread_m_nonfinite;
   std::vector<float> v_scale;
   // fp16: this execute's V scaled by 2^-v_shift (0: as is), and u_pow2 times 2^v_shift, the column scales
   // its GEMMs multiply by instead (lowp.cpp, set_fp16_v_shift).

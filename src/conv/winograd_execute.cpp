@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -432,8 +433,24 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
 namespace {
 
 // How an execute of an fp16 plan finds V's shift (set_fp16_v_shift): max |d| from the blocked copy or a
-// scan first (kFind), or the one already in p.v_shift, 0 or set from a scan (kGiven).
-enum class V16Shift { kFind, kGiven };
+// scan first (kFind), or the one already in p.v_shift, 0 or set from a scan (kGiven); kGivenWatchM also
+// counts the NaN/Inf in M's first channel block (first_block_nonfinite) for a plan whose ReLU would hide
+// an overflow from the output's count (execute_winograd).
+enum class V16Shift { kFind, kGiven, kGivenWatchM };
+
+// NaN/Inf values among M's first 16 output channels of `rows` tiles (each tile a row of Kpad floats, the
+// positions pos_m apart). Where a V value rounded to inf, every output channel's M at its position is
+// +-inf or NaN (a sum with an inf or NaN term), so the first block shows it whatever the weights.
+int64_t first_block_nonfinite(const Plan::Impl& p, const WinogradPlan& w, int64_t rows, const float* mo,
+                              std::size_t pos_m) {
+  const CountBeyondFn count_beyond = p.kernels->convert.count_beyond;
+  const int64_t nn = static_cast<int64_t>(w.n) * w.n;
+  int64_t found = 0;
+  for (int64_t a = 0; a < nn; ++a)
+    found += count_beyond(mo + static_cast<std::size_t>(a) * pos_m, static_cast<std::ptrdiff_t>(w.Kpad), rows,
+                          1, kLanes, std::numeric_limits<float>::infinity());
+  return found;
+}
 
 void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) {
   const WinogradPlan& w = *p.wino;
@@ -450,6 +467,8 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
   // fp16's V shift needs max |d| of the whole input before any tile is transformed: taken from the blocked
   // copy as it is made where one copy holds every image, otherwise by a pass over the input first.
   const bool find_v_shift = w.precision == Precision::kFp16 && v16 == V16Shift::kFind;
+  const bool watch_m = v16 == V16Shift::kGivenWatchM;
+  if (watch_m) std::fill(p.thread_m_nonfinite.begin(), p.thread_m_nonfinite.end(), 0);
   const bool fp16_from_copy = find_v_shift && !w.reads_input_directly && w.image_group >= s.N;
   const bool fp16_scan = find_v_shift && !fp16_from_copy;
   bool input_still_packed = false;
@@ -616,6 +635,8 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
                                              kbs.lo * kLanes, kbs.hi * kLanes);  // Kpad is Kb * 16
         if (kbs.lo == 0) p.thread_nonfinite[wk] += poisoned;
       }
+      if (watch_m && kbs.lo == 0)
+        p.thread_m_nonfinite[wk] += first_block_nonfinite(p, w, t1 - t0, mo + t0 * w.Kpad, pos_m);
       output_stage(p, w, t0, t1, kbs, mo + t0 * w.Kpad, pos_m, p.thread_scratch[wk].data(), output,
                    io_rows(p, wk), &p.thread_io_counts[wk]);
     };
@@ -689,6 +710,8 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
             lowp_poison(p, t1 - t0, flags, mo, pos_m, outs.lo * kLanes, outs.hi * kLanes);  // Kpad is Kb * 16
         if (counts) p.thread_nonfinite[wk] += poisoned;
       }
+      if (watch_m && outs.lo == 0)
+        p.thread_m_nonfinite[wk] += first_block_nonfinite(p, w, t1 - t0, mo, pos_m);
       output_stage(p, w, t0, t1, outs, mo, pos_m, tmp, output, io_rows(p, wk), &p.thread_io_counts[wk]);
       laps.lap(Stage::kOutput);
     });
@@ -705,19 +728,27 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
 // every stored output whose transform reads that position (a cropped edge output can miss it, and is
 // not stored). Where the scan then asks for a shift, the execute runs again with it, so the result is
 // the scan-first result wherever V had overflowed, and otherwise the unshifted one, whose V is never
-// nearer fp16's subnormals. Not with a fused ReLU, which takes -inf to 0: those plans scan first.
+// nearer fp16's subnormals. A fused ReLU takes -inf to 0, and an overflow can leave only -inf where the
+// result is positive: those plans watch M's first channel block instead, before the output transform
+// (first_block_nonfinite; 16 of K channels, so a small part of the output count's reads). With fp16
+// arithmetic the shift also keeps the GEMMs' fp16 chunk sums finite (|V| <= 2^12), whose overflow can
+// reach some output channels only: those plans, with a ReLU, scan first.
 void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const WinogradPlan& w = *p.wino;
-  const bool deferred =
-      w.precision == Precision::kFp16 && !p.relu && (w.reads_input_directly || w.image_group < p.shape.N);
+  const bool deferred = w.precision == Precision::kFp16 && (!p.relu || !w.fp16_fma) &&
+                        (w.reads_input_directly || w.image_group < p.shape.N);
   if (!deferred) {
     run_winograd(p, input, output, V16Shift::kFind);
     return;
   }
   p.v_shift = 0;
-  run_winograd(p, input, output, V16Shift::kGiven);
-  int64_t held = 0;  // NaN/Inf results stored
-  for (const NarrowCounts& c : p.thread_io_counts) held += c.nonfinite;
+  run_winograd(p, input, output, p.relu ? V16Shift::kGivenWatchM : V16Shift::kGiven);
+  int64_t held = 0;  // NaN/Inf results stored, or in M before a ReLU
+  if (p.relu) {
+    for (const int64_t c : p.thread_m_nonfinite) held += c;
+  } else {
+    for (const NarrowCounts& c : p.thread_io_counts) held += c.nonfinite;
+  }
   if (held == 0) return;
   set_fp16_v_shift(p, input_tensor_amax(p, input, p.input_format));
   if (p.v_shift == 0) return;  // NaN/Inf inputs, or results past the output type's range: V was in range

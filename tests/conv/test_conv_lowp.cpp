@@ -1326,7 +1326,7 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
   for (const Variant& var : {Variant{"nchw fused", Layout::kNCHW, 0, false, false},
                              Variant{"nchw phased", Layout::kNCHW, -1, false, false},
                              Variant{"nhwc in place", Layout::kNHWC, 0, false, true},
-                             Variant{"nhwc in place relu", Layout::kNHWC, 0, true, false}})
+                             Variant{"nhwc in place relu", Layout::kNHWC, 0, true, true}})
     for (const char* tile : {"4,3", "6,3", "8,3"}) {
       PlanOptions o;
       o.precision = Precision::kFp16;
@@ -1456,6 +1456,115 @@ TEST(Lowp, Fp16InPlacePlansShiftAfterAnOverflowBesideNanInputs) {
                            : nchw16c_to_nchw(std::span<const float>(y_clean), s.N, s.K, s.H, s.W),
                        testing::reference(clean, Layout::kNCHW, false)),
                 0.02);
+    }
+}
+
+// With a fused ReLU, an overflow of V can leave nothing in the output to count: where V rounds to +inf at
+// one position whose A^T column has a single nonzero (the point 0), M there is -inf for a negative U, the
+// one output pixel that reads it is -inf, and the ReLU stores 0 where the float64 result is positive.
+// Data built for that: the input window is u u^T and the kernel w z^T in channel 0, so V = p p^T
+// (p = B^T u), U = (G w)(G z)^T, and the output at that pixel is the product of two 1D results, both made
+// positive while U at the position is negative. fp16 plans that read the input in place and fuse the
+// ReLU must still shift V and run again (they watch M, execute_winograd), giving the bits of a plan that
+// takes max |d| before it runs (NCHW: from its copy), and not 0 at that pixel.
+TEST(Lowp, Fp16ReluPlansInPlaceShiftWhereTheOverflowLeavesOnlyMinusInf) {
+  const TileSize tile{4, 3};
+  const Transform t = balance_input_rows(default_transform(tile));
+  const int n = t.n(), m = tile.m, r = tile.r;
+  const std::vector<double> at = t.AT().to_double(), g = t.G().to_double(),
+                            bt_inv = t.BT().inverse().to_double();
+  // The position: A^T's column and G's row with one nonzero each (the point 0).
+  int a = -1, i0 = -1, j0 = -1;
+  for (int k = 0; k < n && a < 0; ++k) {
+    int rows = 0, cols = 0, last_row = -1, last_col = -1;
+    for (int i = 0; i < m; ++i)
+      if (at[static_cast<std::size_t>(i * n + k)] != 0) ++rows, last_row = i;
+    for (int j = 0; j < r; ++j)
+      if (g[static_cast<std::size_t>(k * r + j)] != 0) ++cols, last_col = j;
+    if (rows == 1 && cols == 1) a = k, i0 = last_row, j0 = last_col;
+  }
+  ASSERT_GE(a, 0);
+  const double at_a = at[static_cast<std::size_t>(i0 * n + a)];
+  // w and z differ at tap j0 only: U[a][a] = (G w)_a (G z)_a = -0.05 G[a][j0]^2 < 0.
+  std::vector<double> w(static_cast<std::size_t>(r), 1.0), z = w;
+  w[static_cast<std::size_t>(j0)] = 1.0;
+  z[static_cast<std::size_t>(j0)] = -0.05;
+  std::vector<double> alpha(static_cast<std::size_t>(n), 0.0), beta = alpha;
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < r; ++j) {
+      alpha[static_cast<std::size_t>(k)] +=
+          g[static_cast<std::size_t>(k * r + j)] * w[static_cast<std::size_t>(j)];
+      beta[static_cast<std::size_t>(k)] +=
+          g[static_cast<std::size_t>(k * r + j)] * z[static_cast<std::size_t>(j)];
+    }
+  // p: 300 at a (V there 90000: +inf in fp16), 150 elsewhere with the sign that makes each other term
+  // of the second 1D result positive (|V| elsewhere at most 45000).
+  std::vector<double> p(static_cast<std::size_t>(n));
+  double y1 = 0, y2 = 0;
+  for (int k = 0; k < n; ++k) {
+    const double ak = at[static_cast<std::size_t>(i0 * n + k)] * beta[static_cast<std::size_t>(k)];
+    p[static_cast<std::size_t>(k)] = k == a ? 300.0 : (ak < 0 ? -150.0 : 150.0);
+    y1 += at[static_cast<std::size_t>(i0 * n + k)] * alpha[static_cast<std::size_t>(k)] *
+          p[static_cast<std::size_t>(k)];
+    y2 += ak * p[static_cast<std::size_t>(k)];
+  }
+  ASSERT_GT(y1, 0.0);
+  ASSERT_GT(y2, 0.0);
+  ASSERT_LT(alpha[static_cast<std::size_t>(a)] * beta[static_cast<std::size_t>(a)] * at_a * at_a, 0.0);
+  std::vector<double> u(static_cast<std::size_t>(n), 0.0);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < n; ++k)
+      u[static_cast<std::size_t>(i)] +=
+          bt_inv[static_cast<std::size_t>(i * n + k)] * p[static_cast<std::size_t>(k)];
+
+  const ConvShape s{1, 16, n, n, 1, 3, 3, 0, 0};  // one tile, channel 0 only (16: read in place)
+  testing::Problem q;
+  q.shape = s;
+  q.input.assign(static_cast<std::size_t>(s.input_size()), 0.0f);
+  q.weights.assign(static_cast<std::size_t>(s.K * s.C * 9), 0.0f);
+  for (int y = 0; y < n; ++y)
+    for (int x = 0; x < n; ++x)
+      q.input[static_cast<std::size_t>(y * n + x)] =
+          static_cast<float>(u[static_cast<std::size_t>(y)] * u[static_cast<std::size_t>(x)]);
+  for (int y = 0; y < r; ++y)
+    for (int x = 0; x < r; ++x)
+      q.weights[static_cast<std::size_t>(y * r + x)] =
+          static_cast<float>(w[static_cast<std::size_t>(y)] * z[static_cast<std::size_t>(x)]);
+  const std::vector<double> ref = testing::reference(q, Layout::kNCHW, true);
+  const std::size_t at_pixel = static_cast<std::size_t>(i0 * m + i0);
+  ASSERT_GT(ref[at_pixel], 0.0);
+
+  PlanOptions o;
+  o.precision = Precision::kFp16;
+  o.fp16_arithmetic = Fp16Arithmetic::kFp32;
+  o.tile = tile;
+  o.relu = true;
+  o.threads = 1;
+  std::optional<Plan> plan;
+  const std::vector<float> y_copy = testing::run(q, o, &plan);  // NCHW: max |d| from the copy, first
+  const int shift = plan->stats().v_shift;
+  EXPECT_GT(shift, 0);
+  for (const Layout layout : {Layout::kNHWC, Layout::kNCHW16c})
+    for (const int block : {0, -1}) {  // fused, phased
+      SCOPED_TRACE(to_string(layout) + " block " + std::to_string(block));
+      PlanOptions in_place = o;
+      in_place.layout = layout;
+      in_place.tile_block = block;
+      in_place.threads = 1 - block;
+      const Plan p2 = Plan::create(s, q.weights.data(), nullptr, in_place);
+      ASSERT_NE(p2.describe().find("input read in place"), std::string::npos) << p2.describe();
+      const std::vector<float> x = layout == Layout::kNHWC
+                                       ? nchw_to_nhwc(std::span<const float>(q.input), 1, s.C, n, n)
+                                       : nchw_to_nchw16c(std::span<const float>(q.input), 1, s.C, n, n);
+      std::vector<float> y(static_cast<std::size_t>(output_elements(s, layout)));
+      p2.execute(x.data(), y.data());
+      EXPECT_EQ(p2.stats().v_shift, shift);
+      EXPECT_GT(y[layout == Layout::kNHWC ? at_pixel : at_pixel * kLanes], 0.0f);
+      std::vector<float> back = layout == Layout::kNHWC
+                                    ? nhwc_to_nchw(std::span<const float>(y), 1, 1, m, m)
+                                    : nchw16c_to_nchw(std::span<const float>(y), 1, 1, m, m);
+      EXPECT_TRUE(same_bits(back, y_copy));
+      EXPECT_LT(rel_l2(back, ref), 0.01);
     }
 }
 

@@ -211,9 +211,10 @@ struct LowpStats {
   // input's largest finite |value| times the transform's bound on |V| / max |d| passed fp16's 65504 (2^12
   // with fp16 arithmetic, whose fp16 sums of 32 products it keeps finite); 0 where V fits as it is
   // (docs/engine.md, "fp16: V's exponent range"). Plans that read the input in place (or copy it by image
-  // groups) and fuse no ReLU do not take that max before every execute: they run unshifted and, only
-  // where the output then holds NaN/Inf, take it and run again shifted, so they shift only where V did
-  // overflow (not where the bound alone passed the limit).
+  // groups) do not take that max before every execute (with a fused ReLU, only those with FP32
+  // arithmetic): they run unshifted and, only where the output (with a ReLU: the GEMMs' results before
+  // it) then holds NaN/Inf, take it and run again shifted, so they shift only where V did overflow (not
+  // where the bound alone passed the limit).
   int v_shift = 0;
 };
 

@@ -183,7 +183,8 @@ void bind_conv(nb::module_& m) {
       .def_prop_ro("v_shift", [](const PyPlan& p) { return p.plan.stats().v_shift; },
                    "FP16: V was scaled by 2^-v_shift in the last execute (and the GEMMs' results back, exactly) "
                    "because the input would have taken it past 65504 (2^12 with fp16 arithmetic; plans that read the input "
-                   "in place without a fused ReLU: because it did, found from NaN/Inf results and run again); 0 on ordinary data")
+                   "in place, with a fused ReLU only in FP32 arithmetic: because it did, found from NaN/Inf results and run again); "
+                   "0 on ordinary data")
       .def_prop_ro("output_shape", [](const PyPlan& p) {
         const ConvShape& s = p.plan.shape();
         return std::make_tuple(s.N, s.K, s.out_h(), s.out_w());

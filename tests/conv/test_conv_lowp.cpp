@@ -1534,38 +1534,41 @@ TEST(Lowp, Fp16ReluPlansInPlaceShiftWhereTheOverflowLeavesOnlyMinusInf) {
   const std::size_t at_pixel = static_cast<std::size_t>(i0 * m + i0);
   ASSERT_GT(ref[at_pixel], 0.0);
 
-  PlanOptions o;
-  o.precision = Precision::kFp16;
-  o.fp16_arithmetic = Fp16Arithmetic::kFp32;
-  o.tile = tile;
-  o.relu = true;
-  o.threads = 1;
-  std::optional<Plan> plan;
-  const std::vector<float> y_copy = testing::run(q, o, &plan);  // NCHW: max |d| from the copy, first
-  const int shift = plan->stats().v_shift;
-  EXPECT_GT(shift, 0);
-  for (const Layout layout : {Layout::kNHWC, Layout::kNCHW16c})
-    for (const int block : {0, -1}) {  // fused, phased
-      SCOPED_TRACE(to_string(layout) + " block " + std::to_string(block));
-      PlanOptions in_place = o;
-      in_place.layout = layout;
-      in_place.tile_block = block;
-      in_place.threads = 1 - block;
-      const Plan p2 = Plan::create(s, q.weights.data(), nullptr, in_place);
-      ASSERT_NE(p2.describe().find("input read in place"), std::string::npos) << p2.describe();
-      const std::vector<float> x = layout == Layout::kNHWC
-                                       ? nchw_to_nhwc(std::span<const float>(q.input), 1, s.C, n, n)
-                                       : nchw_to_nchw16c(std::span<const float>(q.input), 1, s.C, n, n);
-      std::vector<float> y(static_cast<std::size_t>(output_elements(s, layout)));
-      p2.execute(x.data(), y.data());
-      EXPECT_EQ(p2.stats().v_shift, shift);
-      EXPECT_GT(y[layout == Layout::kNHWC ? at_pixel : at_pixel * kLanes], 0.0f);
-      std::vector<float> back = layout == Layout::kNHWC
-                                    ? nhwc_to_nchw(std::span<const float>(y), 1, 1, m, m)
-                                    : nchw16c_to_nchw(std::span<const float>(y), 1, 1, m, m);
-      EXPECT_TRUE(same_bits(back, y_copy));
-      EXPECT_LT(rel_l2(back, ref), 0.01);
-    }
+  for (const LowpKernel kernel : {LowpKernel::kAuto, LowpKernel::kPortable}) {
+    PlanOptions o;
+    o.precision = Precision::kFp16;
+    o.fp16_arithmetic = Fp16Arithmetic::kFp32;
+    o.lowp_kernel = kernel;
+    o.tile = tile;
+    o.relu = true;
+    o.threads = 1;
+    std::optional<Plan> plan;
+    const std::vector<float> y_copy = testing::run(q, o, &plan);  // NCHW: max |d| from the copy, first
+    const int shift = plan->stats().v_shift;
+    EXPECT_GT(shift, 0);
+    for (const Layout layout : {Layout::kNHWC, Layout::kNCHW16c})
+      for (const int block : {0, -1}) {  // fused, phased
+        SCOPED_TRACE(plan->gemm_path() + " " + to_string(layout) + " block " + std::to_string(block));
+        PlanOptions in_place = o;
+        in_place.layout = layout;
+        in_place.tile_block = block;
+        in_place.threads = 1 - block;
+        const Plan p2 = Plan::create(s, q.weights.data(), nullptr, in_place);
+        ASSERT_NE(p2.describe().find("input read in place"), std::string::npos) << p2.describe();
+        const std::vector<float> x = layout == Layout::kNHWC
+                                         ? nchw_to_nhwc(std::span<const float>(q.input), 1, s.C, n, n)
+                                         : nchw_to_nchw16c(std::span<const float>(q.input), 1, s.C, n, n);
+        std::vector<float> y(static_cast<std::size_t>(output_elements(s, layout)));
+        p2.execute(x.data(), y.data());
+        EXPECT_EQ(p2.stats().v_shift, shift);
+        EXPECT_GT(y[layout == Layout::kNHWC ? at_pixel : at_pixel * kLanes], 0.0f);
+        std::vector<float> back = layout == Layout::kNHWC
+                                      ? nhwc_to_nchw(std::span<const float>(y), 1, 1, m, m)
+                                      : nchw16c_to_nchw(std::span<const float>(y), 1, 1, m, m);
+        EXPECT_TRUE(same_bits(back, y_copy));
+        EXPECT_LT(rel_l2(back, ref), 0.01);
+      }
+  }
 }
 
 TEST(Lowp, Fp16ArithmeticChunkSumsStayFiniteOnAlignedData) {

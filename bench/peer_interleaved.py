@@ -8,17 +8,17 @@ speed-ups (oneDNN's time over nova's) from the best times and as the median of t
 Columns: nova bf16 with bf16 tensors in the NCHW16c layout (the peers' timed layout) and in NCHW; oneDNN
 bf16 direct (AMX where the CPU has it); nova int8 (calibrated scales, int8 input) in NCHW16c; oneDNN int8
 Winograd (u8 input) and int8 direct. nova through `nova bench conv --format json` (median_ms), oneDNN
-through build/nova_peer_onednn (median_ms, OMP_NUM_THREADS=threads). Used for docs/engine.md, "Session 11".
+through build/nova_peer_onednn (median_ms, OMP_NUM_THREADS=threads). Used for docs/engine-log.md, "Session 11".
 
 --ncnn: also ncnn's int8 and bf16 (bench/peers/ncnn_lowp.py through peer_bench.py's worker, one process per
 layer and repetition, median wall ms of its executes with its pre-quantized / bf16 packed input and raw output)
 and nova's int8-spatial, interleaved with the rest; run it with a Python that has ncnn (the project's .venv).
 The per-repetition pairing makes its ratios steadier than peer_bench.py's best-of-rounds CPU times, which
-swung 2x from run to run for ncnn on the AVX2 machine (docs/engine.md, "Session 18").
+swung 2x from run to run for ncnn on the AVX2 machine (docs/engine-log.md, "Session 18").
 
 --fp32: issue 5's FP32 comparison instead: nova FP32 (automatic tile) on NCHW and on NCHW16c tensors against
 oneDNN's FP32 direct and Winograd convolutions (its blocked layouts, reorders outside the timing), and against
-the faster of the two in each repetition ("dnnl best"). Used for docs/engine.md, "Session 12".
+the faster of the two in each repetition ("dnnl best"). Used for docs/engine-log.md, "Session 12".
 --fp32 --ncnn: also ncnn's FP32 Winograd and PyTorch's FP32 conv2d (peer_bench.py's workers: ncnn with an
 unpacked input, packed inside the timing; median wall ms of their executes, one process per layer and
 repetition), and "best peer", the fastest of oneDNN's two, ncnn's and PyTorch's in each repetition: issue 5's

@@ -20,7 +20,7 @@ and the converted model.
 
 Importing this module puts nova's parallel stages on PyTorch's OpenMP threads (``share_pytorch_threads``;
 ``NOVA_SHARE_OPENMP=0`` keeps nova's own), and the layers' plans choose their tiles as layers of a network
-(``filters_from_memory``). Both are measured in docs/engine.md, "Session 24".
+(``filters_from_memory``). Both are measured in docs/engine-log.md, "Session 24".
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ namespace {
 // 92-96 GFLOP/s, 29-30 of 32 flop/cycle). At the earlier 50 the choice took F(4,3) for 1x512x7x7 there,
 // where F(2,3) ran 1.4x faster (its transformed filters are 16.8 MB against 37.7, beside a 32 MB L3); at
 // 90 it takes F(2,3). On the other layers F(4,3), F(6,3) and F(7,3) swapped places between two runs
-// (docs/engine.md, "Session 13").
+// (docs/engine-log.md, "Session 13").
 double gemm_rate(Isa isa) {
   return isa == Isa::kAvx512 ? 110.0 : isa == Isa::kAvx2 ? 90.0 : 8.0;
 }
@@ -29,7 +29,7 @@ double vec_rate(Isa isa) {
 constexpr double kStreamRate = 20.0;
 // FP32 plans on AVX2: about the L3's bandwidth per core on the EPYC (32 MiB L3), where streaming U
 // overlaps the GEMMs. At kStreamRate the model priced F(7,3) on the batch-1 64-256-channel layers within
-// 8 % of F(4,3), which then took 1.16-1.25x F(7,3)'s time there (docs/engine.md, "Session 16": with this
+// 8 % of F(4,3), which then took 1.16-1.25x F(7,3)'s time there (docs/engine-log.md, "Session 16": with this
 // rate the choice is the fastest measured tile, or within 1 % of it, on 16 of the layer set's 18 layer
 // and layout cases, against 8). It applied to U that fits the L3 only until U larger than L2 was
 // prefetched (session 22): since then 37.7 MB of F(4,3) filters at 1x512x7x7 stream at about this rate
@@ -123,7 +123,7 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   const double transforms_ns = ((vin + vout) / vec_rate(isa) + pack / 4.0) / threads;
   // AVX2 FP32 plans whose U exceeds L2 prefetch its next panel during the GEMMs (WinogradPlan::prefetch_u):
   // the streaming overlaps the products. Summed, the model kept F(4,3) for 1x512x28x28, where F(7,3) took
-  // 0.80 of its time, and F(2,3) for 1x512x14x14 (F(4,3): 0.79; docs/engine.md, "Session 22"). AVX-512's
+  // 0.80 of its time, and F(2,3) for 1x512x14x14 (F(4,3): 0.79; docs/engine-log.md, "Session 22"). AVX-512's
   // choices were measured with the sum and keep it.
   const bool overlapped = isa == Isa::kAvx2 && prefetches_u(precision, u_bytes);
   const double ns = overlapped ? transforms_ns + std::max(gemm / threads, stream_ns)

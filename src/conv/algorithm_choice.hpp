@@ -41,7 +41,7 @@ bool auto_tile_allowed(TileSize tile, Precision precision);
 // that of the best smaller tile. It divides ResNet's 7x2^k images exactly and cuts the GEMM flops by
 // 1.36-1.78x against F(4,3), which wins 15-35 % with 128-256 channels at batch 8; where the estimates
 // are closer (64 channels, 7x7 images with 512 channels: a tie measured) the smaller tile's accuracy
-// is worth more (docs/engine.md, "Session 12").
+// is worth more (docs/engine-log.md, "Session 12").
 inline constexpr double kNinePointMargin = 1.08;
 
 // A caution for the plan's reason when a requested tile is one the automatic choice avoids at this

@@ -4,7 +4,7 @@
 // transparent huge pages (Linux; a no-op where THP is off). Streaming a large U through 4 KiB pages
 // missed the TLB every 4 KiB and stopped the prefetchers at every page: on the AVX2 machine of session
 // 17, 8x512x7x7 at F(7,3) (an 85 MB U) ran in 0.74-0.77 of the time with them, the layers with 17-21 MB
-// of U in 0.92-0.97 (docs/engine.md, "Session 17"). The rounding wastes less than a third; smaller
+// of U in 0.92-0.97 (docs/engine-log.md, "Session 17"). The rounding wastes less than a third; smaller
 // arrays (per-thread scratch) are not rounded, where 2 MiB each would add up across plans.
 #pragma once
 

@@ -21,7 +21,7 @@ void copy_bias(DirectPlan& d, const float* bias, int64_t K) {
 // form works a row of one channel's plane per kernel call: on short rows the calls cost more than the
 // NHWC form's copies (AVX2, 2 threads, NCHW planes over the NHWC form at stride 1: 7 pixels per row 2.8x
 // the time, 14 1.1-2.6x, 28 1.2x, 56 0.92x, 112 0.44x; at stride 2, where the plane's columns are first
-// split into phases: 56 1.06-1.25x, 112 0.60x, 160 0.38x; docs/engine.md, "Session 22", measured without
+// split into phases: 56 1.06-1.25x, 112 0.60x, 160 0.38x; docs/engine-log.md, "Session 22", measured without
 // a multiplier), so it takes rows of at least kDepthwisePlanesMinRow output pixels at stride 1 and
 // kDepthwisePlanesMinRowStrided at larger strides.
 constexpr int64_t kDepthwiseMaxBlock = 64;
@@ -84,7 +84,7 @@ void build_depthwise(Plan::Impl& p, DirectPlan& d, const float* weights, const f
 // layers of image networks: 7 KB for 3x3 over 3 channels to 64, 37 KB for ResNet's 7x7 stem), and
 // reductions up to kNchwRowsMaxCrs. Other filters keep the NHWC im2col, whose scatter of each pixel's
 // channels into the NCHW planes is then small beside the GEMM. Measured against the im2col on AVX2, 2
-// threads (docs/engine.md, "Session 21"): 1x3x224x224->64 0.16 of the time, its 7x7 stride-2 form 0.51,
+// threads (docs/engine-log.md, "Session 21"): 1x3x224x224->64 0.16 of the time, its 7x7 stride-2 form 0.51,
 // 1x1 over 64 channels 0.81, 4 groups of 16 channels 0.87, stride 2 over 16-32 channels 0.91-0.99; but
 // dilation 2 over 64 channels, a reduction of 576, 1.05 (hence kNchwRowsMaxCrs).
 constexpr int64_t kNchwRowsWeightBytes = 256 * 1024;
@@ -93,7 +93,7 @@ constexpr int64_t kNchwRowsMaxCrs = 512;
 // Groups of at most kNchwPhasesMaxChannels input channels (a network's first layer), or of at most
 // kNchwPhasesMaxChannelsGrouped in grouped convolutions, with output rows at least kNchwPhasesMinRow wide
 // read im2col^T's rows from a phase copy of the planes (DirectPlan::phases) instead of packing panels.
-// Against the packed panels, AVX2, 2 threads, alternated (docs/engine.md, "Session 26"): without groups,
+// Against the packed panels, AVX2, 2 threads, alternated (docs/engine-log.md, "Session 26"): without groups,
 // 1-4 channels 0.29-0.66 of the time (7x7 stride 2 0.50, 3x3 0.29, 5x5 0.37-0.52), 14-pixel rows 0.86,
 // 8-pixel rows 1.14; 6-16 channels level (0.98-1.03); 32-128 channels 0.90-1.58 (1x1 stride 2 1.41-1.58:
 // the copy holds the whole input, the layer reads a quarter of it). Grouped (2-32 groups, ResNeXt's
@@ -163,7 +163,7 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
     return;
   }
   // Grouped with 2, 4 or 8 channels per group in and out, on NHWC and NCHW16c: output channels in lanes
-  // (direct_grouped_lanes.cpp). Against the column phases and pixel rows, AVX2, 2 threads (docs/engine.md,
+  // (direct_grouped_lanes.cpp). Against the column phases and pixel rows, AVX2, 2 threads (docs/engine-log.md,
   // "Session 27"): ResNeXt-50's 3x3 layers 0.32-0.92 of the time, 8 per group at stride 1 0.74-1.14.
   if (grouped_lanes_applies(s, p.layout)) {
     build_grouped_lanes(p, d, weights, bias);
@@ -174,7 +174,7 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
   d.nchw_rows = p.layout == Layout::kNCHW && small_filters;
   // NHWC and NCHW16c tensors only with groups of at most 8 output channels (4 at strides above 1), which
   // the pixel-rows GEMM pads to 16 lanes; the copy gathers each channel from the pixels and the output rows
-  // are transposed, which cost more than that form where it wastes less (docs/engine.md, "Session 26":
+  // are transposed, which cost more than that form where it wastes less (docs/engine-log.md, "Session 26":
   // without groups 0.91-1.82 of its time; 16 channels per group 0.99-1.08; 8 at stride 2 1.22 on NHWC).
   const bool pads_most = s.groups > 1 && d.Kg <= (s.stride == 1 ? 8 : 4);
   d.phases = small_filters && s.out_w() >= kNchwPhasesMinRow &&

@@ -580,7 +580,7 @@ void depthwise_row_segment(const Plan::Impl& p, const DepthwiseRows& in, int64_t
 // planes by the layout table's kernels. The taps outside the image are skipped, as in the per-pixel form,
 // so the bits are its bits on every layout. The per-pixel form (pointer lists and an indirect call per
 // pixel, a scalar epilogue, an NHWC copy of NCHW16c input) and the NCHW planes form (a padded copy of each
-// plane, a kernel call per row of one channel) took 1.4-4.8x longer on AVX2 (docs/engine.md, "Session 23").
+// plane, a kernel call per row of one channel) took 1.4-4.8x longer on AVX2 (docs/engine-log.md, "Session 23").
 // Units: (image, channel block, row segment): rows are cut into `segments` pieces of columns where there
 // are too few to share out (1x1024x7x7 NHWC: 7 rows; splitting its channels instead took 1.5x the time
 // on 2 threads), and on NCHW into bands of rows; kDepthwiseUnitsPerThread of them per thread.
@@ -749,7 +749,7 @@ void execute_direct(Plan::Impl& p, const float* input, float* output) {
   // layer's 3 channels): the GEMM writes the output rows themselves and the epilogue adds the bias in
   // place. The copy it saves is a large share where each output sums few products (1x3x224x224->64:
   // 0.78 of the time); with longer reductions, writing the output twice cost more than the copy
-  // (stride-2 layers over 16-64 channels 1.02-1.20, AVX2, 2 threads, docs/engine.md "Session 21").
+  // (stride-2 layers over 16-64 channels 1.02-1.20, AVX2, 2 threads, docs/engine-log.md "Session 21").
   const bool in_place = nhwc && s.groups == 1 && d.Kgpad == K && d.crs <= kInPlaceMaxCrs;
   // One group, dilation 1: a kernel row's taps of a pixel are S*C consecutive floats of the NHWC input, and
   // neighbouring output pixels' rows are stride*C apart, so the GEMM reads the rows of pixels whose taps

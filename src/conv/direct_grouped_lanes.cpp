@@ -97,7 +97,7 @@ void execute_grouped_lanes(Plan::Impl& p, const float* input, float* output) {
     // The band's input rows, chunk after chunk of 16 channels (16 floats a pixel), with the zero padding
     // (rows and columns outside the input, lanes past the channels) as zeros. Read in place instead (the
     // edge pixels' windows copied), NHWC rows of 256-512 channels ran 1.2-1.6x slower: each task reads a
-    // quarter of every pixel, 1-2 KB apart (docs/engine.md, "Session 27").
+    // quarter of every pixel, 1-2 KB apart (docs/engine-log.md, "Session 27").
     const int64_t chunks = ceil_div(channels, kLanes), row_chunk = wx * kLanes;
     const int64_t x_lo = std::clamp<int64_t>(s.pad_w, 0, wx),
                   x_hi = std::clamp<int64_t>(s.pad_w + W, x_lo, wx);

@@ -147,7 +147,7 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
         w.round_v = fp16_round_avx2();
         w.rounding_input = w.fns.input_fp16_round;
         p.gemm_path_detail = "fp16 GEMM: avx2-f16c (vcvtph2ps + fp32 fma)";
-        if (p.fp16_arithmetic == Fp16Arithmetic::kAuto)  // measured in docs/engine.md, "Session 20"
+        if (p.fp16_arithmetic == Fp16Arithmetic::kAuto)  // measured in docs/engine-log.md, "Session 20"
           p.gemm_path_detail +=
               " (fp32 arithmetic: avx512-fp16 not available on the avx2 path; for speed, the fp32 precision "
               "reads and writes fp16 tensors too)";

@@ -54,7 +54,7 @@ inline bool prefetches_u(Precision precision, double u_bytes) {
 // One packed panel's GEMM, C[rows x width] = A[rows x kc] . B[kc x width], by row groups. Where B streams
 // from L3, `next` names the panel the caller computes next (next_lines 64-byte lines, else null): the
 // row groups then prefetch it into L2, kc lines each (the kernels' prefetching form, the same
-// arithmetic), so that its own first row group does not wait on L3. Measured: docs/engine.md, "Session 22".
+// arithmetic), so that its own first row group does not wait on L3. Measured: docs/engine-log.md, "Session 22".
 inline void panel_gemm(const GemmTable& g, int64_t rows, int nv, std::size_t kc, const float* a,
                        std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                        const float* next, int64_t next_lines) {
@@ -216,7 +216,7 @@ inline constexpr int64_t kDepthwiseUnitsPerThread = 4;
 // stride 2 (segments of 21 floats) ran in 0.90 of the im2col's time and at 3x3 stride 1 (9) in 0.86, on
 // NHWC; stride-2 3x3 layers over 64-256 channels (192-768) in 1.09-1.35 of it, where the copy is small
 // beside the GEMM and rows spread over the input cost more to read; 1x32x112x112->64 (96) level (AVX2,
-// 2 threads, docs/engine.md "Session 24").
+// 2 threads, docs/engine-log.md "Session 24").
 inline constexpr int64_t kRowsInPlaceMaxSegment = 32;
 inline constexpr int64_t kRowsInPlaceMaxKernelRows = 16;
 

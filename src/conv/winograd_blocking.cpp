@@ -46,7 +46,7 @@ Blocking choose_blocking(const BlockingProblem& b) {
     block = std::min(std::max(block, 8 * mr), tiles);
   }
   // AMX plans: the tile kernels take rows in blocks of 16 (int8 leaves the rest to VNNI, bf16 pads it
-  // to 16), so blocks are whole multiples of 16 rows. Measured on a Xeon with AMX (docs/engine.md,
+  // to 16), so blocks are whole multiples of 16 rows. Measured on a Xeon with AMX (docs/engine-log.md,
   // "Session 11"): bf16 blocks of 16 or 32 tiles took 0.81-0.92x the time of the FP32 rule's 24.
   // Blocks of 32 let the kernels run their 2x2 tile form (one tile load per tile product, against 1.5
   // for 16 rows), where every thread gets at least two of them, so that the last block does not leave
@@ -87,7 +87,7 @@ Blocking choose_blocking(const BlockingProblem& b) {
     // 1x256x14x14 F(2,3)) read once per block. One block per thread makes the same passes, transforms
     // 25 and 24 tiles and reads U twice: on the AMX Xeon faster at 1x256x14x14 in each of 5 alternated
     // repetitions (median 0.87), 1x128x28x28 level; the rule against none, 0.91-0.99 on both
-    // (docs/engine.md, "Session 25"). int8 keeps the rounding: its rows under 16 go to the VNNI kernel,
+    // (docs/engine-log.md, "Session 25"). int8 keeps the rounding: its rows under 16 go to the VNNI kernel,
     // and blocks of 25 (16 on AMX, 9 on VNNI) were 1.37x the time there.
     if (b.amx_rows && b.precision == Precision::kBf16) {
       const int64_t one_each = ceil_div(group_tiles, threads);
@@ -104,7 +104,7 @@ Blocking choose_blocking(const BlockingProblem& b) {
   // 0.89 (NCHW16c) and 0.84 (NCHW). Not for bf16 and FP32, level there (1.00, 1.01), nor for fused plans
   // of one block per thread: the parts repeat the block's input transform, and bf16 1x128x28x28 (49
   // tiles) took 1.28x, int8 1.11-1.30x; nor past one pass: int8 8x512x7x7 F(4,3) (32 tiles) took 0.97-1.36x
-  // the phased time, median 1.08 (docs/engine.md, "Session 25").
+  // the phased time, median 1.08 (docs/engine-log.md, "Session 25").
   if (b.amx_rows && b.precision == Precision::kInt8 && out.phased && b.block_option == 0 &&
       b.k_parts_option == 0 && threads > 1 && tiles <= kAmxRows && b.panels >= threads) {
     out.phased = false;

@@ -191,7 +191,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // transform's layout (16 channels a vector); NCHW16c and NHWC tensors of whole channel blocks can be
   // read in place with their own strides: FP32 windows inside the image where they are, those at the
   // image's edges and every window of a typed tensor staged (and widened) per tile, thread_stage. Saves
-  // the copy: 3-20 % of an FP32 execute on those layouts (docs/engine.md, "Session 12"); typed ones ran
+  // the copy: 3-20 % of an FP32 execute on those layouts (docs/engine-log.md, "Session 12"); typed ones ran
   // at 0.72-0.97 of the time on the AMX host and 0.78-1.04 on AVX2 ("Session 19"). int8-spatial keeps
   // it, since its copy quantizes the input, but for calls whose int8 codes are already the call's own
   // (spatial_codes_directly). Reading NCHW in place (transposing bands) was slower on the AMX host's

@@ -1217,7 +1217,7 @@ TEST(Lowp, Fp16FmaGemmColumnScaleIsExact) {
 // by a power of two scales the output by it, bit for bit, with either arithmetic, also where plain
 // fp16 U would underflow. F(8,3)'s fp32 catalogue transform scales a row of G by about 8e-4, and
 // weights of 2^-20 put U far below fp16's smallest normal; without the normalization those taps became
-// fp16 zeros (the error grew 4x at weights of 0.1, docs/engine.md, "Session 10").
+// fp16 zeros (the error grew 4x at weights of 0.1, docs/engine-log.md, "Session 10").
 TEST(Lowp, Fp16IsExactlyScaleEquivariant) {
   const ConvShape s{1, 24, 17, 15, 20, 3, 3, 1, 1};
   const testing::Problem p = testing::random_problem(s, 31);

@@ -213,7 +213,7 @@ TEST(WinogradChoice, Avx2LowPrecisionEstimatesStreamUAtItsStoredSize) {
 // every Winograd estimate is at least the L3-priced one, strictly more where U's streaming outlasts the
 // products (1x512x7x7's 37.7 MB at F(4,3)), and the direct path's is unchanged; the automatic choice then
 // never takes a tile with more transformed filters than before, and takes a smaller one on 1x512x7x7 and
-// 1x256x14x14 (the layers measured in ResNet-18, docs/engine.md "Session 24"). Other precisions and paths
+// 1x256x14x14 (the layers measured in ResNet-18, docs/engine-log.md "Session 24"). Other precisions and paths
 // price U alike either way. The plan's reason says how it priced them.
 TEST(WinogradChoice, FiltersFromMemoryNeverFavourLargerFilters) {
   int smaller = 0;

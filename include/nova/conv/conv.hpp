@@ -189,7 +189,7 @@ struct PlanOptions {
   // The plan runs among other work that evicts its transformed filters from the caches between executes
   // (one layer of a network, as the PyTorch drop-in's plans are): the automatic choice prices reading them
   // at memory's rate rather than the L3's, which favours smaller tiles where the filters are large. Only
-  // AVX2 FP32 plans price the two differently (measured there; docs/engine.md, "Session 24").
+  // AVX2 FP32 plans price the two differently (measured there; docs/engine-log.md, "Session 24").
   bool filters_from_memory = false;
 };
 

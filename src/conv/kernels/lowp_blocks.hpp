@@ -42,7 +42,7 @@ void rows_tail(int64_t count, int64_t i, const Kernel& kernel) {
 // (8 rows: 4 + 4, 7: 4 + 3). Each row's sums do not depend on its group, so the bits are the same. The
 // AVX2 widened (bf16, fp16) kernels take it: 0.96-0.98 of the time of bf16 and fp16 plans on the
 // 64- and 128-channel batch-1 layers (blocks of 20 tiles: 6+6+4+4 rows for 6+6+6+2); the integer
-// kernels measured level to 1.07 with it and do without (docs/engine.md, "Session 20").
+// kernels measured level to 1.07 with it and do without (docs/engine-log.md, "Session 20").
 template <int NV, bool kEvenTails, class Kernel>
 void rows(int64_t count, const Kernel& kernel) {
   const int64_t rest = count % kLowpRows;

@@ -1,7 +1,7 @@
 // Low-precision GEMMs for CPUs with AVX2, FMA and F16C but no AVX-512 (AMD Zen 1-3, Intel client cores
 // before Ice Lake): the portable kernels' bits (lowp_kernels.hpp), 8 floats or int32 per register.
 // Without these the bf16, fp16 and int8 plans of such a CPU ran the portable kernels: 17x (int8) to
-// 200x (bf16) the time of its FP32 plan (docs/engine.md, "AVX2").
+// 200x (bf16) the time of its FP32 plan (docs/engine-log.md, "Session 13").
 //
 //   bf16 (FMA) and fp16 (F16C): U widened to FP32 as it is loaded, every channel added in order with one
 //     vfmadd231ps from +0, then multiplied by col_scale: portable's std::fma order, hence its bits.
@@ -39,7 +39,7 @@ namespace {
 // to run them in passes of 3 or 4 rows, where GCC spilled or moved their sums; with the sums named in a
 // function of their own they stay in registers at 6 rows (12 sums, 2 of U, 1 broadcast): the int16
 // kernel ran 116-137 GOP/s at one thread against 95-117 at 4 (nova_bench_gemm), whole plans in
-// 0.90-0.95 of the time (docs/engine.md, "Session 17"). The widened bf16/fp16 kernels ran 0.78-1.04x as
+// 0.90-0.95 of the time (docs/engine-log.md, "Session 17"). The widened bf16/fp16 kernels ran 0.78-1.04x as
 // fast at 4 rows as at 6 (1 thread, 7 alternated rounds), re-widening each channel of U for fewer rows.
 
 // A widening: kGroup channels per group row of B, and channel C of a group as 8 floats for the columns
@@ -74,7 +74,7 @@ struct Bf16Widen {
 // widened without a mask register: GCC had kept four of the bf16 kernel's 12 sums on the stack at 6
 // rows (a store and an FMA from memory per step). bf16: 80-86 GOP/s at one thread against 59-63
 // (nova_bench_gemm), plans in 0.72-0.82 of the time; fp16, which did not spill, 1.00-1.03 (the sums'
-// trip through memory per strip; docs/engine.md, "Session 17").
+// trip through memory per strip; docs/engine-log.md, "Session 17").
 // The named sums' way out of their function: the rows of lowp_blocks' row groups, two registers each
 // (two structs, not a template: a template argument would drop the vector types' alignment).
 constexpr int kRows = lowp_blocks::kLowpRows;
@@ -154,7 +154,7 @@ void widened_gemm(int64_t rows, int nv, std::size_t kc, const float* a, std::siz
 // (4: int8, 8 columns as 4 x (channels 0+1, channels 2+3)). The row's channels are broadcast from memory
 // (a load, no shuffle) and vpmaddwd adds the products of each pair into int32, exactly. A function of
 // its own, not inlined, with named sums: with an array, inside the callers' loops, GCC 12 kept each
-// step's sums in fresh registers and moved them back, eight vmovdqa per eight vpmaddwd (docs/engine.md,
+// step's sums in fresh registers and moved them back, eight vmovdqa per eight vpmaddwd (docs/engine-log.md,
 // "Session 16"). At 6 rows the 12 sums, 2 registers of U and the broadcast fit the 16 ymm registers.
 struct IntSums {
   __m256i v[kRows][2];
@@ -212,7 +212,7 @@ __attribute__((noinline)) void madd_sums(std::size_t q0, std::size_t q1, const i
 // a V row's quad of channels is broadcast as four int16 (vpbroadcastq from memory, a load), and
 // vpmaddwd multiplies it with 4 columns x 4 channels of U per register. Before, the kernel also widened
 // each V quad in its inner loop (a vpshufb per row and quad) and ran at half of vpmaddwd's two per
-// cycle: 85-97 GOP/s at one thread against 104-123 now (nova_bench_gemm; docs/engine.md, "Session 17").
+// cycle: 85-97 GOP/s at one thread against 104-123 now (nova_bench_gemm; docs/engine-log.md, "Session 17").
 template <int MR>
 void int8_group(std::size_t kc, const int16_t* a, std::size_t lda, const int8_t* b, std::size_t quad_stride,
                 const int32_t* comp8, const float* scale8, float* c, std::size_t ldc) {

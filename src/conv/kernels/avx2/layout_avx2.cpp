@@ -96,7 +96,7 @@ void pack_rows16(const void* src_v, float scale, std::ptrdiff_t channel_stride, 
       for (int x = 0; x < 8; ++x) _mm256_storeu_ps(dst + (x0 + x) * 16 + 8 * h, r[x]);
     }
   // Fewer than 8 columns left: vmaskmovps loads and the same transpose. 7x7 and 14x14 images had all or 6
-  // of 14 columns moved one float at a time (the pack of 1x512x7x7 took 4 times as long; docs/engine.md,
+  // of 14 columns moved one float at a time (the pack of 1x512x7x7 took 4 times as long; docs/engine-log.md,
   // "Session 17").
   if (T == DataType::kFp32 && x0 < count) {
     const std::ptrdiff_t xs = count - x0;

@@ -163,8 +163,9 @@ void build_direct(Plan::Impl& p, const float* weights, const float* bias) {
     return;
   }
   // Grouped with 2, 4 or 8 channels per group in and out, on NHWC and NCHW16c: output channels in lanes
-  // (direct_grouped_lanes.cpp). Against the column phases and pixel rows, AVX2, 2 threads (docs/engine-log.md,
-  // "Session 27"): ResNeXt-50's 3x3 layers 0.32-0.92 of the time, 8 per group at stride 1 0.74-1.14.
+  // (direct_grouped_lanes.cpp). Against the column phases and pixel rows, AVX2, 2 threads
+  // (docs/engine-log.md, "Session 27"): ResNeXt-50's 3x3 layers 0.32-0.92 of the time, 8 per group at
+  // stride 1 0.74-1.14.
   if (grouped_lanes_applies(s, p.layout)) {
     build_grouped_lanes(p, d, weights, bias);
     return;

@@ -580,7 +580,8 @@ void depthwise_row_segment(const Plan::Impl& p, const DepthwiseRows& in, int64_t
 // planes by the layout table's kernels. The taps outside the image are skipped, as in the per-pixel form,
 // so the bits are its bits on every layout. The per-pixel form (pointer lists and an indirect call per
 // pixel, a scalar epilogue, an NHWC copy of NCHW16c input) and the NCHW planes form (a padded copy of each
-// plane, a kernel call per row of one channel) took 1.4-4.8x longer on AVX2 (docs/engine-log.md, "Session 23").
+// plane, a kernel call per row of one channel) took 1.4-4.8x longer on AVX2 (docs/engine-log.md,
+// "Session 23").
 // Units: (image, channel block, row segment): rows are cut into `segments` pieces of columns where there
 // are too few to share out (1x1024x7x7 NHWC: 7 rows; splitting its channels instead took 1.5x the time
 // on 2 threads), and on NCHW into bands of rows; kDepthwiseUnitsPerThread of them per thread.

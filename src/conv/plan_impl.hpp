@@ -54,7 +54,8 @@ inline bool prefetches_u(Precision precision, double u_bytes) {
 // One packed panel's GEMM, C[rows x width] = A[rows x kc] . B[kc x width], by row groups. Where B streams
 // from L3, `next` names the panel the caller computes next (next_lines 64-byte lines, else null): the
 // row groups then prefetch it into L2, kc lines each (the kernels' prefetching form, the same
-// arithmetic), so that its own first row group does not wait on L3. Measured: docs/engine-log.md, "Session 22".
+// arithmetic), so that its own first row group does not wait on L3. Measured: docs/engine-log.md,
+// "Session 22".
 inline void panel_gemm(const GemmTable& g, int64_t rows, int nv, std::size_t kc, const float* a,
                        std::size_t lda, const float* b, std::size_t ldb, float* c, std::size_t ldc,
                        const float* next, int64_t next_lines) {

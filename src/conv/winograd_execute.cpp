@@ -730,9 +730,10 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
 // the scan-first result wherever V had overflowed, and otherwise the unshifted one, whose V is never
 // nearer fp16's subnormals. A fused ReLU takes -inf to 0, and an overflow can leave only -inf where the
 // result is positive: those plans watch M's first channel block instead, before the output transform
-// (first_block_nonfinite; 16 of K channels, so a small part of the output count's reads). With fp16
-// arithmetic the shift also keeps the GEMMs' fp16 chunk sums finite (|V| <= 2^12), whose overflow can
-// reach some output channels only: those plans, with a ReLU, scan first.
+// (first_block_nonfinite: n^2 pixels of 16 floats a tile, where the output's count reads m^2 for every
+// block of 16 output channels). With fp16 arithmetic the shift also keeps the GEMMs' fp16 chunk sums
+// finite (|V| <= 2^12), whose overflow can reach some output channels only: those plans, with a ReLU,
+// scan first.
 void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const WinogradPlan& w = *p.wino;
   const bool deferred = w.precision == Precision::kFp16 && (!p.relu || !w.fp16_fma) &&

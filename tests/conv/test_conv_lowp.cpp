@@ -1405,9 +1405,10 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
 // The plan's V shift keeps |V| <= 2^12 where fp16 arithmetic runs (a chunk's sum <= 2^15), so the
 // output is finite and not garbage against the float64 reference (fp16 sums of 32 equal products are
 // far from FP32's accuracy: F(6,3) loses 0.17 of the output at c = 64); c of 64 gives no shift.
-// fp16 plans that read their input in place find V's overflow from the NaN/Inf results it leaves and
-// run again shifted (execute_winograd): with a NaN in the input as well, they still shift, by the same
-// amount as without it, and every output the NaN does not reach has the bits of the NaN-free run.
+// fp16 plans that read their input in place find V's overflow from the NaN/Inf results it leaves (with
+// a fused ReLU, from the NaN/Inf in M before it) and run again shifted (execute_winograd): with a NaN in
+// the input as well, they still shift, by the same amount as without it, and every output the NaN does
+// not reach has the bits of the NaN-free run.
 TEST(Lowp, Fp16InPlacePlansShiftAfterAnOverflowBesideNanInputs) {
   const ConvShape s{2, 32, 14, 13, 24};  // 3x3, padding 1 (the ConvShape defaults)
   testing::Problem clean = testing::random_problem(s, 47);
@@ -1415,48 +1416,50 @@ TEST(Lowp, Fp16InPlacePlansShiftAfterAnOverflowBesideNanInputs) {
   testing::Problem poisoned = clean;
   poisoned.input[static_cast<std::size_t>(((1 * s.C + 5) * s.H + 6) * s.W + 4)] = std::nanf("");
   for (Layout layout : {Layout::kNHWC, Layout::kNCHW16c})
-    for (int block : {0, -1}) {
-      PlanOptions o;
-      o.precision = Precision::kFp16;
-      o.fp16_arithmetic = Fp16Arithmetic::kFp32;
-      o.tile = TileSize{6, 3};
-      o.layout = layout;
-      o.tile_block = block;
-      o.threads = 2;
-      const Plan plan = Plan::create(s, clean.weights.data(), clean.bias.data(), o);
-      ASSERT_NE(plan.describe().find("input read in place"), std::string::npos) << plan.describe();
-      const auto run = [&](const testing::Problem& q) {
-        std::vector<float> x = q.input;
-        if (layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
-        if (layout == Layout::kNCHW16c) x = nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W);
-        std::vector<float> y(static_cast<std::size_t>(output_elements(s, layout)));
-        plan.execute(x.data(), y.data());
-        return y;
-      };
-      SCOPED_TRACE(to_string(layout) + " block " + std::to_string(block));
-      const std::vector<float> y_clean = run(clean);
-      const int shift = plan.stats().v_shift;
-      EXPECT_GE(shift, 3);  // inputs up to 2^17: at least 2^17 * 4 / 65504
-      EXPECT_EQ(plan.stats().output_nonfinite, 0);
-      const std::vector<float> y = run(poisoned);
-      EXPECT_EQ(plan.stats().v_shift, shift);
-      int64_t nans = 0, differ = 0;
-      for (std::size_t i = 0; i < y.size(); ++i) {
-        if (std::isnan(y[i])) {
-          ++nans;
-        } else if (std::bit_cast<uint32_t>(y[i]) != std::bit_cast<uint32_t>(y_clean[i])) {
-          ++differ;
+    for (int block : {0, -1})
+      for (bool relu : {false, true}) {  // with a ReLU the plans watch M instead of the output
+        PlanOptions o;
+        o.relu = relu;
+        o.precision = Precision::kFp16;
+        o.fp16_arithmetic = Fp16Arithmetic::kFp32;
+        o.tile = TileSize{6, 3};
+        o.layout = layout;
+        o.tile_block = block;
+        o.threads = 2;
+        const Plan plan = Plan::create(s, clean.weights.data(), clean.bias.data(), o);
+        ASSERT_NE(plan.describe().find("input read in place"), std::string::npos) << plan.describe();
+        const auto run = [&](const testing::Problem& q) {
+          std::vector<float> x = q.input;
+          if (layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
+          if (layout == Layout::kNCHW16c) x = nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W);
+          std::vector<float> y(static_cast<std::size_t>(output_elements(s, layout)));
+          plan.execute(x.data(), y.data());
+          return y;
+        };
+        SCOPED_TRACE(to_string(layout) + " block " + std::to_string(block) + (relu ? " relu" : ""));
+        const std::vector<float> y_clean = run(clean);
+        const int shift = plan.stats().v_shift;
+        EXPECT_GE(shift, 3);  // inputs up to 2^17: at least 2^17 * 4 / 65504
+        EXPECT_EQ(plan.stats().output_nonfinite, 0);
+        const std::vector<float> y = run(poisoned);
+        EXPECT_EQ(plan.stats().v_shift, shift);
+        int64_t nans = 0, differ = 0;
+        for (std::size_t i = 0; i < y.size(); ++i) {
+          if (std::isnan(y[i])) {
+            ++nans;
+          } else if (std::bit_cast<uint32_t>(y[i]) != std::bit_cast<uint32_t>(y_clean[i])) {
+            ++differ;
+          }
         }
+        EXPECT_GE(nans, 9 * s.K);
+        EXPECT_EQ(plan.stats().output_nonfinite, nans);
+        EXPECT_EQ(differ, 0);
+        EXPECT_LT(rel_l2(layout == Layout::kNHWC
+                             ? nhwc_to_nchw(std::span<const float>(y_clean), s.N, s.K, s.H, s.W)
+                             : nchw16c_to_nchw(std::span<const float>(y_clean), s.N, s.K, s.H, s.W),
+                         testing::reference(clean, Layout::kNCHW, relu)),
+                  0.02);
       }
-      EXPECT_GE(nans, 9 * s.K);
-      EXPECT_EQ(plan.stats().output_nonfinite, nans);
-      EXPECT_EQ(differ, 0);
-      EXPECT_LT(rel_l2(layout == Layout::kNHWC
-                           ? nhwc_to_nchw(std::span<const float>(y_clean), s.N, s.K, s.H, s.W)
-                           : nchw16c_to_nchw(std::span<const float>(y_clean), s.N, s.K, s.H, s.W),
-                       testing::reference(clean, Layout::kNCHW, false)),
-                0.02);
-    }
 }
 
 // With a fused ReLU, an overflow of V can leave nothing in the output to count: where V rounds to +inf at

@@ -13,8 +13,10 @@ FP32 values and rounds the output once; half-precision weights are widened to FP
 nova's engine (registered as the custom operator ``nova::winograd_conv2d`` so that
 ``torch.compile(fullgraph=True)`` traces through it); the backward pass uses PyTorch's own convolution
 gradients. Filters are transformed once per plan and again whenever the weights change (tracked through
-the tensors' version counters; a write through ``weight.data`` bypasses the parameter's counter and is not
-seen: write under ``torch.no_grad()`` or assign ``weight.data`` instead). ``WinogradConv2d`` keeps
+the tensors' version counters, and, for writes through ``weight.data``, which bypass the parameter's
+counter, through a fingerprint of 16 sampled words of their memory: whole-tensor writes such as
+``p.data.add_(-lr * p.grad)`` are seen, a write to a few elements through ``.data`` may not be; write
+under ``torch.no_grad()`` to be sure). ``WinogradConv2d`` keeps
 ``weight`` and ``bias`` as parameters with the same names, so state_dicts move freely between the original
 and the converted model.
 
@@ -104,18 +106,35 @@ atexit.register(_plans.clear)  # release the engine's plans before the extension
 _profiled: "Optional[OrderedDict[int, tuple]]" = None
 
 
+def _memory_span(t: torch.Tensor) -> tuple:
+    """(address, bytes) of the memory a CPU tensor's elements lie in, from its first to its last element."""
+    if t.numel() == 0:
+        return 0, 0
+    last = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    return t.data_ptr(), (last + 1) * t.element_size()
+
+
 class _CachedPlan:
     """A plan and the weight and bias tensors it was made from (for the shared cache, and the base of a
     layer's _LastPlan). Holding them keeps their storage alive, so
     no other tensor can be given their address while the plan is cached: a key that matches (address,
     shape, strides and version counter) is then these tensors, unchanged since. Without them a model made
     after another was freed could get the freed model's plans: its weights at the same address, at the
-    same version after the same load_state_dict (session 29: a relative error of 1.4, silently)."""
-    __slots__ = ("plan", "tensors")
+    same version after the same load_state_dict (session 29: a relative error of 1.4, silently).
+    The version counter misses writes through ``weight.data`` (a tensor with a counter of its own), such as
+    the manual SGD step ``p.data.add_(-lr * p.grad)``: the plan also keeps a fingerprint of the tensors'
+    memory (16 sampled words each, _nova._memory_fingerprint), and ``unchanged()`` compares it, so a
+    write that changes any sampled word (every whole-tensor write) makes a new plan."""
+    __slots__ = ("plan", "tensors", "regions", "fingerprint")
 
     def __init__(self, plan, weight: torch.Tensor, bias: Optional[torch.Tensor]):
         self.plan = plan
         self.tensors = (weight.detach(), None if bias is None else bias.detach())
+        self.regions = _memory_span(weight) + ((0, 0) if bias is None else _memory_span(bias))
+        self.fingerprint = _nova._memory_fingerprint(*self.regions)
+
+    def unchanged(self) -> bool:
+        return _nova._memory_fingerprint(*self.regions) == self.fingerprint
 
 
 # A _plan_for key ends with the weight's and the bias's version counters; what precedes them is the layer,
@@ -170,7 +189,7 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
            weight._version, None if bias is None else bias._version)
     with _plans_lock:
         cached = _plans.get(key)
-        if cached is not None:
+        if cached is not None and cached.unchanged():
             _plans.move_to_end(key)
             _profile_use(key, cached.plan)
             return cached.plan
@@ -483,7 +502,7 @@ class _EagerLayer(nn.Module):
         threads = self.threads or torch.get_num_threads()
         key = _last_plan_key(x, weight, bias, threads, layer)
         last = self._last_plan
-        if last is None or last.key != key or _profiled is not None:
+        if last is None or last.key != key or _profiled is not None or not last.unchanged():
             plan, nhwc, size = self._make_plan(x, weight, bias, threads)
             last = _LastPlan(key, plan, nhwc, size, weight, bias)
             self._last_plan = last

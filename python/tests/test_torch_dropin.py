@@ -864,10 +864,33 @@ def test_layers_keep_their_plans_however_many_there_are(monkeypatch):
     assert rel_l2(updated, expected) < 1e-4
 
 
+def test_manual_sgd_through_data_updates_the_layers():
+    """The manual SGD step of many training loops, ``p.data.add_(-lr * p.grad)``, writes the weights
+    without bumping their version counters: the drop-in's layers (Winograd and direct, with gradients
+    recorded and in inference) must compute with the new weights, as the same model in PyTorch does."""
+    torch.manual_seed(31)
+    ref = nn.Sequential(nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 6, 3, padding=1, stride=2))
+    model = copy.deepcopy(ref)
+    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
+    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    x = torch.randn(2, 4, 10, 9)
+    for _ in range(3):
+        for net in (ref, model):
+            net(x).square().mean().backward()
+            for p in net.parameters():
+                p.data.add_(-0.5 * p.grad)
+                p.grad = None
+        with torch.no_grad():
+            expected = ref(x)
+            assert rel_l2(model(x), expected.double()) < 1e-5
+        assert rel_l2(model(x).detach(), expected.double()) < 1e-5
+
+
 def test_a_layers_last_plan_follows_what_it_depends_on(tmp_path):
     """The eager forward's last plan serves only an input and weights like the last ones. Each change on its
-    own, right after a call on the same input: another batch, channels_last, weights changed in place or
-    replaced under the parameter, another thread count, another input type; every result is PyTorch's.
+    own, right after a call on the same input: another batch, channels_last, weights changed in place,
+    replaced under the parameter or written through ``.data`` (no version counter sees that), another
+    thread count, another input type; every result is PyTorch's.
     A model that ran saves and loads (its plan is not saved)."""
     torch.manual_seed(23)
     threads = torch.get_num_threads()
@@ -889,11 +912,16 @@ def test_a_layers_last_plan_follows_what_it_depends_on(tmp_path):
     def replace_data(layer):
         layer.weight.data = torch.randn_like(layer.weight)
 
+    def through_data(layer):  # writes that bypass the parameters' version counters
+        layer.weight.data.mul_(-1.5)
+        layer.bias.data.add_(1.0)
+
     x0 = torch.randn(2, 6, 9, 7)
     changes = [("batch", lambda layer: torch.randn(3, 6, 9, 7)),
                ("channels_last", lambda layer: x0.contiguous(memory_format=torch.channels_last)),
                ("in place", lambda layer: scale_in_place(layer) or x0),
                ("replaced", lambda layer: replace_data(layer) or x0),
+               ("through .data", lambda layer: through_data(layer) or x0),
                ("threads", lambda layer: torch.set_num_threads(1 if threads > 1 else 2) or x0),
                ("bf16", lambda layer: x0.bfloat16())]
     try:

@@ -1,6 +1,7 @@
 // nova: exact, low-precision-stable Winograd convolution. Each subcommand lives in cmd_<name>.cpp.
 #include <algorithm>
 #include <iostream>
+#include <string>
 
 #include "command_registry.hpp"
 #include "nova/error.hpp"
@@ -29,6 +30,17 @@ int main(int argc, char** argv) {
   auto& entries = nova::cli::command_registry();
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
   for (auto& entry : entries) entry.setup(app);
+
+  // A first word that names no command: CLI11 would take it for an extra argument and answer only "A
+  // subcommand is required"; say which word, and the commands there are.
+  if (argc > 1 && argv[1][0] != '-' &&
+      std::none_of(entries.begin(), entries.end(), [&](const auto& e) { return e.name == argv[1]; })) {
+    std::string names;
+    for (const auto& entry : entries) names += (names.empty() ? "" : ", ") + entry.name;
+    std::cerr << "nova: error: unknown command '" << argv[1] << "' (commands: " << names
+              << "; nova --help lists them)\n";
+    return 2;
+  }
 
   try {
     app.parse(argc, argv);

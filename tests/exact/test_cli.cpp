@@ -78,6 +78,11 @@ TEST(Cli, VerifyBadFiles) {
   EXPECT_NE(r.status, 0);
 }
 
+TEST(Cli, UnknownCommandIsNamed) {
+  expect_error("export --tile 4,3", "unknown command 'export' (commands: report, transform");
+  expect_error("trnasform --tile 4,3", "unknown command 'trnasform'");
+}
+
 TEST(Cli, HelpListsCommands) {
   auto r = run_cli("--help");
   EXPECT_EQ(r.status, 0);

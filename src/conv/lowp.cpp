@@ -173,6 +173,9 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   std::string why;
   const LowpKernel asked = p.lowp_kernel;
   if (asked == LowpKernel::kSimd || asked == LowpKernel::kAvx512 || asked == LowpKernel::kAmx) {
+    if (!cpu_has && asked == LowpKernel::kAmx)  // AMX plans run beside the avx512 kernels (their V, tails)
+      throw Error("this process cannot run the amx-" + to_string(prec) + " GEMM: it needs the " + simd +
+                  " kernels, which this CPU lacks");
     if (!cpu_has) throw Error("this CPU cannot run the " + simd + " " + to_string(prec) + " GEMM kernels");
     if (!isa_ok)
       throw Error("the " + simd + " " + to_string(prec) + " GEMM kernels need the avx512 path, not " +

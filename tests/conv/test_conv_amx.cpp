@@ -289,6 +289,23 @@ std::string error_of(Precision precision, LowpKernel kernel, int64_t channels) {
   return "";
 }
 
+// On a CPU without the AVX-512 kernels AMX plans run beside, asking for AMX says that, in the words of
+// the admission (not only which AVX-512 kernel is missing).
+TEST(Amx, PlansAskingForAmxWithoutAvx512SayWhy) {
+  if (lowp_simd_supported(Precision::kInt8))
+    GTEST_SKIP() << "this CPU runs the avx512-vnni kernels: PlansAskingForAmxGetItOrAClearError";
+  EXPECT_EQ(
+      error_of(Precision::kInt8, LowpKernel::kAmx, 64),
+      "this process cannot run the amx-int8 GEMM: it needs the avx512-vnni kernels, which this CPU lacks");
+  if (!isa_supported(Isa::kAvx512)) {
+    EXPECT_EQ(
+        error_of(Precision::kBf16, LowpKernel::kAmx, 64),
+        "this process cannot run the amx-bf16 GEMM: it needs the avx512-fma kernels, which this CPU lacks");
+  }
+  EXPECT_EQ(error_of(Precision::kFp16, LowpKernel::kAmx, 64),
+            "no AMX kernel for fp16 GEMMs (AMX kernels: int8, bf16)");
+}
+
 // LowpKernel::kAvx512 never runs AMX; kAmx runs it or says why not, in the words of the admission.
 TEST(Amx, PlansAskingForAmxGetItOrAClearError) {
   if (!bf16_simd() || !lowp_simd_supported(Precision::kInt8) || best_isa() != Isa::kAvx512)

@@ -18,9 +18,22 @@ namespace nova::python {
 namespace {
 
 using ConstTensor = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
-using Tensor = nb::ndarray<float, nb::c_contig, nb::device::cpu>;
-// Input and output of execute(): any element type, checked against the plan's tensor types.
+// Input and output of execute(): any element type, checked against the plan's tensor types. The input may
+// be converted to C order (a copy, the same values); the output is taken as it is and must already be C
+// order (c_contiguous): a converted output is a temporary copy, and the results went into it, not into
+// the caller's array.
 using AnyTensor = nb::ndarray<nb::c_contig, nb::device::cpu>;
+using AnyOutput = nb::ndarray<nb::device::cpu>;
+
+// Whether the array's elements are in C order with no gaps (dimensions of extent 1 may have any stride).
+bool c_contiguous(const AnyOutput& a) {
+  int64_t expected = 1;
+  for (std::size_t i = a.ndim(); i-- > 0;) {
+    if (a.shape(i) != 1 && a.stride(i) != expected) return false;
+    expected *= static_cast<int64_t>(a.shape(i));
+  }
+  return true;
+}
 
 // The array element types a tensor type accepts: fp32 float32; fp16 float16; bf16 torch.bfloat16 or
 // uint16 (numpy has no bfloat16: the raw bits); int8 int8.
@@ -49,6 +62,12 @@ const char* dtype_names(conv::DataType t) {
 std::string dims(const auto& a) {
   std::string s = "(";
   for (std::size_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
+  return s + (a.ndim() == 1 ? ",)" : ")");
+}
+
+std::string strides(const auto& a) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.stride(i));
   return s + (a.ndim() == 1 ? ",)" : ")");
 }
 
@@ -99,8 +118,11 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   return PyPlan{conv::Plan::create(s, weights.data(), bias ? bias->data() : nullptr, o)};
 }
 
-void execute(const PyPlan& p, AnyTensor input, AnyTensor output) {
+void execute(const PyPlan& p, AnyTensor input, AnyOutput output) {
   const ConvShape& s = p.plan.shape();
+  if (!c_contiguous(output))
+    throw Error("output must be a C-contiguous array (the plan writes it in place): got strides " +
+                strides(output) + " for shape " + dims(output));
   expect_size(input, conv::input_elements(s, p.plan.layout()), "input");
   expect_size(output, conv::output_elements(s, p.plan.layout()), "output");
   const conv::DataType in = p.plan.input_format().type, out = p.plan.output_format().type;
@@ -153,9 +175,10 @@ void bind_conv(nb::module_& m) {
       .def("clear_calibration", [](PyPlan& p) { p.plan.clear_calibration(); },
            "Back to scales from each call's data")
       .def_prop_ro("calibrated", [](const PyPlan& p) { return p.plan.calibrated(); })
-      .def("execute", &execute, nb::arg("input"), nb::arg("output"),
+      .def("execute", &execute, nb::arg("input"), nb::arg("output").noconvert(),
            "Run on C-contiguous CPU buffers of the plan's tensor types (numpy arrays or torch tensors; no copies): "
-           "float32, float16, bfloat16 (numpy: uint16 bits) or int8")
+           "float32, float16, bfloat16 (numpy: uint16 bits) or int8. A non-contiguous input is copied to C order "
+           "first; the output is written in place and must be C-contiguous (ValueError otherwise)")
       .def_prop_ro("input_type", [](const PyPlan& p) { return conv::to_string(p.plan.input_format().type); })
       .def_prop_ro("output_type", [](const PyPlan& p) { return conv::to_string(p.plan.output_format().type); })
       .def_prop_ro("output_saturated", [](const PyPlan& p) { return p.plan.stats().output_saturated; },

@@ -298,6 +298,31 @@ def test_typed_plans_on_numpy_buffers():
         nova.ConvPlan((1, 3, 9, 9, 4), weights=w, output_type="int8", output_scale=0.0)
 
 
+def test_plans_write_only_into_c_contiguous_outputs():
+    """An output array that is not C-contiguous (a strided view, Fortran order, a permuted tensor) was
+    converted to a temporary copy, the results written into it and the caller's array left as it was:
+    a ValueError now. A non-contiguous input is copied to C order and gives the contiguous input's bits."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((8, 4, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    plan = nova.ConvPlan((1, 4, 6, 6, 8), weights=w)
+    ref = np.zeros((1, 8, 6, 6), np.float32)
+    plan.execute(x, ref)
+    assert np.abs(ref).max() > 0
+    for out in (np.zeros((1, 8, 6, 12), np.float32)[..., ::2], np.zeros((1, 8, 6, 6), np.float32, order="F"),
+                torch.zeros(1, 6, 6, 8).permute(0, 3, 1, 2)):
+        with pytest.raises(ValueError, match="output must be a C-contiguous array"):
+            plan.execute(x, out)
+        assert np.abs(np.asarray(out)).max() == 0
+    y = np.zeros_like(ref)
+    plan.execute(np.repeat(x, 2, axis=3)[..., ::2], y)
+    assert np.array_equal(y.view(np.uint32), ref.view(np.uint32))
+    y1 = np.zeros(ref.size, np.float32)  # any shape of the right size, in C order
+    plan.execute(x, y1)
+    assert np.array_equal(y1.reshape(ref.shape), ref)
+
+
 def test_nchw16c_plans_take_blocked_arrays():
     """layout="nchw16c": arrays (N, ceil(C/16), H, W, 16), padding lanes zero in and out; with the same tile
     the values are the NCHW plan's, bit for bit (the engine computes the same in either layout)."""

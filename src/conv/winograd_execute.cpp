@@ -7,8 +7,10 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "nova/error.hpp"
 #include "plan_impl.hpp"
 
 namespace nova::conv {
@@ -759,14 +761,20 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
 
 void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs) {
   WinogradPlan& w = *p.wino;
+  // All-zero samples give no range: refused (symmetric_int8_scale would give every position a scale of 1,
+  // and the data would be quantized in steps of 1, silently coarse). A position whose samples are all
+  // zero keeps the scale 1: it is zero by structure (small images with padding), and so is the data.
   if (w.precision == Precision::kInt8Spatial) {  // the input scale: max |d| over the samples / 127
     float amax = 0.0f;
     for (const float* input : inputs) amax = std::max(amax, input_tensor_amax(p, input, TensorFormat{}));
+    if (!(amax > 0.0f)) throw Error("calibration: the samples are all zero, which gives no input scale");
     w.cal_scale = {symmetric_int8_scale(amax)};
     return;
   }
   std::vector<float> amax(static_cast<std::size_t>(w.n) * static_cast<std::size_t>(w.n), 0.0f);
   for (const float* input : inputs) tap_amax_pass(p, input, TensorFormat{}, amax.data());
+  const float largest = *std::max_element(amax.begin(), amax.end());
+  if (!(largest > 0.0f)) throw Error("calibration: the samples are all zero, which gives no scales");
   lowp_set_scales(p, amax.data());
   w.cal_scale = p.v_scale;
 }

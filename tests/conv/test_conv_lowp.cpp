@@ -825,6 +825,27 @@ TEST(Lowp, Int8CalibrationStoresScalesAndCountsSaturation) {
   EXPECT_THROW(bf.calibrate(samples), Error);
 }
 
+// All-zero calibration samples give no range: refused (every scale would be 1, data quantized in steps of
+// 1), int8 and int8-spatial, and the plan stays as it was: uncalibrated, or on its earlier calibration.
+TEST(Lowp, Int8CalibrationOnSamplesWithoutRange) {
+  const ConvShape s{1, 16, 14, 14, 8, 3, 3, 0, 0};
+  const testing::Problem q = testing::random_problem(s, 53);
+  for (const Precision prec : {Precision::kInt8, Precision::kInt8Spatial}) {
+    PlanOptions o;
+    o.precision = prec;
+    o.tile = TileSize{4, 3};
+    Plan plan = Plan::create(s, q.weights.data(), nullptr, o);
+    const std::vector<float> zeros(q.input.size(), 0.0f);
+    const float* zero_samples[] = {zeros.data()};
+    EXPECT_THROW(plan.calibrate(zero_samples), Error) << to_string(prec);
+    EXPECT_FALSE(plan.calibrated());
+    const float* samples[] = {q.input.data()};
+    plan.calibrate(samples);
+    EXPECT_THROW(plan.calibrate(zero_samples), Error);
+    EXPECT_TRUE(plan.calibrated());  // the earlier calibration stays
+  }
+}
+
 TEST(Lowp, NanInInputPropagates) {
   for (Variant var : kVariants) {
     const Precision p = var.prec;

@@ -263,7 +263,8 @@ class Plan {
   // plan's layout) and stores per-tap V scales (max |V| over the samples / 127). Later executes use
   // them instead of per-call scales (the fused order; values beyond the range saturate and are
   // counted in stats()). Calling it again replaces the scales. Throws for other precisions, an empty
-  // list, null pointers or non-finite samples. INT8-spatial plans: stores the input scale instead
+  // list, null pointers, non-finite samples or all-zero ones (no range; the plan keeps its former
+  // scales). INT8-spatial plans: stores the input scale instead
   // (max |d| over the samples / 127; calibration_scales() then holds that one value).
   void calibrate(std::span<const float* const> inputs);
   void clear_calibration();

@@ -28,7 +28,8 @@ void check_finite(const float* data, int64_t count, const char* what, const Conv
       where = " (k=" + std::to_string(k) + ", c=" + std::to_string(c) + ", r=" + std::to_string(u) +
               ", s=" + std::to_string(v) + ")";
     }
-    throw Error(std::string(what) + " contain " + (std::isnan(data[i]) ? "NaN" : "Inf") + " at index " +
+    const char* verb = std::string(what) == "weights" ? " contain " : " contains ";
+    throw Error(std::string(what) + verb + (std::isnan(data[i]) ? "NaN" : "Inf") + " at index " +
                 std::to_string(i) + where);
   }
 }

@@ -171,7 +171,8 @@ void bind_conv(nb::module_& m) {
       .def("calibrate", &calibrate, nb::arg("samples"),
            "INT8 plans: store per-tap scales from sample inputs (float32 arrays, one input each, in the plan's "
            "layout); later executes use them instead of scales from each call's data (faster: one input "
-           "transform instead of two; values beyond the range saturate and are counted)")
+           "transform instead of two; values beyond the range saturate and are counted). All-zero samples are "
+           "refused (ValueError): they give no range")
       .def("clear_calibration", [](PyPlan& p) { p.plan.clear_calibration(); },
            "Back to scales from each call's data")
       .def_prop_ro("calibrated", [](const PyPlan& p) { return p.plan.calibrated(); })

@@ -24,7 +24,8 @@ namespace nb = nanobind;
 // bench/results/2026-11-27-session33-avx2/dropin_fingerprint_cost.py), hence 16.
 constexpr std::uint64_t kSampledWords = 16;
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t v) {  // splitmix64's finalizer over h ^ v
+// h and v combined (boost's hash_combine step), then splitmix64's finalizer: every bit of v reaches h.
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
   std::uint64_t z = h ^ (v + 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2));
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

@@ -18,7 +18,7 @@ counter, through a fingerprint of 16 sampled words of their memory: whole-tensor
 ``p.data.add_(-lr * p.grad)`` are seen, a write to a few elements through ``.data`` may not be; write
 under ``torch.no_grad()`` to be sure). ``WinogradConv2d`` keeps
 ``weight`` and ``bias`` as parameters with the same names, so state_dicts move freely between the original
-and the converted model.
+and the converted model. Unbatched (C, H, W) inputs and empty batches are taken as nn.Conv2d takes them.
 
 Importing this module puts nova's parallel stages on PyTorch's OpenMP threads (``share_pytorch_threads``;
 ``NOVA_SHARE_OPENMP=0`` keeps nova's own), and the layers' plans choose their tiles as layers of a network
@@ -258,7 +258,7 @@ def _check_input(x: torch.Tensor, weight: torch.Tensor, groups: int = 1):
         raise ValueError(f"nova's engine takes float32, float16 or bfloat16 tensors; got input {x.dtype}, "
                          f"weight {weight.dtype}")
     if x.dim() != 4:
-        raise ValueError(f"expected a 4D NCHW input, got shape {tuple(x.shape)}")
+        raise ValueError(f"expected a 4D NCHW input (or an unbatched 3D CHW one), got shape {tuple(x.shape)}")
     if x.shape[1] != weight.shape[1] * groups:
         raise ValueError(f"input has {x.shape[1]} channels, the layer expects {weight.shape[1] * groups}")
 
@@ -513,6 +513,13 @@ class _EagerLayer(nn.Module):
         state.pop("_last_plan", None)
         return state
 
+    def _unbatched_or_empty(self, x: torch.Tensor) -> torch.Tensor:
+        """What nn.Conv2d takes and the engine's plans do not: an unbatched (C, H, W) input, run as a batch of
+        one, and an empty batch, through PyTorch's own convolution (an empty output, with its autograd)."""
+        if x.dim() == 3:
+            return self.forward(x.unsqueeze(0)).squeeze(0)
+        return self._torch_conv2d(x)
+
 
 class WinogradConv2d(_EagerLayer):
     """A Conv2d (stride 1, dilation 1, groups 1, zero padding) computed by nova's Winograd engine.
@@ -594,11 +601,16 @@ class WinogradConv2d(_EagerLayer):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.weight, self.bias
+        if x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0):
+            return self._unbatched_or_empty(x)
         if not _eager_call_ok(x, weight, bias):
             return winograd_conv2d(x, weight, bias, list(self.padding), self._tile(), self._transform_json,
                                    self.threads, self._engine_precision, self.lowp_kernel)
         return self._run_eager(x, weight, bias, (self.padding, self._tile(), self._transform_json,
                                                  self._engine_precision, self.lowp_kernel))
+
+    def _torch_conv2d(self, x: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(x, self.weight, self.bias, padding=self.padding)
 
     def _make_plan(self, x, weight, bias, threads):
         plan, nhwc = _winograd_plan(x, weight, bias, self.padding, self._tile(), self._transform_json, threads,
@@ -681,9 +693,14 @@ class NovaConv2d(_EagerLayer):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.weight, self.bias
+        if x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0):
+            return self._unbatched_or_empty(x)
         if not _eager_call_ok(x, weight, bias):
             return conv2d(x, weight, bias, self.stride, list(self.padding), self.dilation, self.groups, self.threads)
         return self._run_eager(x, weight, bias, (self.stride, self.padding, self.dilation, self.groups))
+
+    def _torch_conv2d(self, x: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
 
     def _make_plan(self, x, weight, bias, threads):
         plan, nhwc = _conv2d_plan(x, weight, bias, self.stride, self.padding, self.dilation, self.groups, threads)

@@ -889,6 +889,35 @@ def test_layers_keep_their_plans_however_many_there_are(monkeypatch):
     assert rel_l2(updated, expected) < 1e-4
 
 
+def test_unbatched_and_empty_inputs_as_conv2d_takes_them():
+    """nn.Conv2d takes an unbatched (C, H, W) input and an empty batch; so do the drop-in's layers (they
+    raised ValueError): the unbatched one as a batch of one, the empty one as PyTorch computes it, with
+    gradients in both."""
+    torch.manual_seed(41)
+    for conv in (nn.Conv2d(5, 4, 3, padding=1), nn.Conv2d(5, 4, 3, padding=2, stride=2, dilation=2)):
+        model = nn.Sequential(copy.deepcopy(conv))
+        nova_torch.replace_conv2d(model, tile="4,3", direct=True)
+        layer = model[0]
+        assert isinstance(layer, (nova_torch.WinogradConv2d, nova_torch.NovaConv2d))
+        x = torch.randn(5, 9, 8, requires_grad=True)
+        got = layer(x)
+        ref = conv(x)
+        assert got.shape == ref.shape
+        assert rel_l2(got.detach(), ref.detach().double()) < 1e-5
+        got.sum().backward()
+        assert layer.weight.grad is not None and layer.weight.grad.shape == conv.weight.shape
+        with torch.no_grad():
+            assert rel_l2(layer(x), ref.detach().double()) < 1e-5
+        empty = torch.randn(0, 5, 9, 8)
+        with torch.no_grad():
+            assert layer(empty).shape == conv(empty).shape
+        out = layer(empty.requires_grad_())
+        assert out.shape == conv(empty).shape
+        out.sum().backward()
+    with pytest.raises(ValueError, match="4D NCHW"):
+        layer(torch.randn(9, 8))
+
+
 def test_manual_sgd_through_data_updates_the_layers():
     """The manual SGD step of many training loops, ``p.data.add_(-lr * p.grad)``, writes the weights
     without bumping their version counters: the drop-in's layers (Winograd and direct, with gradients

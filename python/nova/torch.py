@@ -493,6 +493,10 @@ def _default_tile(kernel: int, engine_precision: str = "fp32") -> str:
 AUTO = "auto"
 
 
+def _unbatched_or_empty(x: torch.Tensor) -> bool:
+    return x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0)
+
+
 class _EagerLayer(nn.Module):
     """What WinogradConv2d and NovaConv2d share: the eager forward through the layer's last plan (_LastPlan),
     which is not saved with the module (an engine object, remade at the first call)."""
@@ -513,9 +517,10 @@ class _EagerLayer(nn.Module):
         state.pop("_last_plan", None)
         return state
 
-    def _unbatched_or_empty(self, x: torch.Tensor) -> torch.Tensor:
-        """What nn.Conv2d takes and the engine's plans do not: an unbatched (C, H, W) input, run as a batch of
-        one, and an empty batch, through PyTorch's own convolution (an empty output, with its autograd)."""
+    def _as_a_batch_or_by_pytorch(self, x: torch.Tensor) -> torch.Tensor:
+        """What nn.Conv2d takes and the engine's plans do not (_unbatched_or_empty): an unbatched (C, H, W)
+        input, run as a batch of one, and an empty batch, through PyTorch's own convolution (an empty output,
+        with its autograd)."""
         if x.dim() == 3:
             return self.forward(x.unsqueeze(0)).squeeze(0)
         return self._torch_conv2d(x)
@@ -601,8 +606,8 @@ class WinogradConv2d(_EagerLayer):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.weight, self.bias
-        if x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0):
-            return self._unbatched_or_empty(x)
+        if _unbatched_or_empty(x):
+            return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
             return winograd_conv2d(x, weight, bias, list(self.padding), self._tile(), self._transform_json,
                                    self.threads, self._engine_precision, self.lowp_kernel)
@@ -693,8 +698,8 @@ class NovaConv2d(_EagerLayer):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.weight, self.bias
-        if x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0):
-            return self._unbatched_or_empty(x)
+        if _unbatched_or_empty(x):
+            return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
             return conv2d(x, weight, bias, self.stride, list(self.padding), self.dilation, self.groups, self.threads)
         return self._run_eager(x, weight, bias, (self.stride, self.padding, self.dilation, self.groups))

@@ -59,16 +59,19 @@ const char* dtype_names(conv::DataType t) {
   return "?";
 }
 
-std::string dims(const auto& a) {
+// An array's shape or strides as Python writes a tuple: (1, 8, 6, 6), (5,).
+std::string tuple_text(std::size_t n, const auto& at) {
   std::string s = "(";
-  for (std::size_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
-  return s + (a.ndim() == 1 ? ",)" : ")");
+  for (std::size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(at(i));
+  return s + (n == 1 ? ",)" : ")");
+}
+
+std::string dims(const auto& a) {
+  return tuple_text(a.ndim(), [&](std::size_t i) { return a.shape(i); });
 }
 
 std::string strides(const auto& a) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.stride(i));
-  return s + (a.ndim() == 1 ? ",)" : ")");
+  return tuple_text(a.ndim(), [&](std::size_t i) { return a.stride(i); });
 }
 
 void expect_size(const auto& a, int64_t expected, const char* what) {

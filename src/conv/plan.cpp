@@ -21,16 +21,16 @@ constexpr int kMaxThreads = 1024;
 void check_finite(const float* data, int64_t count, const char* what, const ConvShape& s) {
   for (int64_t i = 0; i < count; ++i) {
     if (std::isfinite(data[i])) continue;
+    const bool weights = std::string(what) == "weights";  // a plural, with (k, c, r, s) to name the element
     std::string where;
-    if (std::string(what) == "weights") {
+    if (weights) {
       const int64_t cg = s.C / s.groups;
       const int64_t k = i / (cg * s.R * s.S), c = i / (s.R * s.S) % cg, u = i / s.S % s.R, v = i % s.S;
       where = " (k=" + std::to_string(k) + ", c=" + std::to_string(c) + ", r=" + std::to_string(u) +
               ", s=" + std::to_string(v) + ")";
     }
-    const char* verb = std::string(what) == "weights" ? " contain " : " contains ";
-    throw Error(std::string(what) + verb + (std::isnan(data[i]) ? "NaN" : "Inf") + " at index " +
-                std::to_string(i) + where);
+    throw Error(std::string(what) + (weights ? " contain " : " contains ") +
+                (std::isnan(data[i]) ? "NaN" : "Inf") + " at index " + std::to_string(i) + where);
   }
 }
 

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <limits>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "nova/error.hpp"
@@ -773,8 +772,8 @@ void calibrate_winograd(Plan::Impl& p, std::span<const float* const> inputs) {
   }
   std::vector<float> amax(static_cast<std::size_t>(w.n) * static_cast<std::size_t>(w.n), 0.0f);
   for (const float* input : inputs) tap_amax_pass(p, input, TensorFormat{}, amax.data());
-  const float largest = *std::max_element(amax.begin(), amax.end());
-  if (!(largest > 0.0f)) throw Error("calibration: the samples are all zero, which gives no scales");
+  if (std::none_of(amax.begin(), amax.end(), [](float a) { return a > 0.0f; }))
+    throw Error("calibration: the samples are all zero, which gives no scales");
   lowp_set_scales(p, amax.data());
   w.cal_scale = p.v_scale;
 }

@@ -19,6 +19,12 @@ counter, through a fingerprint of 16 sampled words of their memory: whole-tensor
 under ``torch.no_grad()`` to be sure). ``WinogradConv2d`` keeps
 ``weight`` and ``bias`` as parameters with the same names, so state_dicts move freely between the original
 and the converted model. Unbatched (C, H, W) inputs and empty batches are taken as nn.Conv2d takes them.
+Under ``torch.autocast("cpu")`` the layers return the autocast type (bfloat16 or float16), as nn.Conv2d
+does; WinogradConv2d takes its input in that type, NovaConv2d computes in FP32 and rounds its output to it,
+and both keep the weights as they are (the engine computes from their FP32 values, where nn.Conv2d rounds
+them too). WinogradConv2d's input and weights may be of different types (say a bfloat16 input with float32
+weights, which nn.Conv2d refuses); the gradients are then computed in the wider type and returned in each
+tensor's own.
 
 Importing this module puts nova's parallel stages on PyTorch's OpenMP threads (``share_pytorch_threads``;
 ``NOVA_SHARE_OPENMP=0`` keeps nova's own), and the layers' plans choose their tiles as layers of a network
@@ -391,20 +397,28 @@ def _(x, weight, bias, padding, tile, transform_json, threads, precision="fp32",
 def _setup_context(ctx, inputs, output):
     x, weight, bias, padding, *_ = inputs
     ctx.save_for_backward(x, weight)
-    ctx.padding = tuple(padding)
-    ctx.has_bias = bias is not None
+    ctx.conv = dict(padding=tuple(padding))
+    ctx.bias_dtype = None if bias is None else bias.dtype
+
+
+def _conv2d_gradients(ctx, grad):
+    """PyTorch's own convolution gradients, in the wider of the input's and the weights' types (the forward
+    takes them mixed, say a bfloat16 input with float32 weights, where PyTorch's gradients need one type),
+    each returned in its tensor's own type."""
+    x, weight = ctx.saved_tensors
+    wide = torch.promote_types(x.dtype, weight.dtype)
+    grad_x = grad_w = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_x = torch.nn.grad.conv2d_input(x.shape, weight.to(wide), grad.to(wide), **ctx.conv).to(x.dtype)
+    if ctx.needs_input_grad[1]:
+        grad_w = torch.nn.grad.conv2d_weight(x.to(wide), weight.shape, grad.to(wide), **ctx.conv).to(weight.dtype)
+    if ctx.bias_dtype is not None and ctx.needs_input_grad[2]:
+        grad_b = grad.to(wide).sum(dim=(0, 2, 3)).to(ctx.bias_dtype)
+    return grad_x, grad_w, grad_b
 
 
 def _backward(ctx, grad):
-    x, weight = ctx.saved_tensors
-    grad_x = grad_w = grad_b = None
-    if ctx.needs_input_grad[0]:
-        grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad, padding=ctx.padding)
-    if ctx.needs_input_grad[1]:
-        grad_w = torch.nn.grad.conv2d_weight(x, weight.shape, grad, padding=ctx.padding)
-    if ctx.has_bias and ctx.needs_input_grad[2]:
-        grad_b = grad.sum(dim=(0, 2, 3))
-    return grad_x, grad_w, grad_b, None, None, None, None, None, None
+    return *_conv2d_gradients(ctx, grad), None, None, None, None, None, None
 
 
 winograd_conv2d.register_autograd(_backward, setup_context=_setup_context)
@@ -445,19 +459,11 @@ def _setup_context_general(ctx, inputs, output):
     x, weight, bias, stride, padding, dilation, groups, _ = inputs
     ctx.save_for_backward(x, weight)
     ctx.conv = dict(stride=stride, padding=tuple(padding), dilation=dilation, groups=groups)
-    ctx.has_bias = bias is not None
+    ctx.bias_dtype = None if bias is None else bias.dtype
 
 
 def _backward_general(ctx, grad):
-    x, weight = ctx.saved_tensors
-    grad_x = grad_w = grad_b = None
-    if ctx.needs_input_grad[0]:
-        grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad, **ctx.conv)
-    if ctx.needs_input_grad[1]:
-        grad_w = torch.nn.grad.conv2d_weight(x, weight.shape, grad, **ctx.conv)
-    if ctx.has_bias and ctx.needs_input_grad[2]:
-        grad_b = grad.sum(dim=(0, 2, 3))
-    return grad_x, grad_w, grad_b, None, None, None, None, None
+    return *_conv2d_gradients(ctx, grad), None, None, None, None, None
 
 
 conv2d.register_autograd(_backward_general, setup_context=_setup_context_general)
@@ -495,6 +501,20 @@ AUTO = "auto"
 
 def _unbatched_or_empty(x: torch.Tensor) -> bool:
     return x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0)
+
+
+# Whether any autocast is on: 0.3 us a call here against torch.is_autocast_enabled("cpu")'s 0.5, which every
+# layer call would pay otherwise (22-29 us of Python each); where PyTorch lacks it, the public test decides.
+_any_autocast = getattr(torch._C, "_is_any_autocast_enabled", lambda: True)
+
+
+def _autocast_type(x: torch.Tensor) -> Optional[torch.dtype]:
+    """The type nn.Conv2d computes in and returns under torch.autocast on the CPU (bfloat16 or float16)
+    where x is of a type the layers take, else None."""
+    if not _any_autocast() or not torch.is_autocast_enabled("cpu") or x.device.type != "cpu" \
+            or x.dtype not in _IO_TYPES:
+        return None
+    return torch.get_autocast_dtype("cpu")
 
 
 class _EagerLayer(nn.Module):
@@ -606,6 +626,9 @@ class WinogradConv2d(_EagerLayer):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         weight, bias = self.weight, self.bias
+        cast = _autocast_type(x)
+        if cast is not None and x.dtype != cast:  # as nn.Conv2d under autocast: the output in the autocast
+            x = x.to(cast)  # type; the weights stay as they are (the engine computes from their FP32 values)
         if _unbatched_or_empty(x):
             return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
@@ -615,7 +638,8 @@ class WinogradConv2d(_EagerLayer):
                                                  self._engine_precision, self.lowp_kernel))
 
     def _torch_conv2d(self, x: torch.Tensor) -> torch.Tensor:
-        return F.conv2d(x, self.weight, self.bias, padding=self.padding)
+        bias = None if self.bias is None else self.bias.to(x.dtype)  # the types may be mixed, as in forward
+        return F.conv2d(x, self.weight.to(x.dtype), bias, padding=self.padding)
 
     def _make_plan(self, x, weight, bias, threads):
         plan, nhwc = _winograd_plan(x, weight, bias, self.padding, self._tile(), self._transform_json, threads,
@@ -697,6 +721,10 @@ class NovaConv2d(_EagerLayer):
         return cls(conv, threads)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        cast = _autocast_type(x)
+        if cast is not None:  # the engine's direct path is FP32: computed there, returned as nn.Conv2d would
+            with torch.autocast("cpu", enabled=False):
+                return self.forward(x.float()).to(cast)
         weight, bias = self.weight, self.bias
         if _unbatched_or_empty(x):
             return self._as_a_batch_or_by_pytorch(x)

@@ -918,6 +918,52 @@ def test_unbatched_and_empty_inputs_as_conv2d_takes_them():
         layer(torch.randn(9, 8))
 
 
+def test_autocast_gives_conv2ds_type_and_mixed_types_train():
+    """Under torch.autocast on the CPU, nn.Conv2d returns bfloat16 or float16; the drop-in's layers returned
+    float32. They now return the autocast type too, at least as accurate as PyTorch's against float64, with
+    gradients (the Winograd layer's input in the autocast type with float32 weights: its backward raised
+    "expected scalar type BFloat16 but found Float" on such mixed types, with or without autocast)."""
+    torch.manual_seed(43)
+    ref = nn.Sequential(nn.Conv2d(6, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 5, 3, padding=1, stride=2))
+    model = copy.deepcopy(ref)
+    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
+    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    ref64 = copy.deepcopy(ref).double()
+    x = torch.randn(2, 6, 11, 10)
+    x64 = x.double().requires_grad_()
+    ref64(x64).square().sum().backward()
+    for cast in (torch.bfloat16, torch.float16):
+        errors = {}
+        for name, net in (("torch", ref), ("nova", model)):
+            net.zero_grad()
+            xg = x.clone().requires_grad_()
+            with torch.autocast("cpu", dtype=cast):
+                y = net(xg)
+                assert net(x[0]).dtype == cast and net(x[:0]).dtype == cast  # unbatched, empty batch
+            assert y.dtype == cast, (name, y.dtype)
+            y.float().square().sum().backward()
+            errors[name] = [rel_l2(y.detach(), ref64(x.double()).detach())] + [rel_l2(xg.grad, x64.grad)] + [
+                rel_l2(p.grad, p64.grad) for p, p64 in zip(net.parameters(), ref64.parameters())]
+        for what, (t, n) in enumerate(zip(errors["torch"], errors["nova"])):
+            assert n < 1.5 * t + 1e-6, (cast, what, errors)
+    # Mixed types without autocast: a bfloat16 input, float32 weights and bias.
+    layer = model[0]
+    layer.zero_grad()
+    xb = x.bfloat16().requires_grad_()
+    y = layer(xb)
+    assert y.dtype == torch.bfloat16
+    y.float().square().sum().backward()
+    assert xb.grad.dtype == torch.bfloat16 and layer.weight.grad.dtype == torch.float32
+    conv64 = ref64[0]
+    xb64 = xb.detach().double().requires_grad_()
+    conv64.zero_grad()
+    torch.nn.functional.conv2d(xb64, conv64.weight, conv64.bias, padding=1).square().sum().backward()
+    assert rel_l2(layer.weight.grad, conv64.weight.grad) < 2e-2
+    assert rel_l2(layer.bias.grad, conv64.bias.grad) < 2e-2
+    assert rel_l2(xb.grad, xb64.grad) < 2e-2
+    assert layer(xb[:0]).dtype == torch.bfloat16
+
+
 def test_manual_sgd_through_data_updates_the_layers():
     """The manual SGD step of many training loops, ``p.data.add_(-lr * p.grad)``, writes the weights
     without bumping their version counters: the drop-in's layers (Winograd and direct, with gradients

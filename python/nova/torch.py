@@ -18,7 +18,9 @@ counter, through a fingerprint of 16 sampled words of their memory: whole-tensor
 ``p.data.add_(-lr * p.grad)`` are seen, a write to a few elements through ``.data`` may not be; write
 under ``torch.no_grad()`` to be sure). ``WinogradConv2d`` keeps
 ``weight`` and ``bias`` as parameters with the same names, so state_dicts move freely between the original
-and the converted model. Unbatched (C, H, W) inputs and empty batches are taken as nn.Conv2d takes them.
+and the converted model. Unbatched (C, H, W) inputs and empty batches are taken as nn.Conv2d takes them;
+float64 tensors (a converted model moved to float64, say for a reference) run through PyTorch's own
+convolution, which keeps their precision, as the engine's FP32 would not.
 Under ``torch.autocast("cpu")`` the layers return the autocast type (bfloat16 or float16), as nn.Conv2d
 does; WinogradConv2d takes its input in that type, NovaConv2d computes in FP32 and rounds its output to it,
 and both keep the weights as they are (the engine computes from their FP32 values, where nn.Conv2d rounds
@@ -469,6 +471,25 @@ def _backward_general(ctx, grad):
 conv2d.register_autograd(_backward_general, setup_context=_setup_context_general)
 
 
+def _register_flop_formulas():
+    """FLOPs of nova's operators for torch.utils.flop_counter.FlopCounterMode, as of the convolutions they
+    replace (2 N K C/groups k^2 OH OW, what PyTorch counts for its own; it counted none for nova's, so a
+    model's count fell by its converted layers). The backward runs PyTorch's convolutions, counted as such."""
+    try:
+        from torch.utils.flop_counter import conv_flop_count, register_flop_formula
+    except ImportError:  # an older PyTorch: nothing to register with
+        return
+
+    def flops(x_shape, w_shape, *_, out_shape=None, **__):
+        return conv_flop_count(x_shape, w_shape, out_shape)
+
+    register_flop_formula(torch.ops.nova.winograd_conv2d)(flops)
+    register_flop_formula(torch.ops.nova.conv2d)(flops)
+
+
+_register_flop_formulas()
+
+
 def _tile_r(tile: str) -> int:
     """The filter size r of a tile written "m,r" or "F(m,r)" (the engine validates the rest)."""
     try:
@@ -499,8 +520,10 @@ def _default_tile(kernel: int, engine_precision: str = "fp32") -> str:
 AUTO = "auto"
 
 
-def _unbatched_or_empty(x: torch.Tensor) -> bool:
-    return x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0)
+def _beside_the_plans(x: torch.Tensor, weight: torch.Tensor) -> bool:
+    """Whether nn.Conv2d takes x and the engine's plans do not: an unbatched (C, H, W) input, an empty
+    batch, float64 tensors."""
+    return x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0) or torch.float64 in (x.dtype, weight.dtype)
 
 
 # Whether any autocast is on: 0.3 us a call here against torch.is_autocast_enabled("cpu")'s 0.5, which every
@@ -538,9 +561,10 @@ class _EagerLayer(nn.Module):
         return state
 
     def _as_a_batch_or_by_pytorch(self, x: torch.Tensor) -> torch.Tensor:
-        """What nn.Conv2d takes and the engine's plans do not (_unbatched_or_empty): an unbatched (C, H, W)
-        input, run as a batch of one, and an empty batch, through PyTorch's own convolution (an empty output,
-        with its autograd)."""
+        """What nn.Conv2d takes and the engine's plans do not (_beside_the_plans): an unbatched (C, H, W)
+        input, run as a batch of one; an empty batch and float64 tensors through PyTorch's own convolution
+        (an empty output with its autograd; float64, which the engine, computing in FP32, would make less
+        accurate than asked)."""
         if x.dim() == 3:
             return self.forward(x.unsqueeze(0)).squeeze(0)
         return self._torch_conv2d(x)
@@ -629,7 +653,7 @@ class WinogradConv2d(_EagerLayer):
         cast = _autocast_type(x)
         if cast is not None and x.dtype != cast:  # as nn.Conv2d under autocast: the output in the autocast
             x = x.to(cast)  # type; the weights stay as they are (the engine computes from their FP32 values)
-        if _unbatched_or_empty(x):
+        if _beside_the_plans(x, weight):
             return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
             return winograd_conv2d(x, weight, bias, list(self.padding), self._tile(), self._transform_json,
@@ -726,7 +750,7 @@ class NovaConv2d(_EagerLayer):
             with torch.autocast("cpu", enabled=False):
                 return self.forward(x.float()).to(cast)
         weight, bias = self.weight, self.bias
-        if _unbatched_or_empty(x):
+        if _beside_the_plans(x, weight):
             return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
             return conv2d(x, weight, bias, self.stride, list(self.padding), self.dilation, self.groups, self.threads)

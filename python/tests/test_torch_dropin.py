@@ -177,8 +177,9 @@ def test_explicit_transform_and_bad_input():
     x = torch.randn(1, 2, 8, 8)
     with torch.no_grad():
         assert rel_l2(wino(x), reference(conv, x)) < 2e-5
+        assert torch.equal(wino(x.double()), reference(conv, x))  # float64: PyTorch's convolution
         with pytest.raises(ValueError, match="float32"):
-            wino(x.double())
+            wino(x.to(torch.int32))
         with pytest.raises(ValueError, match="channels"):
             wino(torch.randn(1, 5, 8, 8))
     with pytest.raises(ValueError, match="5x5|5-tap|3-tap"):
@@ -962,6 +963,33 @@ def test_autocast_gives_conv2ds_type_and_mixed_types_train():
     assert rel_l2(layer.bias.grad, conv64.bias.grad) < 2e-2
     assert rel_l2(xb.grad, xb64.grad) < 2e-2
     assert layer(xb[:0]).dtype == torch.bfloat16
+
+
+def test_float64_runs_as_pytorch_and_flops_are_counted_as_conv2ds():
+    """A converted model moved to float64 (say for a reference) raised ValueError; it now computes as the
+    original model does in float64 (PyTorch's convolution: the engine's FP32 would lose the precision asked
+    for). FlopCounterMode counted no FLOPs for nova's operators; it now counts those of the convolutions they
+    replace, forward and backward."""
+    from torch.utils.flop_counter import FlopCounterMode
+    torch.manual_seed(47)
+    ref = nn.Sequential(nn.Conv2d(6, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 5, 3, padding=1, stride=2))
+    model = copy.deepcopy(ref)
+    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
+    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    x = torch.randn(2, 6, 11, 10)
+    counts = []
+    for net in (ref, model):
+        with FlopCounterMode(display=False) as forward:
+            net(x)
+        with FlopCounterMode(display=False) as both:
+            net(x.requires_grad_()).sum().backward()
+        counts.append((forward.get_total_flops(), both.get_total_flops()))
+    assert counts[0][0] > 0 and counts[0][1] > counts[0][0]
+    assert counts[1] == counts[0]
+    ref64, model64 = copy.deepcopy(ref).double(), copy.deepcopy(model).double()
+    x64 = x.detach().double()
+    assert torch.equal(model64(x64), ref64(x64))
+    assert torch.equal(model64(x64[0]), ref64(x64[0]))
 
 
 def test_manual_sgd_through_data_updates_the_layers():

@@ -20,7 +20,8 @@ under ``torch.no_grad()`` to be sure). ``WinogradConv2d`` keeps
 ``weight`` and ``bias`` as parameters with the same names, so state_dicts move freely between the original
 and the converted model. Unbatched (C, H, W) inputs and empty batches are taken as nn.Conv2d takes them;
 float64 tensors (a converted model moved to float64, say for a reference) run through PyTorch's own
-convolution, which keeps their precision, as the engine's FP32 would not.
+convolution, which keeps their precision, as the engine's FP32 would not; so do the layers under torch.func
+transforms (grad, vmap, jacrev), in which PyTorch's custom operators cannot take part.
 Under ``torch.autocast("cpu")`` the layers return the autocast type (bfloat16 or float16), as nn.Conv2d
 does; WinogradConv2d takes its input in that type, NovaConv2d computes in FP32 and rounds its output to it,
 and both keep the weights as they are (the engine computes from their FP32 values, where nn.Conv2d rounds
@@ -350,6 +351,16 @@ def _eager_call_checks():
 _EAGER_CHECKS = _eager_call_checks()
 
 
+def _under_torch_func() -> bool:
+    """Whether a torch.func transform (grad, vmap, jacrev, ...) is active. PyTorch's custom operators take
+    part in none with their autograd ("an autograd.Function ... must override the setup_context
+    staticmethod", even for a minimal custom_op), and vmap runs them image by image: the layers then
+    compute with PyTorch's own convolution, which takes part in all of them."""
+    stack = getattr(torch._C._functorch, "peek_interpreter_stack", None)
+    # Not while torch.compile traces: there it answers non-None (PyTorch 2.15) with no transform active.
+    return stack is not None and not torch.compiler.is_compiling() and stack() is not None
+
+
 def _eager_call_ok(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor]) -> bool:
     """Whether a layer may call its operator's body directly instead of through the PyTorch dispatcher.
 
@@ -656,6 +667,8 @@ class WinogradConv2d(_EagerLayer):
         if _beside_the_plans(x, weight):
             return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
+            if _under_torch_func():
+                return self._torch_conv2d(x)
             return winograd_conv2d(x, weight, bias, list(self.padding), self._tile(), self._transform_json,
                                    self.threads, self._engine_precision, self.lowp_kernel)
         return self._run_eager(x, weight, bias, (self.padding, self._tile(), self._transform_json,
@@ -753,6 +766,8 @@ class NovaConv2d(_EagerLayer):
         if _beside_the_plans(x, weight):
             return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
+            if _under_torch_func():
+                return self._torch_conv2d(x)
             return conv2d(x, weight, bias, self.stride, list(self.padding), self.dilation, self.groups, self.threads)
         return self._run_eager(x, weight, bias, (self.stride, self.padding, self.dilation, self.groups))
 

@@ -992,6 +992,33 @@ def test_float64_runs_as_pytorch_and_flops_are_counted_as_conv2ds():
     assert torch.equal(model64(x64[0]), ref64(x64[0]))
 
 
+def test_torch_func_transforms_take_the_layers():
+    """torch.func.grad over a converted model raised ("an autograd.Function ... must override the
+    setup_context staticmethod": PyTorch's custom operators take no part in functorch's autograd); under
+    torch.func transforms the layers now compute with PyTorch's convolution: per-sample gradients (vmap of
+    grad) and jacrev give PyTorch's numbers."""
+    from torch.func import functional_call, grad, jacrev, vmap
+    torch.manual_seed(53)
+    ref = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1, stride=2))
+    model = copy.deepcopy(ref)
+    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
+    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    x = torch.randn(3, 3, 7, 6)
+    params = {k: v.detach() for k, v in ref.named_parameters()}
+
+    def per_sample_grads(net):
+        def loss(p, xi):
+            return functional_call(net, p, (xi.unsqueeze(0),)).square().sum()
+        return vmap(grad(loss), in_dims=(None, 0))(params, x)
+
+    got, want = per_sample_grads(model), per_sample_grads(ref)
+    for k in want:
+        assert got[k].shape == want[k].shape and rel_l2(got[k], want[k]) < 1e-6, k
+    got = jacrev(lambda xi: model(xi).sum(dim=(2, 3)))(x[:1])
+    want = jacrev(lambda xi: ref(xi).sum(dim=(2, 3)))(x[:1])
+    assert rel_l2(got, want) < 1e-6
+
+
 def test_manual_sgd_through_data_updates_the_layers():
     """The manual SGD step of many training loops, ``p.data.add_(-lr * p.grad)``, writes the weights
     without bumping their version counters: the drop-in's layers (Winograd and direct, with gradients

@@ -1,5 +1,6 @@
 // Transform: construction under a scaling convention, and the diagonal freedom.
 #include <algorithm>
+#include <optional>
 
 #include "nova/error.hpp"
 #include "nova/exact/transform.hpp"
@@ -88,6 +89,53 @@ Transform Transform::construct(TileSize tile, PointList points, const ScalingSpe
                        std::move(base.BT));
 }
 
+namespace {
+
+// The factor c with column p of `got` = c * column p of `base` (c != 0), or nothing where there is none.
+std::optional<Rational> column_factor(const RationalMatrix& got, const RationalMatrix& base, std::size_t p) {
+  std::optional<Rational> c;
+  for (std::size_t i = 0; i < base.rows(); ++i) {
+    if (base(i, p) == 0) {
+      if (got(i, p) != 0) return std::nullopt;
+    } else if (!c) {
+      c = got(i, p) / base(i, p);
+      if (*c == 0) return std::nullopt;
+    } else if (got(i, p) != *c * base(i, p)) {
+      return std::nullopt;
+    }
+  }
+  return c;
+}
+
+// Points given beside matrices (a JSON file's "points") must be the matrices' own: column p of AT and row p
+// of G are, up to a factor, those of the Lagrange construction at point p (its powers 1, x, x^2, ..., or the
+// last unit vector at infinity), and a scaling given with them must be those factors. Without this check a
+// file could name other points than its matrices have, and analysis, rescaling and exports would describe
+// them.
+void check_points_match(TileSize tile, const PointList& points, const Scaling& scaling,
+                        const RationalMatrix& AT, const RationalMatrix& G) {
+  const LagrangeTriple base = lagrange_triple(tile, points);
+  const RationalMatrix G_t = G.transpose(), base_G_t = base.G.transpose();
+  const auto n = static_cast<std::size_t>(tile.n());
+  const bool scaled = scaling.d1.size() == n && scaling.d2.size() == n;
+  for (std::size_t p = 0; p < n; ++p) {
+    const std::string where = "point " + std::to_string(p) + " (" + to_string(points[p]) + ")";
+    const auto d1 = column_factor(AT, base.AT, p), d2 = column_factor(G_t, base_G_t, p);
+    if (!d1)
+      throw Error("the points do not match the matrices: column " + std::to_string(p) +
+                  " of AT is not a multiple of the powers of " + where);
+    if (!d2)
+      throw Error("the points do not match the matrices: row " + std::to_string(p) +
+                  " of G is not a multiple of the Lagrange row of " + where);
+    if (scaled && (*d1 != scaling.d1[p] || *d2 != scaling.d2[p]))
+      throw Error("the scaling does not match the matrices at " + where +
+                  ": D1 = " + to_string(scaling.d1[p]) + ", D2 = " + to_string(scaling.d2[p]) +
+                  " given, the matrices have " + to_string(*d1) + " and " + to_string(*d2));
+  }
+}
+
+}  // namespace
+
 Transform Transform::from_matrices(TileSize tile, PointList points, Scaling scaling, RationalMatrix AT,
                                    RationalMatrix G, RationalMatrix BT) {
   validate_tile(tile);
@@ -104,6 +152,7 @@ Transform Transform::from_matrices(TileSize tile, PointList points, Scaling scal
     validate_points(points);
     if (points.size() != n)
       throw Error(tile.to_string() + " needs " + std::to_string(n) + " points; got " + std::to_string(points.size()));
+    check_points_match(tile, points, scaling, AT, G);
   }
   Transform t;
   t.tile_ = tile;

@@ -44,9 +44,11 @@ TEST(Catalogue, EveryEntryVerifiesExactlyAndMatchesItsPointsAndScaling) {
 TEST(Catalogue, VerificationCatchesATamperedEntry) {
   const auto& e = shipped().entries.front();
   nlohmann::json j = to_json(e.transform);
-  j["G"][0][0] = "12345/7";
-  const Transform bad = transform_from_json(j);
-  EXPECT_FALSE(verify(bad).ok);
+  nlohmann::json g_changed = j;  // G is tied to the entry's points: refused as it is read
+  g_changed["G"][0][0] = "12345/7";
+  EXPECT_THROW(transform_from_json(g_changed), Error);
+  j["BT"][0][0] = "12345/7";  // BT is not: the exact verification fails
+  EXPECT_FALSE(verify(transform_from_json(j)).ok);
 }
 
 TEST(Catalogue, StoredHeldOutErrorsAreReproduced) {

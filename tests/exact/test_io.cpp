@@ -86,6 +86,37 @@ TEST(TransformJson, BadFilesNameTheProblem) {
   EXPECT_FALSE(error_of(json::array()).empty());
 }
 
+TEST(TransformJson, PointsAndScalingMustBeTheMatricesOwn) {
+  // The matrices of {0, ±1, ±1/2, inf} under the points {0, ±1, ±2, inf}: from_json took the file's word for
+  // them, verify() passed (the matrices are right), and analysis, rescaling and the C++ header described
+  // points the matrices do not have (kappa_2(V) 42.47 instead of 23.53).
+  const Transform half = Transform::construct({4, 3}, parse_points("0,±1,±1/2,inf"));
+  json j = to_json(half);
+  j["points"] = {"0", "1", "-1", "2", "-2", "inf"};
+  EXPECT_NE(error_of(j).find("the points do not match the matrices: column 3 of AT"), std::string::npos)
+      << error_of(j);
+  j["points"] = {"0", "1", "-1", "-1/2", "1/2", "inf"};  // the right points in another order
+  EXPECT_NE(error_of(j).find("do not match"), std::string::npos);
+  j["points"] = {"0", "1", "-1", "1/2", "-1/2", "7"};  // infinity's column under a finite point
+  EXPECT_NE(error_of(j).find("point 5 (7)"), std::string::npos);
+  // A scaling given beside them must be the matrices' factors.
+  j = to_json(half);
+  j["scaling"]["D1"][2] = "3";
+  EXPECT_NE(error_of(j).find("the scaling does not match the matrices at point 2 (-1)"), std::string::npos)
+      << error_of(j);
+  // Every convention, and a custom scaling, loads back with its points and scaling checked.
+  for (const char* scaling : {"wincnn", "lagrange", "d1=1,2,1/2,1,-3,4;d2=1,-1,1,3,1,1/8"}) {
+    const Transform t =
+        Transform::construct({4, 3}, parse_points("0,±1,±1/2,inf"), ScalingSpec::parse(scaling));
+    EXPECT_EQ(error_of(json::parse(to_json(t).dump())), "") << scaling;
+  }
+  // Without points (a hand-written file) nothing is claimed and nothing is checked.
+  j = to_json(half);
+  j.erase("points");
+  j.erase("scaling");
+  EXPECT_EQ(error_of(j), "");
+}
+
 TEST(TransformFiles, UnreadableAndUnwritablePaths) {
   EXPECT_THROW(load_transform("/nonexistent/dir/t.json"), Error);
   EXPECT_THROW(write_text_file("/nonexistent/dir/t.json", "x"), Error);

@@ -293,35 +293,45 @@ TEST(BlockedLayout, DirectPathAndTypedTensors) {
   }
 }
 
-// NaN in the input's padding lanes is not data: no output changes, nothing is counted. A NaN in a real
+// NaN or large values in the input's padding lanes are not data: no output changes, nothing is counted, and
+// neither the scales nor fp16's V shift see them (int8-spatial's input scale, from a scan of the whole
+// tensor, did: 1000 there zeroed every output; a calibration on such a sample too). A NaN in a real
 // channel reaches the outputs it should, but never the output padding lanes.
 TEST(BlockedLayout, PaddingLanesAreNotData) {
   const ConvShape s{1, 21, 13, 13, 19, 3, 3, 1, 1};
   const testing::Problem p = testing::random_problem(s, 9);
   const std::vector<float> clean = to_blocked(p.input, s);
-  std::vector<float> dirty(clean);
   const int64_t Cb = 2, pixels = s.H * s.W;
-  for (int64_t px = 0; px < pixels; ++px)
-    for (int64_t c = s.C; c < Cb * 16; ++c)
-      dirty[static_cast<std::size_t>(((Cb - 1) * pixels + px) * 16 + c % 16)] =
-          std::numeric_limits<float>::quiet_NaN();
-  for (Precision prec : {Precision::kFp32, Precision::kInt8}) {
-    for (AlgorithmChoice algorithm : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
-      if (prec == Precision::kInt8 && algorithm == AlgorithmChoice::kDirect) continue;
-      SCOPED_TRACE(to_string(prec) + (algorithm == AlgorithmChoice::kDirect ? " direct" : " winograd"));
-      PlanOptions o;
-      o.precision = prec;
-      o.algorithm = algorithm;
-      LowpStats stats;
-      const std::vector<float> want = run_blocked(p, o, clean);
-      EXPECT_TRUE(same_bits(run_blocked(p, o, dirty, nullptr, &stats), want));
-      EXPECT_EQ(stats.nonfinite_tiles, 0);
-      std::vector<float> nan_in(clean);
-      nan_in[static_cast<std::size_t>((0 * pixels + 6 * 13 + 6) * 16 + 3)] =
-          std::numeric_limits<float>::quiet_NaN();
-      const std::vector<float> out = run_blocked(p, o, nan_in);
-      EXPECT_TRUE(padding_lanes_zero(out, s));
-      EXPECT_TRUE(std::isnan(out[static_cast<std::size_t>((6 * 13 + 6) * 16)]));  // channel 0 at (6, 6)
+  for (float garbage : {std::numeric_limits<float>::quiet_NaN(), 1000.0f, -3e38f}) {
+    std::vector<float> dirty(clean);
+    for (int64_t px = 0; px < pixels; ++px)
+      for (int64_t c = s.C; c < Cb * 16; ++c)
+        dirty[static_cast<std::size_t>(((Cb - 1) * pixels + px) * 16 + c % 16)] = garbage;
+    for (Precision prec :
+         {Precision::kFp32, Precision::kInt8, Precision::kInt8Spatial, Precision::kFp16, Precision::kBf16}) {
+      for (AlgorithmChoice algorithm : {AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
+        if (prec != Precision::kFp32 && algorithm == AlgorithmChoice::kDirect) continue;
+        SCOPED_TRACE(to_string(prec) + (algorithm == AlgorithmChoice::kDirect ? " direct" : " winograd") +
+                     " garbage " + std::to_string(garbage));
+        PlanOptions o;
+        o.precision = prec;
+        o.algorithm = algorithm;
+        LowpStats stats;
+        const std::vector<float> want = run_blocked(p, o, clean);
+        EXPECT_TRUE(same_bits(run_blocked(p, o, dirty, nullptr, &stats), want));
+        EXPECT_EQ(stats.nonfinite_tiles, 0);
+        if (prec == Precision::kInt8 || prec == Precision::kInt8Spatial) {  // calibrated on a dirty sample
+          EXPECT_TRUE(
+              same_bits(run_blocked(p, o, clean, dirty.data()), run_blocked(p, o, clean, clean.data())));
+        }
+        if (!std::isnan(garbage)) continue;
+        std::vector<float> nan_in(clean);
+        nan_in[static_cast<std::size_t>((0 * pixels + 6 * 13 + 6) * 16 + 3)] =
+            std::numeric_limits<float>::quiet_NaN();
+        const std::vector<float> out = run_blocked(p, o, nan_in);
+        EXPECT_TRUE(padding_lanes_zero(out, s));
+        EXPECT_TRUE(std::isnan(out[static_cast<std::size_t>((6 * 13 + 6) * 16)]));  // channel 0 at (6, 6)
+      }
     }
   }
 }

@@ -2,8 +2,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "algorithm_choice.hpp"
 #include "nova/conv/conv.hpp"
@@ -32,6 +34,23 @@ void check_finite(const float* data, int64_t count, const char* what, const Conv
     throw Error(std::string(what) + (weights ? " contain " : " contains ") +
                 (std::isnan(data[i]) ? "NaN" : "Inf") + " at index " + std::to_string(i) + where);
   }
+}
+
+// The engine computes with the transform's entries rounded to FP32: one beyond its range became inf (the
+// outputs NaN, and FP32 plans count none), one below it 0 (another transform, silently).
+void check_fp32_range(const Transform& t) {
+  const TransformF64 f = t.to_f64();
+  for (const auto& [name, values] : {std::pair{"AT", &f.AT}, {"G", &f.G}, {"BT", &f.BT}})
+    for (double v : *values) {
+      const float rounded = static_cast<float>(v);
+      if (std::isfinite(rounded) && (rounded != 0.0f || v == 0.0)) continue;
+      char text[32];
+      std::snprintf(text, sizeof text, "%.6g", v);
+      throw Error(
+          "the transform's " + std::string(name) + " has an entry (" + text +
+          ") beyond FP32's range, in which the engine computes; choose points that keep every entry " +
+          "within it");
+    }
 }
 
 int resolve_threads(int requested) {
@@ -97,8 +116,12 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     } else {
       if (options.transform) {
         transform = *options.transform;
+        if (options.tile && *options.tile != transform->tile())  // the tile was ignored, silently
+          throw Error("a tile (" + options.tile->to_string() + ") and a transform of another tile (" +
+                      transform->tile().to_string() + ") were both given");
         const Verification v = verify(*transform);
         if (!v) throw Error("the transform fails exact verification: " + v.reason);
+        check_fp32_range(*transform);
         p.reason = "winograd: transform given";
       } else {
         transform = default_transform(*options.tile);

@@ -2,6 +2,7 @@
 // the filters once (U = G g G^T in float64, rounded once to float), and chooses the execution blocking.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "nova/error.hpp"
@@ -158,7 +159,18 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   const int64_t nn = static_cast<int64_t>(w.n) * w.n;
   // int8-spatial makes its own integer U' from the weights (build_int8_spatial) and uses no FP32 U: making
   // one anyway had made its plans take 1.3-3x as long (1x512x7x7, 1x256x14x14; session 29).
-  if (p.precision != Precision::kInt8Spatial) transform_filters(p, w, f, weights);
+  if (p.precision != Precision::kInt8Spatial) {
+    transform_filters(p, w, f, weights);
+    // The weights are finite (checked), so a non-finite U is the transform's FP32 arithmetic overflowing (G's
+    // entries and products near FP32's range, e.g. a point 1e-30): every output would be NaN, and FP32
+    // plans count none.
+    const int64_t bad = p.kernels->convert.count_beyond(
+        w.U.data(), 0, 1, static_cast<int64_t>(w.U.size()) / 16, 16, std::numeric_limits<float>::infinity());
+    if (bad > 0)
+      throw Error("the transformed filters G w G^T overflow FP32 (" + std::to_string(bad) +
+                  " values NaN or Inf): the transform's G is too large for these weights in FP32; choose " +
+                  "points that keep its entries moderate (`nova analyze` prints the largest |entry|)");
+  }
   w.bias.resize(static_cast<std::size_t>(w.Kpad));
   for (int64_t k = 0; k < w.Kpad; ++k) w.bias.data()[k] = (bias != nullptr && k < s.K) ? bias[k] : 0.0f;
 

@@ -105,6 +105,24 @@ TEST(BadInput, WrongTransformOrTile) {
   o.tile.reset();
   o.transform = Transform::from_matrices(good.tile(), good.points(), good.scaling(), good.AT(), good.G(), bt);
   expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "verification");
+  // A tile beside a transform of another tile (the tile was ignored); the same tile is fine.
+  o.transform = Transform::construct(TileSize{4, 3}, parse_points("0, ±1, ±2, inf"));
+  o.tile = TileSize{6, 3};
+  expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); },
+               "F(6,3)) and a transform of another");
+  o.tile = TileSize{4, 3};
+  EXPECT_NO_THROW(Plan::create(small(), p.weights.data(), nullptr, o));
+  o.tile.reset();
+  // Exact transforms the FP32 engine cannot hold: an entry beyond FP32's range (point 1e30: G has 1e-90,
+  // which was 0, another transform); entries within it whose products overflow (point 1e-30: G w G^T is
+  // inf, every output NaN, nothing counted). Both ran with exit 0 in `nova bench conv --check`.
+  o.transform =
+      Transform::construct(TileSize{2, 3}, parse_points("0, 1, -1, 1000000000000000000000000000000"));
+  expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "beyond FP32's range");
+  o.transform =
+      Transform::construct(TileSize{2, 3}, parse_points("0, 1, -1, 1/1000000000000000000000000000000"));
+  expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, "overflow FP32");
+  o.transform.reset();
   // Winograd forced on a strided shape.
   ConvShape s = small();
   s.stride = 2;

@@ -22,7 +22,7 @@ using ConstTensor = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
 // be converted to C order (a copy, the same values); the output is taken as it is and must already be C
 // order (c_contiguous): a converted output is a temporary copy, and the results went into it, not into
 // the caller's array.
-using AnyTensor = nb::ndarray<nb::c_contig, nb::device::cpu>;
+using AnyTensor = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;  // read only: a read-only array is taken
 using AnyOutput = nb::ndarray<nb::device::cpu>;
 
 // Whether the array's elements are in C order with no gaps (dimensions of extent 1 may have any stride).
@@ -80,6 +80,30 @@ void expect_size(const auto& a, int64_t expected, const char* what) {
                 std::to_string(expected));
 }
 
+// The shape an array of a tensor must have where it has more than one dimension (a flat array of the right
+// size is taken as it is): the element count alone let an NHWC array run through an NCHW plan, and (C, K, R,
+// S) weights make one, silently.
+void expect_dims(const auto& a, const std::vector<int64_t>& want, const char* what, const std::string& form) {
+  if (a.ndim() <= 1) return;
+  bool same = a.ndim() == want.size();
+  for (std::size_t i = 0; same && i < want.size(); ++i) same = static_cast<int64_t>(a.shape(i)) == want[i];
+  if (same) return;
+  int64_t count = 1;
+  for (int64_t d : want) count *= d;
+  throw Error(std::string(what) + " has shape " + dims(a) + "; the plan takes " + form + " " +
+              tuple_text(want.size(), [&](std::size_t i) { return want[i]; }) + ", or a flat array of " +
+              std::to_string(count) + " elements");
+}
+
+std::vector<int64_t> tensor_dims(int64_t n, int64_t c, int64_t h, int64_t w, conv::Layout layout) {
+  switch (layout) {
+    case conv::Layout::kNCHW: return {n, c, h, w};
+    case conv::Layout::kNHWC: return {n, h, w, c};
+    case conv::Layout::kNCHW16c: return {n, (c + 15) / 16, h, w, 16};
+  }
+  return {};
+}
+
 struct PyPlan {
   conv::Plan plan;
 };
@@ -100,7 +124,11 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   s.groups = groups;
   s.validate();
   expect_size(weights, s.weight_size(), "weights");
-  if (bias) expect_size(*bias, s.K, "bias");
+  expect_dims(weights, {s.K, s.C / s.groups, s.R, s.S}, "weights", "(K, C / groups, R, S)");
+  if (bias) {
+    expect_size(*bias, s.K, "bias");
+    if (bias->ndim() != 1) throw Error("bias has shape " + dims(*bias) + "; the plan takes (K,) = (" + std::to_string(s.K) + ",)");
+  }
   conv::PlanOptions o;
   o.layout = conv::parse_layout(layout);
   o.relu = relu;
@@ -126,8 +154,12 @@ void execute(const PyPlan& p, AnyTensor input, AnyOutput output) {
   if (!c_contiguous(output))
     throw Error("output must be a C-contiguous array (the plan writes it in place): got strides " +
                 strides(output) + " for shape " + dims(output));
-  expect_size(input, conv::input_elements(s, p.plan.layout()), "input");
-  expect_size(output, conv::output_elements(s, p.plan.layout()), "output");
+  const conv::Layout layout = p.plan.layout();
+  const std::string form = conv::to_string(layout);
+  expect_size(input, conv::input_elements(s, layout), "input");
+  expect_size(output, conv::output_elements(s, layout), "output");
+  expect_dims(input, tensor_dims(s.N, s.C, s.H, s.W, layout), "input", form);
+  expect_dims(output, tensor_dims(s.N, s.K, s.out_h(), s.out_w(), layout), "output", form);
   const conv::DataType in = p.plan.input_format().type, out = p.plan.output_format().type;
   if (!dtype_matches(input.dtype(), in))
     throw Error(std::string("the plan takes ") + conv::to_string(in) + " input: a " + dtype_names(in) + " array");
@@ -141,8 +173,11 @@ void execute(const PyPlan& p, AnyTensor input, AnyOutput output) {
 void calibrate(PyPlan& p, const std::vector<ConstTensor>& samples) {
   const int64_t size = conv::input_elements(p.plan.shape(), p.plan.layout());
   std::vector<const float*> inputs;
+  const ConvShape& s = p.plan.shape();
   for (const ConstTensor& t : samples) {
     expect_size(t, size, "calibration sample");
+    expect_dims(t, tensor_dims(s.N, s.C, s.H, s.W, p.plan.layout()), "calibration sample",
+                conv::to_string(p.plan.layout()));
     inputs.push_back(t.data());
   }
   nb::gil_scoped_release release;

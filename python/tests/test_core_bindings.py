@@ -74,3 +74,13 @@ def test_bad_json_raises_value_error(tmp_path):
         nova.Transform.from_json("{oops")
     with pytest.raises(ValueError):
         nova.load_transform(str(tmp_path / "missing.json"))
+
+
+def test_json_points_must_be_the_matrices_own():
+    """A file naming other points than its matrices have was taken at its word (verify() passed and
+    analyze() reported kappa_2(V) of the named points, 42.47 instead of 23.53); now it is refused."""
+    import json
+    j = json.loads(nova.Transform("4,3", "0,±1,±1/2,inf").to_json())
+    j["points"] = ["0", "1", "-1", "2", "-2", "inf"]
+    with pytest.raises(ValueError, match="the points do not match the matrices"):
+        nova.Transform.from_json(json.dumps(j))

@@ -324,6 +324,44 @@ def test_plans_write_only_into_c_contiguous_outputs():
     assert np.array_equal(y1.reshape(ref.shape), ref)
 
 
+def test_plans_check_the_shapes_of_arrays_not_only_their_sizes():
+    """Only element counts were checked: an NHWC array ran through an NCHW plan, (C, K, R, S) weights made
+    a plan, a wrongly shaped output was written (relative error 1.38, no error). Arrays of more than one
+    dimension must now have the plan's shape; flat arrays of the right size are still taken. A read-only
+    input (which the plan only reads) was refused with nanobind's "incompatible function arguments"."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(5)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
+    plan = nova.ConvPlan((1, 3, 8, 8, 4), weights=w, bias=np.zeros(4, np.float32))
+    y = np.zeros((1, 4, 8, 8), np.float32)
+    plan.execute(x, y)
+    ref = torch.nn.functional.conv2d(torch.from_numpy(x).double(), torch.from_numpy(w).double(), padding=1)
+    assert rel_l2(torch.from_numpy(y), ref) < 1e-5
+    with pytest.raises(ValueError, match=r"input has shape \(1, 8, 8, 3\); the plan takes nchw \(1, 3, 8, 8\)"):
+        plan.execute(np.ascontiguousarray(x.transpose(0, 2, 3, 1)), y)
+    with pytest.raises(ValueError, match=r"output has shape \(1, 8, 8, 4\)"):
+        plan.execute(x, y.reshape(1, 8, 8, 4))
+    with pytest.raises(ValueError, match=r"weights has shape \(3, 4, 3, 3\); the plan takes \(K, C / groups, R, S\)"):
+        nova.ConvPlan((1, 3, 8, 8, 4), weights=w.reshape(3, 4, 3, 3).copy())
+    with pytest.raises(ValueError, match=r"bias has shape \(2, 2\)"):
+        nova.ConvPlan((1, 3, 8, 8, 4), weights=w, bias=np.zeros((2, 2), np.float32))
+    nhwc = nova.ConvPlan((1, 3, 8, 8, 4), weights=w, layout="NHWC")
+    with pytest.raises(ValueError, match=r"the plan takes nhwc \(1, 8, 8, 3\)"):
+        nhwc.execute(x, np.zeros((1, 8, 8, 4), np.float32))
+    flat = np.zeros(y.size, np.float32)
+    plan.execute(x.ravel(), flat)  # flat arrays of the right size: taken as they are
+    assert np.array_equal(flat.reshape(y.shape), y)
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    again = np.zeros_like(y)
+    plan.execute(frozen, again)
+    assert np.array_equal(again, y)
+    assert nova.ConvPlan((1, 3, 8, 8, 4), weights=w, precision="FP32").precision == "fp32"  # as layouts take NCHW
+    with pytest.raises(ValueError, match=r"scale 1.4013e-45 is not a finite normal"):
+        nova.ConvPlan((1, 3, 8, 8, 4), weights=w, precision="int8", output_type="int8", output_scale=1e-45)
+
+
 def test_nchw16c_plans_take_blocked_arrays():
     """layout="nchw16c": arrays (N, ceil(C/16), H, W, 16), padding lanes zero in and out; with the same tile
     the values are the NCHW plan's, bit for bit (the engine computes the same in either layout)."""

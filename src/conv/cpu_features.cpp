@@ -1,6 +1,8 @@
 // Run-time instruction-set detection (cpuid and the OS's saved register state: __builtin_cpu_supports,
 // and cpu_supports for the features clang 14 cannot name), the size of the level-3 cache, and the names of
 // the paths.
+#include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <string>
 
@@ -201,13 +203,15 @@ std::string to_string(Precision precision) {
   return "?";
 }
 
-Precision parse_precision(const std::string& text) {
+Precision parse_precision(const std::string& given) {
+  std::string text = given;  // FP32 or fp32, as layouts take NCHW or nchw
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
   if (text == "fp32") return Precision::kFp32;
   if (text == "bf16") return Precision::kBf16;
   if (text == "int8") return Precision::kInt8;
   if (text == "fp16") return Precision::kFp16;
   if (text == "int8-spatial") return Precision::kInt8Spatial;
-  throw Error("unknown precision '" + text + "' (expected fp32, bf16, int8, fp16 or int8-spatial)");
+  throw Error("unknown precision '" + given + "' (expected fp32, bf16, int8, fp16 or int8-spatial)");
 }
 
 std::string to_string(Layout layout) {

@@ -48,8 +48,7 @@ std::size_t element_size(DataType type) {
 
 void check_int8_scale(const TensorFormat& format, const std::string& what) {
   if (format.type != DataType::kInt8) return;
-  if (!(std::isfinite(format.scale) && format.scale >= std::numeric_limits<float>::min()))
-  {
+  if (!(std::isfinite(format.scale) && format.scale >= std::numeric_limits<float>::min())) {
     char text[32];  // %g: std::to_string's %f printed 1e-45 as 0.000000
     std::snprintf(text, sizeof text, "%g", static_cast<double>(format.scale));
     throw Error(what + " is int8 but its scale " + text + " is not a finite normal number > 0");

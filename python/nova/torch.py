@@ -607,6 +607,7 @@ class WinogradConv2d(_EagerLayer):
                  precision: str = "fp32", lowp_kernel: str = "auto"):
         super().__init__()
         engine_precision = _engine_precision(precision)
+        _nova.check_lowp_kernel(lowp_kernel)  # here, not at the first forward
         if kernel_size not in (3, 5):
             raise ValueError(f"WinogradConv2d supports 3x3 and 5x5 kernels, not {kernel_size}x{kernel_size}")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
@@ -643,7 +644,7 @@ class WinogradConv2d(_EagerLayer):
     def from_conv2d(cls, conv: nn.Conv2d, tile: Optional[str] = None, transform=None, precision: str = "fp32",
                     threads: int = 0, lowp_kernel: str = "auto") -> "WinogradConv2d":
         """A WinogradConv2d sharing ``conv``'s parameters (same tensors, so the state_dict is unchanged)."""
-        reason = ineligibility(conv)
+        reason = ineligibility(conv, _engine_precision(precision).partition(":")[0])
         if reason:
             raise ValueError(f"cannot convert this Conv2d: {reason}")
         padding = conv.padding
@@ -688,10 +689,33 @@ class WinogradConv2d(_EagerLayer):
                 f"tile={self.tile}, precision={self.precision}")
 
 
-def ineligibility(conv: nn.Module) -> str:
-    """Why ``conv`` cannot run through nova's Winograd engine, or "" when it can."""
+def _module_ineligibility(conv: nn.Conv2d) -> str:
+    """What about the module itself, beyond its convolution, a nova layer in its place would not do, or "".
+
+    replace_conv2d had put nova's layers in place of Conv2d subclasses with their own forward (timm's
+    StdConv2d standardizes its weights there: relative error 0.93, silently) and of layers with hooks
+    (dropped: a forward hook doubling the output, 0.5), and raised part-way through a model on
+    parametrized weights (weight_norm, spectral_norm)."""
+    if nn.utils.parametrize.is_parametrized(conv):
+        return "its weights come from a parametrization (weight_norm, spectral_norm, ...)"
+    if type(conv).forward is not nn.Conv2d.forward or type(conv)._conv_forward is not nn.Conv2d._conv_forward:
+        return f"{type(conv).__name__} computes its own forward"
+    hooks = [name for name in ("_forward_pre_hooks", "_forward_hooks", "_backward_pre_hooks", "_backward_hooks")
+             if getattr(conv, name, None)]
+    if hooks:
+        return f"it has {', '.join(h.strip('_').replace('_', ' ') for h in hooks)} (nova's layer would not run them)"
+    if not isinstance(conv.weight, nn.Parameter) or (conv.bias is not None and not isinstance(conv.bias, nn.Parameter)):
+        return "its weight or bias is not a Parameter"
+    return ""
+
+
+def ineligibility(conv: nn.Module, precision: str = "fp32") -> str:
+    """Why ``conv`` cannot run through nova's Winograd engine (at ``precision``), or "" when it can."""
     if not isinstance(conv, nn.Conv2d):
         return f"{type(conv).__name__} is not a Conv2d"
+    module = _module_ineligibility(conv)
+    if module:
+        return module
     kh, kw = conv.kernel_size
     if kh != kw or kh not in (3, 5):
         return f"kernel {kh}x{kw} (Winograd here takes 3x3 or 5x5)"
@@ -709,6 +733,8 @@ def ineligibility(conv: nn.Module) -> str:
         return f"weights are {conv.weight.dtype}, not float32, float16 or bfloat16"
     if conv.weight.device.type != "cpu":
         return f"weights on {conv.weight.device}"
+    if precision == "int8-spatial" and kh != 3:
+        return "int8-spatial runs 3x3 kernels only (F(2,3), F(4,3))"
     return ""
 
 
@@ -716,6 +742,9 @@ def engine_ineligibility(conv: nn.Module) -> str:
     """Why ``conv`` cannot run through nova's engine at all (NovaConv2d: its direct path or Winograd), or ""."""
     if not isinstance(conv, nn.Conv2d):
         return f"{type(conv).__name__} is not a Conv2d"
+    module = _module_ineligibility(conv)
+    if module:
+        return module
     if conv.stride[0] != conv.stride[1]:
         return f"stride {conv.stride} (the engine takes one stride for both axes)"
     if conv.dilation[0] != conv.dilation[1]:
@@ -832,15 +861,19 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
     layers on nova's direct path. Returns a report of what was replaced and what was skipped, and why."""
     if direct and precision != "fp32":
         raise ValueError(f"direct=True replaces layers with nova's float32 direct path; precision is '{precision}'")
+    base = _engine_precision(precision).partition(":")[0]  # raises on an unknown precision, before any change
+    _nova.check_lowp_kernel(lowp_kernel)
+    # The new layers are all made first and put in place after, so that an error leaves the model as it was.
     report = ReplacementReport()
+    changes = []
     for parent_name, parent in list(model.named_modules()):
         for child_name, child in list(parent.named_children()):
             if not isinstance(child, nn.Conv2d):
                 continue
             name = f"{parent_name}.{child_name}" if parent_name else child_name
-            reason = ineligibility(child)
+            reason = ineligibility(child, base)
             if reason and direct and not engine_ineligibility(child):
-                setattr(parent, child_name, NovaConv2d.from_conv2d(child, threads=threads))
+                changes.append((parent, child_name, NovaConv2d.from_conv2d(child, threads=threads)))
                 report.replaced.append((name, f"{child.kernel_size[0]}x{child.kernel_size[1]} -> nova's direct path "
                                               f"(not Winograd: {reason})"))
                 continue
@@ -852,9 +885,11 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
             use_tile = tile if (tile == AUTO or (tile and _tile_r(tile) == k)) else None
             new = WinogradConv2d.from_conv2d(child, tile=use_tile, transform=use_transform, precision=precision,
                                              threads=threads, lowp_kernel=lowp_kernel)
-            setattr(parent, child_name, new)
+            changes.append((parent, child_name, new))
             what = "the engine's choice per input shape" if new.tile == AUTO else new.tile
             report.replaced.append((name, f"{k}x{k} -> Winograd {what}"))
+    for parent, child_name, new in changes:
+        setattr(parent, child_name, new)
     note = openmp_spin_note() if report.replaced else ""
     if note:
         report.notes.append(note)

@@ -270,6 +270,8 @@ void bind_conv(nb::module_& m) {
           "stage summed over threads and executes (pack_ms, scales_ms, input_ms, convert_ms, gemm_ms, "
           "output_ms, direct_ms; idle_ms = wall_ms * threads minus them)")
       .def("__repr__", [](const PyPlan& p) { return "nova.ConvPlan(" + p.plan.describe() + ")"; });
+  m.def("check_lowp_kernel", [](const std::string& name) { conv::parse_lowp_kernel(name); }, nb::arg("name"),
+        "Raise ValueError unless name is a low-precision kernel choice (auto, portable, simd, avx512, amx).");
   m.def("default_transform", [](const std::string& tile) { return conv::default_transform(parse_tile(tile)); },
         nb::arg("tile"), "The engine's default transform for a tile");
   m.def("share_openmp_threads", &conv::share_openmp_threads, nb::arg("library") = "",

@@ -1057,6 +1057,59 @@ def test_torch_func_transforms_take_the_layers():
     assert rel_l2(got, want) < 1e-6
 
 
+def test_replace_conv2d_leaves_what_its_layers_would_not_reproduce():
+    """replace_conv2d put nova's layers in place of Conv2d subclasses computing their own forward (a
+    weight-standardizing StdConv2d, as timm's: relative error 0.93) and of layers with hooks (dropped), and
+    raised part-way through on parametrized weights. Such layers are now skipped with the reason, the model
+    computing as before; an error (a bad option, say) leaves the model as it was."""
+    F = torch.nn.functional
+
+    class StdConv2d(nn.Conv2d):
+        def forward(self, x):
+            w = self.weight
+            w = (w - w.mean(dim=(1, 2, 3), keepdim=True)) / (w.std(dim=(1, 2, 3), keepdim=True) + 1e-5)
+            return F.conv2d(x, w, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    torch.manual_seed(59)
+    hooked = nn.Conv2d(4, 4, 3, padding=1)
+    hooked.register_forward_hook(lambda module, inputs, output: output * 2)
+    pre_hooked = nn.Conv2d(4, 4, 3, padding=1)
+    pre_hooked.register_forward_pre_hook(lambda module, inputs: (inputs[0] * 3,))
+    for direct in (False, True):
+        model = nn.Sequential(StdConv2d(4, 4, 3, padding=1),
+                              nn.utils.parametrizations.weight_norm(nn.Conv2d(4, 4, 3, padding=1)),
+                              nn.utils.spectral_norm(nn.Conv2d(4, 4, 3, padding=1)),
+                              copy.deepcopy(hooked), copy.deepcopy(pre_hooked),
+                              nn.Conv2d(4, 4, 3, padding=1), nn.Conv2d(4, 4, 3, padding=1, stride=2)).eval()
+        x = torch.randn(2, 4, 9, 9)
+        with torch.no_grad():
+            want = model(x)
+        report = nova_torch.replace_conv2d(model, direct=direct)
+        reasons = dict(report.skipped)
+        assert "computes its own forward" in reasons["0"]
+        assert "parametrization" in reasons["1"]
+        assert "forward pre hooks" in reasons["2"]  # the old spectral_norm recomputes its weight in one
+        assert "forward hooks" in reasons["3"] and "forward pre hooks" in reasons["4"]
+        assert [type(m).__name__ for m in model] == ["StdConv2d", "ParametrizedConv2d", "Conv2d", "Conv2d", "Conv2d",
+                                                     "WinogradConv2d", "NovaConv2d" if direct else "Conv2d"]
+        with torch.no_grad():
+            assert rel_l2(model(x), want) < 1e-5
+
+    # int8-spatial runs 3x3 kernels only: a 5x5 layer is skipped (it raised part-way through the model).
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 4, 5, padding=2), nn.Conv2d(4, 4, 3, padding=1))
+    report = nova_torch.replace_conv2d(model, precision="int8-spatial")
+    assert [type(m).__name__ for m in model] == ["WinogradConv2d", "Conv2d", "WinogradConv2d"]
+    assert "int8-spatial runs 3x3 kernels only" in dict(report.skipped)["1"]
+    # Bad options raise before anything changes.
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.Conv2d(4, 4, 3, padding=1))
+    for options in (dict(lowp_kernel="bogus"), dict(precision="fp7"), dict(tile="4,3", transform="not a transform")):
+        with pytest.raises((ValueError, AttributeError, TypeError)):
+            nova_torch.replace_conv2d(model, **options)
+        assert [type(m).__name__ for m in model] == ["Conv2d", "Conv2d"]
+    with pytest.raises(ValueError, match="unknown low-precision kernel 'bogus'"):
+        nova_torch.WinogradConv2d(3, 4, lowp_kernel="bogus")
+
+
 def test_manual_sgd_through_data_updates_the_layers():
     """The manual SGD step of many training loops, ``p.data.add_(-lr * p.grad)``, writes the weights
     without bumping their version counters: the drop-in's layers (Winograd and direct, with gradients

@@ -124,6 +124,12 @@ nlohmann::json to_json(const Transform& t) {
 
 Transform transform_from_json(const nlohmann::json& j) {
   if (!j.is_object()) throw Error("transform JSON must be an object with keys m, r, AT, G, BT");
+  // A later format may mean its keys otherwise: refused rather than read as this one (it was accepted).
+  if (j.contains("version") &&
+      !(j.at("version").is_number_integer() && j.at("version").get<long long>() == 1))
+    throw Error("transform JSON \"version\" is " + j.at("version").dump() + "; this nova reads version 1");
+  if (j.contains("format") && j.at("format") != "nova-transform")
+    throw Error("transform JSON \"format\" is " + j.at("format").dump() + ", not \"nova-transform\"");
   TileSize tile{int_from_json(j, "m"), int_from_json(j, "r")};
   validate_tile(tile);
   const auto n = static_cast<std::size_t>(tile.n()), m = static_cast<std::size_t>(tile.m), r = static_cast<std::size_t>(tile.r);

@@ -83,6 +83,12 @@ TEST(TransformJson, BadFilesNameTheProblem) {
   j = good;
   j["n"] = 5;
   EXPECT_NE(error_of(j).find("m + r - 1 = 4"), std::string::npos);
+  j = good;
+  j["version"] = 99;  // a later format: refused, not read as this one (it was accepted)
+  EXPECT_NE(error_of(j).find("\"version\" is 99; this nova reads version 1"), std::string::npos);
+  j = good;
+  j["format"] = "nova-catalogue";
+  EXPECT_NE(error_of(j).find("not \"nova-transform\""), std::string::npos);
   EXPECT_FALSE(error_of(json::array()).empty());
 }
 

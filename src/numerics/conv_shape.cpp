@@ -35,7 +35,8 @@ void ConvShape::validate() const {
   // Guard the products used for sizes against int64 overflow before anything allocates them.
   constexpr int64_t kLimit = int64_t{1} << 40;
   if (N > kLimit / C || N * C > kLimit / H || N * C * H > kLimit / W)
-    throw Error("convolution shape: input tensor too large");
+    throw Error(
+        fmt::format("convolution shape: input tensor {}x{}x{}x{} too large (limit 2^40 values)", N, C, H, W));
   if (dilation * (R - 1) + 1 > H + 2 * pad_h)
     throw Error(fmt::format("convolution shape: kernel height {} (dilation {}) exceeds padded input height {}", R,
                             dilation, H + 2 * pad_h));

@@ -9,6 +9,7 @@
 #include "nova/error.hpp"
 #include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/npy.hpp"
+#include "numerics/harness_size.hpp"
 #include "numerics/parallel_for.hpp"
 
 namespace nova {
@@ -82,8 +83,8 @@ TileDataset make_tile_dataset(TileSize tile, DataKind kind, int64_t tiles, int64
   validate_tile(tile);
   check_positive("the number of tiles", tiles);
   check_positive("the number of channels", channels);
+  detail::check_tile_working_set(tile, tiles, channels);  // bounds every product below
   const int64_t n = tile.n();
-  if (tiles > (int64_t{1} << 32) / (channels * n * n)) throw Error("error harness: dataset too large");
   TileDataset ds;
   ds.tile = tile;
   ds.tiles = tiles;
@@ -101,8 +102,10 @@ ConvShape layer_shape(int64_t N, int64_t C, int64_t H, int64_t W, int64_t K, int
   if (r < 1 || r % 2 == 0) throw Error(fmt::format("error harness: layer filters must have odd size (got {})", r));
   const ConvShape s{N, C, H, W, K, r, r, (r - 1) / 2, (r - 1) / 2};
   s.validate();
-  if (s.input_size() > (int64_t{1} << 32) || s.weight_size() > (int64_t{1} << 32))
-    throw Error("error harness: layer too large");
+  // The dataset alone; the evaluator checks its own arrays, which depend on the tile, when built.
+  detail::check_harness_values(fmt::format("a layer {}x{}x{}x{} with {} filters {}x{}", N, C, H, W, K, r, r),
+                               detail::saturating_sum({detail::saturating_product({N, C, H, W}),
+                                                       detail::saturating_product({K, C, r, r})}));
   return s;
 }
 }  // namespace

@@ -1,12 +1,14 @@
 // The error evaluator: prepares stored data and float64 references once, then scores transforms.
+#include "nova/numerics/error_harness.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "nova/error.hpp"
-#include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/reference_conv.hpp"
+#include "numerics/harness_size.hpp"
 #include "numerics/parallel_for.hpp"
 #include "numerics/stage.hpp"
 
@@ -18,6 +20,7 @@ ErrorEvaluator::ErrorEvaluator(TileDataset data, const PrecisionModel& model)
   const int n = tile_.n(), m = tile_.m, r = tile_.r;
   const int64_t T = tiles_, C = channels_;
   if (T < 1 || C < 1) throw Error("error harness: zero-size tile dataset");
+  detail::check_tile_working_set(tile_, T, C);  // bounds every product below
   if (static_cast<int64_t>(data.d.size()) != T * C * n * n || static_cast<int64_t>(data.g.size()) != T * C * r * r)
     throw Error("error harness: tile dataset sizes do not match its tile");
   // The data is taken over (moved in by callers that are done with it) and staged in place; the
@@ -62,13 +65,30 @@ void ErrorEvaluator::prepare_layer(const LayerDataset& data) {
   const ConvShape& s = data.shape;
   s.validate();
   if (s.stride != 1 || s.dilation != 1 || s.groups != 1 || s.R != tile_.r || s.S != tile_.r)
-    throw Error(fmt::format("error harness: layer {} does not fit tile {} (needs stride 1, no dilation or groups, "
-                            "{}x{} filters)", s.to_string(), tile_.to_string(), tile_.r, tile_.r));
-  if (static_cast<int64_t>(data.input.size()) != s.input_size() || static_cast<int64_t>(data.weights.size()) != s.weight_size())
-    throw Error("error harness: layer data sizes do not match its shape");
+    throw Error(
+        fmt::format("error harness: layer {} does not fit tile {} (needs stride 1, no dilation or groups, "
+                    "{}x{} filters)",
+                    s.to_string(), tile_.to_string(), tile_.r, tile_.r));
   const int m = tile_.m, n = tile_.n(), r = tile_.r;
   const int64_t OH = s.out_h(), OW = s.out_w();
   const int64_t TH = (OH + m - 1) / m, TW = (OW + m - 1) / m;
+  {
+    // Checked before the copies below: the data and its stored copy (weights twice more: stored
+    // and kept), the reference output, then the tiles' inputs, references, shared transformed
+    // filters, products and outputs.
+    using detail::saturating_product, detail::saturating_sum;
+    const int64_t nn = int64_t{n} * n, mm = int64_t{m} * m, T = saturating_product({s.N, TH, TW});
+    const int64_t values =
+        saturating_sum({saturating_product({2, s.input_size()}), saturating_product({3, s.K, s.C, s.R, s.S}),
+                        saturating_product({s.N, s.K, OH, OW}), saturating_product({T, s.C, nn}),
+                        saturating_product({T, s.K, mm}), saturating_product({s.K, s.C, nn}),
+                        saturating_product({T, s.K, nn}), saturating_product({T, s.K, mm})});
+    detail::check_harness_values(fmt::format("layer {} in {} tiles", s.to_string(), tile_.to_string()),
+                                 values);
+  }
+  if (static_cast<int64_t>(data.input.size()) != s.input_size() ||
+      static_cast<int64_t>(data.weights.size()) != s.weight_size())
+    throw Error("error harness: layer data sizes do not match its shape");
   tiles_ = s.N * TH * TW;
   channels_ = s.C;
   outputs_ = s.K;

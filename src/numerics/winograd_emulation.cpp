@@ -18,6 +18,7 @@
 
 #include "nova/error.hpp"
 #include "nova/numerics/error_harness.hpp"
+#include "numerics/harness_size.hpp"
 #include "numerics/parallel_for.hpp"
 #include "numerics/round_kernel.hpp"
 #include "numerics/sandwich.hpp"
@@ -172,10 +173,14 @@ std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel
   const int m = t.m, r = t.r, n = t.n;
   const int64_t nn = int64_t{n} * n, rr = int64_t{r} * r, mm = int64_t{m} * m;
   if (T < 1 || C < 1 || F < 1) throw Error("Winograd emulation: zero-size data");
-  if (static_cast<int64_t>(d.size()) != T * C * nn || static_cast<int64_t>(g.size()) != F * C * rr)
+  // Saturating products: counts whose product overflows match no vector's size.
+  if (static_cast<int64_t>(d.size()) != detail::saturating_product({T, C, nn}) ||
+      static_cast<int64_t>(g.size()) != detail::saturating_product({F, C, rr}))
     throw Error("Winograd emulation: data sizes do not match the tile");
   if (paired && F != T) throw Error("Winograd emulation: paired tiles need one filter per tile");
   const int64_t K = paired ? 1 : F;
+  detail::check_harness_values(fmt::format("{} tiles x {} filters of F({},{})", T, K, m, r),
+                               detail::saturating_product({T, K, nn + mm}));
 
   const std::vector<double> AT = prepared_matrix(t.AT, model.matrices);
   const std::vector<double> G = prepared_matrix(t.G, model.matrices);

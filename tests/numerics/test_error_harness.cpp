@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <iostream>
+#include <random>
 
 #include "nova/error.hpp"
 #include "nova/exact/transform.hpp"
@@ -13,6 +13,7 @@
 #include "nova/numerics/first_order.hpp"
 #include "nova/numerics/precision_model.hpp"
 #include "nova/numerics/quantization.hpp"
+#include "numerics/harness_size.hpp"
 #include "numerics/sandwich.hpp"
 
 namespace nova {
@@ -499,6 +500,56 @@ TEST(ErrorHarness, BadInputIsAnError) {
   EXPECT_THROW(parse_data_kind("laplace"), Error);
   const TileDataset ds = make_tile_dataset(parse_tile("4,3"), DataKind::kGaussian, 10, 2, 1);
   EXPECT_THROW(ErrorEvaluator(ds, precision_preset("fp16-storage")).evaluate(make("2,3", "0,±1,inf")), Error);
+}
+
+// The message of the nova::Error that f throws ("" when it throws none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ErrorHarness, OversizeRequestsAreRefusedNamingTheSizes) {
+  const TileSize tile = parse_tile("4,3");
+  // channels * n * n wraps to 0 (it divided by zero), or to a small product (it allocated the wrong size).
+  for (const int64_t channels : {int64_t{1} << 62, int64_t{1024819115206086201}}) {
+    const std::string msg = error_of([&] { make_tile_dataset(tile, DataKind::kGaussian, 1, channels, 1); });
+    EXPECT_NE(msg.find(std::to_string(channels)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("F(4,3)"), std::string::npos) << msg;
+  }
+  EXPECT_NE(
+      error_of([&] { make_tile_dataset(tile, DataKind::kGaussian, int64_t{1} << 40, int64_t{1} << 30, 1); }),
+      "");
+  // The limit is exact: the largest tile count that fits is admitted, one more is refused (checked on the
+  // count alone: allocating 4 GiB is not a unit test's business).
+  const int64_t per_tile = detail::tile_working_set(tile, 1, 3);
+  const int64_t fits = kMaxHarnessValues / per_tile;
+  EXPECT_EQ(detail::tile_working_set(tile, fits, 3), fits * per_tile);
+  EXPECT_NO_THROW(detail::check_tile_working_set(tile, fits, 3));
+  EXPECT_THROW(detail::check_tile_working_set(tile, fits + 1, 3), Error);
+  // A tile dataset the machine would need 32 GiB for (admitted before) is refused.
+  EXPECT_THROW(make_tile_dataset(tile, DataKind::kGaussian, int64_t{1} << 26, 1, 1), Error);
+
+  // Layers: weights K * C * r * r overflow although the input is small; an input over the limit.
+  EXPECT_NE(error_of([] {
+              make_layer_dataset(1, int64_t{1} << 30, 3, 3, int64_t{1} << 40, 3, DataKind::kGaussian, 1);
+            }).find("1073741824"),
+            std::string::npos);
+  EXPECT_THROW(make_layer_dataset(1, 1 << 20, 64, 64, 1, 3, DataKind::kGaussian, 1), Error);
+  // A layer dataset built by hand: the evaluator refuses it for its size before comparing sizes.
+  LayerDataset huge;
+  huge.shape = ConvShape{1, int64_t{1} << 20, 1 << 10, 1 << 10, int64_t{1} << 20, 3, 3, 1, 1};
+  const std::string msg = error_of([&] { ErrorEvaluator(huge, precision_preset("fp32"), tile); });
+  EXPECT_NE(msg.find("limit"), std::string::npos) << msg;
+  // The emulation's entry point: counts whose products overflow match no data.
+  const TileDataset ds = make_tile_dataset(tile, DataKind::kGaussian, 2, 1, 1);
+  EXPECT_THROW(emulate_winograd(make("4,3", "0,±1,±2,inf"), precision_preset("fp32"), ds.d, ds.g,
+                                int64_t{1} << 62, 4, int64_t{1} << 62, true),
+               Error);
 }
 
 }  // namespace

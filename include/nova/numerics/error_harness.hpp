@@ -16,6 +16,12 @@
 //                Table 10 metric. Caveat: dominated by outputs that happen to be near zero (the
 //                denominator), so its absolute value says little; compare ratios at best.
 //   nan_count, inf_count   non-finite outputs
+//
+// Size limit: the float64 arrays of one dataset and its evaluation together (the data, the
+// evaluator's stored copy and references, the emulation's products and outputs) may hold at most
+// kMaxHarnessValues values, 4 GiB: a run several times over it would not fit a workstation's
+// memory. Larger requests, and sizes whose products overflow, are refused with a nova::Error
+// naming the sizes, before anything is allocated.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +35,8 @@
 #include "nova/numerics/precision_model.hpp"
 
 namespace nova {
+
+inline constexpr int64_t kMaxHarnessValues = int64_t{1} << 29;
 
 enum class DataKind {
   kGaussian,  // N(0, 1) activations and weights

@@ -147,6 +147,7 @@ json to_json(const CatalogueEntry& e) {
   for (auto& [k, v] : held.items()) {
     (void)k;
     if (!std::isfinite(v["rel_l2"].get<double>())) v["rel_l2"] = nullptr;
+    if (!std::isfinite(v["max_abs"].get<double>())) v["max_abs"] = nullptr;
   }
   return {{"tile", e.tile.to_string()},
           {"preset", e.preset},
@@ -204,8 +205,12 @@ Catalogue catalogue_from_json(const json& j) {
       h.data = it.key();
       const json& v = it.value();
       h.rel_l2 = v.contains("rel_l2") && v["rel_l2"].is_number() ? v["rel_l2"].get<double>() : HUGE_VAL;
-      h.max_abs = v.value("max_abs", 0.0);
       h.nonfinite = v.value("nonfinite", int64_t{0});
+      // A non-finite output is an unbounded error (error_harness.hpp), written as null; files
+      // written before that gave the finite outputs' maximum beside a nonzero "nonfinite".
+      h.max_abs = h.nonfinite > 0 || (v.contains("max_abs") && v["max_abs"].is_null())
+                      ? HUGE_VAL
+                      : v.value("max_abs", 0.0);
       e.held_out.push_back(h);
     }
     e.found = je.value("found", json::object());

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "nova/error.hpp"
 #include "nova/numerics/reference_conv.hpp"
@@ -52,6 +53,7 @@ ErrorEvaluator::ErrorEvaluator(TileDataset data, const PrecisionModel& model)
   d_ = std::move(data.d);
   g_ = std::move(data.g);
   valid_.assign(static_cast<std::size_t>(T * m * m), 1);
+  check_reference();
 }
 
 ErrorEvaluator::ErrorEvaluator(const LayerDataset& data, const PrecisionModel& model, TileSize tile)
@@ -59,6 +61,7 @@ ErrorEvaluator::ErrorEvaluator(const LayerDataset& data, const PrecisionModel& m
   model_.validate();
   validate_tile(tile_);
   prepare_layer(data);
+  check_reference();
 }
 
 void ErrorEvaluator::prepare_layer(const LayerDataset& data) {
@@ -173,38 +176,72 @@ ErrorMetrics ErrorEvaluator::evaluate_direct() const {
   return compare(y);
 }
 
+void ErrorEvaluator::check_reference() const {
+  // A non-finite reference (data that overflows float64, or NaN in .npy data) leaves nothing to
+  // measure against: every metric would be inf or NaN whatever the transform.
+  const auto bad = std::count_if(ref_.begin(), ref_.end(), [](double v) { return !std::isfinite(v); });
+  if (bad > 0)
+    throw Error(
+        fmt::format("error harness: {} of the float64 reference's {} outputs are inf or NaN (NaN or "
+                    "inf in the data, or magnitudes that overflow float64)",
+                    bad, ref_.size()));
+}
+
 ErrorMetrics ErrorEvaluator::compare(const std::vector<double>& y) const {
   const int64_t mm = int64_t{tile_.m} * tile_.m;
   ErrorMetrics e;
-  double err2 = 0, ref2 = 0, rel_sum = 0;
+  // Two passes: the first finds the largest |y_ref| and |y - y_ref|, by which the second scales
+  // the sums of squares, so that they overflow (to a spurious rel_l2 of 0 or NaN) for no finite
+  // data.
+  double ref_max = 0, rel_sum = 0;
   int64_t rel_count = 0;
-  for (int64_t tile = 0; tile < tiles_; ++tile)
-    for (int64_t k = 0; k < outputs_; ++k)
-      for (int64_t a = 0; a < mm; ++a) {
-        if (!valid_[static_cast<std::size_t>(tile * mm + a)]) continue;
-        const auto i = static_cast<std::size_t>((tile * outputs_ + k) * mm + a);
-        const double yi = y[i], ri = ref_[i];
-        ++e.count;
-        ref2 += ri * ri;
-        if (std::isnan(yi)) {
-          ++e.nan_count;
-          continue;
-        }
-        if (std::isinf(yi)) {
-          ++e.inf_count;
-          continue;
-        }
-        const double diff = std::fabs(yi - ri);
-        err2 += diff * diff;
-        e.max_abs = diff > e.max_abs ? diff : e.max_abs;
-        if (ri != 0) {
-          rel_sum += diff / std::fabs(ri);
-          ++rel_count;
-        }
+  auto for_each_output = [&](auto&& f) {
+    for (int64_t tile = 0; tile < tiles_; ++tile)
+      for (int64_t k = 0; k < outputs_; ++k)
+        for (int64_t a = 0; a < mm; ++a)
+          if (valid_[static_cast<std::size_t>(tile * mm + a)])
+            f(static_cast<std::size_t>((tile * outputs_ + k) * mm + a));
+  };
+  for_each_output([&](std::size_t i) {
+    const double yi = y[i], ri = ref_[i];
+    ++e.count;
+    ref_max = std::max(ref_max, std::fabs(ri));
+    if (std::isnan(yi)) {
+      ++e.nan_count;
+    } else if (std::isinf(yi)) {
+      ++e.inf_count;
+    } else {
+      const double diff = std::fabs(yi - ri);  // inf where finite y and y_ref differ by more than DBL_MAX
+      e.max_abs = std::max(e.max_abs, diff);
+      if (ri != 0) {
+        rel_sum += diff / std::fabs(ri);
+        ++rel_count;
       }
-  e.reference_rms = e.count ? std::sqrt(ref2 / static_cast<double>(e.count)) : 0.0;
-  e.rel_l2 = (e.nan_count + e.inf_count) > 0 ? HUGE_VAL : (ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2));
-  e.elementwise = rel_count ? rel_sum / static_cast<double>(rel_count) : 0.0;
+    }
+  });
+  double err2 = 0, ref2 = 0;
+  const double ref_scale = ref_max > 0 ? ref_max : 1.0;
+  const double err_scale = e.max_abs > 0 && std::isfinite(e.max_abs) ? e.max_abs : 1.0;
+  for_each_output([&](std::size_t i) {
+    const double ri = ref_[i] / ref_scale;
+    ref2 += ri * ri;
+    if (std::isfinite(y[i])) {
+      const double di = std::fabs(y[i] - ref_[i]) / err_scale;
+      err2 += di * di;
+    }
+  });
+  const double ref_norm = ref_scale * std::sqrt(ref2), err_norm = err_scale * std::sqrt(err2);
+  e.reference_rms = ref_scale * std::sqrt(ref2 / static_cast<double>(e.count));
+  if (e.nan_count + e.inf_count > 0) {
+    // A NaN or infinite output is an unbounded error: no metric may report the finite outputs'
+    // error alone, which can be 0 when every output overflowed.
+    e.rel_l2 = e.max_abs = e.elementwise = HUGE_VAL;
+    return e;
+  }
+  e.rel_l2 = ref_norm > 0 ? err_norm / ref_norm : err_norm;
+  // The mean over no outputs (every reference 0) is undefined, not 0.
+  e.elementwise =
+      rel_count ? rel_sum / static_cast<double>(rel_count) : std::numeric_limits<double>::quiet_NaN();
   return e;
 }
 

@@ -95,6 +95,26 @@ TEST(Catalogue, PathComesFromTheEnvironment) {
   EXPECT_NE(default_catalogue_path(), "/nonexistent/catalogue.json");
 }
 
+TEST(Catalogue, OverflowingHeldOutErrorsAreUnboundedAndRoundTrip) {
+  // A held-out set with non-finite outputs has an unbounded error in every metric (not the finite
+  // outputs' maximum), through a write and a read.
+  int overflowing = 0;
+  const Catalogue back = catalogue_from_json(to_json(shipped()));
+  ASSERT_EQ(back.entries.size(), shipped().entries.size());
+  for (std::size_t i = 0; i < back.entries.size(); ++i)
+    for (const auto& h : shipped().entries[i].held_out) {
+      if (h.nonfinite == 0) continue;
+      ++overflowing;
+      EXPECT_EQ(h.rel_l2, HUGE_VAL);
+      EXPECT_EQ(h.max_abs, HUGE_VAL);
+      const auto* again = back.entries[i].error(h.data);
+      ASSERT_NE(again, nullptr);
+      EXPECT_EQ(again->max_abs, HUGE_VAL);
+      EXPECT_EQ(again->nonfinite, h.nonfinite);
+    }
+  EXPECT_GT(overflowing, 0);  // the shipped fp16-all entries of F(8,3) and F(6,5) overflow on relu-x16
+}
+
 TEST(Catalogue, MalformedFilesAreErrors) {
   const std::string dir = testing::temp_dir();
   auto write = [&](const std::string& name, const std::string& text) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <limits>
 #include <random>
 
 #include "nova/error.hpp"
@@ -463,9 +464,56 @@ TEST(ErrorHarness, OverflowIsCountedNotHidden) {
   const ErrorMetrics e = ErrorEvaluator(ds, precision_preset("fp16-storage")).evaluate(make("4,3", "0,±1,±2,inf"));
   EXPECT_GT(e.nan_count + e.inf_count, 0);
   EXPECT_TRUE(std::isinf(e.rel_l2));
+  EXPECT_TRUE(std::isinf(e.max_abs));  // an unbounded error, whatever the finite outputs' errors
+  EXPECT_TRUE(std::isinf(e.elementwise));
   // fp8 storage with a per-tensor scale (saturating) does not overflow on the same data.
   const ErrorMetrics f8 = ErrorEvaluator(ds, precision_preset("fp8-e4m3-storage")).evaluate(make("4,3", "0,±1,±2,inf"));
   EXPECT_EQ(f8.nan_count + f8.inf_count, 0);
+}
+
+TEST(ErrorHarness, NoMetricClaimsAccuracyWhenEveryOutputOverflows) {
+  // fp16 storage of V for the point 1e3 overflows in every output: none finite to take a maximum of.
+  const TileDataset ds = make_tile_dataset(parse_tile("2,3"), DataKind::kGaussian, 64, 8, 1);
+  const ErrorEvaluator eval(ds, precision_preset("fp16-storage"));
+  const ErrorMetrics e = eval.evaluate(make("2,3", "0,1,-1,1e3"));
+  ASSERT_EQ(e.nan_count + e.inf_count, e.count);
+  for (const double metric : {e.rel_l2, e.max_abs, e.elementwise}) EXPECT_EQ(metric, HUGE_VAL);
+  EXPECT_TRUE(std::isfinite(e.reference_rms));
+  EXPECT_GT(e.reference_rms, 0);
+}
+
+TEST(ErrorHarness, MetricsAreScaleInvariantWhereSquaresOverflow) {
+  // Powers of two scale float64 arithmetic exactly, so the relative metrics may not change; at
+  // 2^900 the outputs' squares overflow (their sum gave a rel_l2 of 0) and at 2^-900 they underflow.
+  const TransformF64 t = make("4,3", "0,±1,±2,inf");
+  const TileDataset base = make_tile_dataset(parse_tile("4,3"), DataKind::kGaussian, 50, 4, 3);
+  const ErrorMetrics e = ErrorEvaluator(base, precision_preset("fp64")).evaluate(t);
+  ASSERT_GT(e.rel_l2, 0);
+  for (const int shift : {900, -900}) {
+    TileDataset ds = base;
+    for (double& v : ds.d) v = std::ldexp(v, shift / 2);
+    for (double& v : ds.g) v = std::ldexp(v, shift - shift / 2);
+    const ErrorMetrics s = ErrorEvaluator(ds, precision_preset("fp64")).evaluate(t);
+    EXPECT_NEAR(s.rel_l2 / e.rel_l2, 1.0, 1e-12) << shift;
+    EXPECT_NEAR(s.reference_rms / std::ldexp(e.reference_rms, shift), 1.0, 1e-12) << shift;
+    EXPECT_NEAR(s.max_abs / std::ldexp(e.max_abs, shift), 1.0, 1e-12) << shift;
+    EXPECT_NEAR(s.elementwise / e.elementwise, 1.0, 1e-12) << shift;
+  }
+}
+
+TEST(ErrorHarness, UndefinedMetricsAreNotZero) {
+  const TransformF64 t = make("4,3", "0,±1,±2,inf");
+  TileDataset ds = make_tile_dataset(parse_tile("4,3"), DataKind::kGaussian, 10, 2, 1);
+  std::fill(ds.g.begin(), ds.g.end(), 0.0);  // every reference output is 0: no relative error to average
+  const ErrorMetrics e = ErrorEvaluator(ds, precision_preset("fp16-all")).evaluate(t);
+  EXPECT_TRUE(std::isnan(e.elementwise));
+  // A reference that is not finite leaves nothing to measure against.
+  TileDataset bad = make_tile_dataset(parse_tile("4,3"), DataKind::kGaussian, 10, 2, 1);
+  bad.d[5] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(ErrorEvaluator(bad, precision_preset("fp32")), Error);
+  LayerDataset layer = make_layer_dataset(1, 2, 8, 8, 2, 3, DataKind::kGaussian, 1);
+  layer.input[3] = HUGE_VAL;
+  EXPECT_THROW(ErrorEvaluator(layer, precision_preset("fp32"), parse_tile("4,3")), Error);
 }
 
 TEST(ErrorHarness, FinerIntegerScalesDoNotHurt) {

@@ -10,11 +10,14 @@
 // The harness is deterministic: the same dataset, model and transform give the same bits.
 //
 // Metrics over all outputs compared (cropped to the layer's output):
-//   rel_l2       ||y - y_ref||_2 / ||y_ref||_2; +inf when any output is inf or NaN
-//   max_abs      max |y - y_ref| over finite outputs
+//   rel_l2       ||y - y_ref||_2 / ||y_ref||_2 (||y - y_ref||_2 when y_ref is all 0)
+//   max_abs      max |y - y_ref|
 //   elementwise  mean over outputs with y_ref != 0 of |y - y_ref| / |y_ref|: the seed paper's
-//                Table 10 metric. Caveat: dominated by outputs that happen to be near zero (the
-//                denominator), so its absolute value says little; compare ratios at best.
+//                Table 10 metric; NaN when every y_ref is 0. Caveat: dominated by outputs that
+//                happen to be near zero (the denominator), so its absolute value says little;
+//                compare ratios at best.
+//   rel_l2, max_abs and elementwise are +inf when any output is inf or NaN: an unbounded error,
+//   whatever the other outputs' errors. JSON writers give them as null (the counts say why).
 //   nan_count, inf_count   non-finite outputs
 //
 // Size limit: the float64 arrays of one dataset and its evaluation together (the data, the
@@ -110,6 +113,8 @@ class ErrorEvaluator {
 
  private:
   void prepare_layer(const LayerDataset& data);
+  // Throws nova::Error when a reference output is not finite.
+  void check_reference() const;
   ErrorMetrics compare(const std::vector<double>& y) const;
   PrecisionModel model_;
   TileSize tile_;

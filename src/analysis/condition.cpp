@@ -1,5 +1,6 @@
 #include "nova/analysis/condition.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -38,12 +39,35 @@ Conditioning conditioning(const Eigen::MatrixXd& m, const Eigen::MatrixXd* inver
   c.norm_fro = m.norm();
   c.max_abs = m.cwiseAbs().maxCoeff();
   const double inf = std::numeric_limits<double>::infinity();
+  if (inverse) {
+    // A float64 SVD finds each singular value to within about eps * sigma_max, so an ill-conditioned
+    // matrix's small ones are noise (or 0: kappa = inf for a Vandermonde matrix of kappa 1e40). Those
+    // of the inverse are 1 / sigma_i, the small ones its large, accurate ones: each sigma_i is taken
+    // from whichever SVD gives it to the better relative accuracy, that of M above the geometric
+    // mean of sigma_max and sigma_min, that of M^-1 below.
+    if (!inverse->allFinite()) {  // entries beyond float64: the condition numbers overflow too
+      c.kappa1 = c.kappa2 = c.kappa_inf = c.kappa_fro = inf;
+      return c;
+    }
+    const std::vector<double> tau = singular_values(*inverse);
+    const std::size_t k = std::min(c.sigma.size(), tau.size());
+    const double mean_sq = c.sigma.front() / tau.front();  // sigma_max * sigma_min
+    for (std::size_t i = 0; i < k; ++i) {
+      const double from_inverse = 1.0 / tau[k - 1 - i];
+      if (from_inverse * from_inverse < mean_sq || !(c.sigma[i] > 0.0)) c.sigma[i] = from_inverse;
+    }
+    c.kappa2 = c.sigma.front() * tau.front();
+    c.kappa1 = c.norm1 * norm1(*inverse);
+    c.kappa_inf = c.norm_inf * norm_inf(*inverse);
+    c.kappa_fro = c.norm_fro * inverse->norm();
+    return c;
+  }
   if (!(c.sigma.back() > 0.0)) {
     c.kappa1 = c.kappa2 = c.kappa_inf = c.kappa_fro = inf;
     return c;
   }
   c.kappa2 = c.sigma.front() / c.sigma.back();
-  const Eigen::MatrixXd pinv = inverse ? *inverse : detail::eigen_pseudo_inverse(m);
+  const Eigen::MatrixXd pinv = detail::eigen_pseudo_inverse(m);
   c.kappa1 = c.norm1 * norm1(pinv);
   c.kappa_inf = c.norm_inf * norm_inf(pinv);
   c.kappa_fro = c.norm_fro * pinv.norm();

@@ -40,6 +40,33 @@ TEST(Analysis, KroneckerIdentitiesHoldOnTheProducts) {
   }
 }
 
+TEST(Analysis, IllConditionedMatricesHaveFiniteConditionNumbers) {
+  // V's kappa is about 1e40: it fits float64, but V's smallest singular value lies far below
+  // eps * sigma_max, where a float64 SVD of V alone finds noise (it found 0: every kappa was inf).
+  const auto a = analyze(make({4, 3}, "0,±1e-20,±1,inf"));
+  for (const MatrixAnalysis* m : {&*a.V, &a.BT}) {
+    const Conditioning& c = m->one_d;
+    const double n = c.rows;
+    for (const double kappa : {c.kappa1, c.kappa2, c.kappa_inf, c.kappa_fro}) {
+      ASSERT_TRUE(std::isfinite(kappa)) << m->name;
+      EXPECT_GT(kappa, 1e39) << m->name;
+    }
+    // The norms are equivalent within a factor n (sqrt(n) each for M and its inverse) ...
+    EXPECT_LE(c.kappa2, n * c.kappa1 * (1 + 1e-12)) << m->name;
+    EXPECT_GE(c.kappa2 * n * (1 + 1e-12), c.kappa1) << m->name;
+    EXPECT_LE(c.kappa2, n * c.kappa_inf * (1 + 1e-12)) << m->name;
+    EXPECT_LE(c.kappa2, c.kappa_fro * (1 + 1e-12)) << m->name;
+    // ... the singular values agree with kappa2, and kappa2 is multiplicative over (x) (it was
+    // 2e32 for V (x) V, 1e81 expected).
+    EXPECT_NEAR(c.sigma.front() / c.sigma.back() / c.kappa2, 1.0, 1e-12) << m->name;
+    EXPECT_NEAR(m->kron_ratio, 1.0, 1e-10) << m->name;
+  }
+  // A true overflow stays one: V^-1 for {0, ±1e-200} has entries of 1e400.
+  const auto b = analyze(make({2, 3}, "0,±1e-200,inf"));
+  EXPECT_TRUE(std::isinf(b.V->one_d.kappa2));
+  EXPECT_TRUE(std::isinf(b.V->one_d.kappa1));
+}
+
 TEST(Analysis, CostOfTheOutputTransformByHand) {
   // A^T of {0, 1, -1, inf} for m = 2 is [[1,1,1,0],[0,1,-1,1]] in every scaling convention that
   // leaves A^T alone: 6 non-zeros, all +-1, no multiplication, 2 + 2 additions.

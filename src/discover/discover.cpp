@@ -216,8 +216,11 @@ DiscoveryResult discover(const DiscoverOptions& o, const Objective& objective, c
   validate_tile(o.tile);
   validate(o.es);
   if (o.tile.n() < 2) throw Error(fmt::format("{} has no finite point to discover (n = 1)", o.tile.to_string()));
-  if (o.budget_s < 0 || !std::isfinite(o.budget_s)) throw Error("--budget must be a positive number of seconds");
-  if (o.threads < 0) throw Error("--threads must be at least 1 (0 or absent: all cores)");
+  if (o.budget_s < 0 || !std::isfinite(o.budget_s))
+    throw Error(fmt::format(
+        "the time budget must be a finite, non-negative number of seconds (0: none; got {})", o.budget_s));
+  if (o.threads < 0)
+    throw Error(fmt::format("threads must be at least 1, or 0 for all cores (got {})", o.threads));
   if (!o.symmetric && !o.es_stage) throw Error("both the symmetric and the ES stage are disabled: nothing to run");
   const auto t0 = Clock::now();
   const RationalLattice lattice(o.lattice);

@@ -16,7 +16,7 @@ PointDtype parse_point_dtype(std::string_view name) {
   if (name == "fp16") return PointDtype::kFp16;
   if (name == "bf16") return PointDtype::kBf16;
   if (name == "int8") return PointDtype::kInt8;
-  throw Error(fmt::format("unknown --dtype '{}' (expected any, fp16, bf16 or int8)", name));
+  throw Error(fmt::format("unknown point dtype '{}' (expected any, fp16, bf16 or int8)", name));
 }
 
 std::string_view point_dtype_name(PointDtype d) {
@@ -55,8 +55,11 @@ bool allowed_value(PointDtype d, double v) {
 }  // namespace
 
 RationalLattice::RationalLattice(const LatticeSpec& spec) : spec_(spec) {
-  if (spec.max_denominator < 1) throw Error("--max-denominator must be at least 1");
-  if (spec.num_ratio < 1) throw Error("--max-ratio must be at least 1 (|a| <= ratio * b)");
+  if (spec.max_denominator < 1)
+    throw Error(fmt::format("the maximum denominator must be at least 1 (got {})", spec.max_denominator));
+  if (spec.num_ratio < 1)
+    throw Error(fmt::format("the maximum numerator ratio must be at least 1 (|a| <= ratio * b; got {})",
+                            spec.num_ratio));
   double work = 0;
   for (long b = 1; b <= spec.max_denominator; ++b) {
     if (allowed_denominator(spec.dtype, b)) work += 2.0 * spec.num_ratio * static_cast<double>(b) + 1;

@@ -79,7 +79,7 @@ std::string objective_help() {
 }
 
 std::unique_ptr<Objective> make_objective(const std::string& spec) {
-  if (spec.empty()) throw Error("empty --objective (expected " + known() + ")");
+  if (spec.empty()) throw Error("empty objective (expected " + known() + ")");
   if (spec.find(':') == std::string::npos && spec.find(',') == std::string::npos) {
     if (auto o = make_single(spec)) return o;
     throw Error(fmt::format("unknown objective '{}' (expected {}, or a weighted sum like kappa-v:1,norm-product:0.01)",

@@ -17,7 +17,7 @@ std::vector<Rational> parse_diagonal(const std::string& text, const char* which)
     try {
       values.push_back(parse_rational(text.substr(start, end - start)));
     } catch (const Error& e) {
-      throw Error(std::string("bad ") + which + " entry in --scaling: " + e.what());
+      throw Error(std::string("bad ") + which + " entry in scaling '" + text + "': " + e.what());
     }
     start = end + 1;
   }
@@ -55,11 +55,12 @@ ScalingSpec ScalingSpec::parse(const std::string& text) {
     } else if (part.rfind("d2=", 0) == 0 || part.rfind("D2=", 0) == 0) {
       spec.d2 = parse_diagonal(part.substr(3), "D2");
     } else {
-      throw Error("cannot parse --scaling '" + text + "' (expected wincnn, lagrange, or d1=a,b,...;d2=c,d,...)");
+      throw Error("cannot parse scaling '" + text +
+                  "' (expected wincnn, lagrange, or d1=a,b,...;d2=c,d,...)");
     }
     any = true;
   }
-  if (!any) throw Error("empty --scaling (expected wincnn, lagrange, or d1=...;d2=...)");
+  if (!any) throw Error("empty scaling (expected wincnn, lagrange, or d1=...;d2=...)");
   return spec;
 }
 

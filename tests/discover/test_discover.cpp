@@ -1,13 +1,14 @@
 // The discovery pipeline: ES convergence on a closed-form problem, determinism across thread counts,
 // exact verification of every result, enumeration against brute force, dtype constraints, bad input.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "common/cli_runner.hpp"
 #include "nova/analysis/vandermonde.hpp"
 #include "nova/discover/discover.hpp"
+#include "nova/discover/objective.hpp"
 #include "nova/discover/objectives.hpp"
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"
@@ -172,14 +173,54 @@ TEST(DiscoverCli, JsonIsTheTransformSchemaPlusAnalysis) {
               j["discovery"]["kappa2_v"].get<double>(), 1e-9);
 }
 
+// The message of the nova::Error that f throws ("" when it throws none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Discover, OptionErrorsNameTheSettingNotACommandLineFlag) {
+  // The library's checks serve the CLI and the Python bindings alike: a message naming "--threads"
+  // sends a Python caller to a flag that does not exist there.
+  const KappaV kv;
+  auto with = [&](auto set) {
+    return error_of([&] {
+      auto o = quick({4, 3});
+      set(o);
+      discover(o, kv);
+    });
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {with([](DiscoverOptions& o) { o.threads = -1; }), "threads must be at least 1"},
+      {with([](DiscoverOptions& o) { o.budget_s = -1; }), "time budget"},
+      {with([](DiscoverOptions& o) { o.budget_s = std::nan(""); }), "time budget"},
+      {with([](DiscoverOptions& o) { o.lattice.max_denominator = 0; }), "maximum denominator"},
+      {with([](DiscoverOptions& o) { o.lattice.num_ratio = 0; }), "maximum numerator ratio"},
+      {error_of([] { parse_point_dtype("fp8"); }), "point dtype 'fp8'"},
+      {error_of([] { make_objective(""); }), "empty objective"},
+  };
+  for (const auto& [message, part] : cases) {
+    EXPECT_NE(message.find(part), std::string::npos) << message;
+    EXPECT_EQ(message.find("--"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  EXPECT_NE(cases[0].first.find("got -1"), std::string::npos) << cases[0].first;
+}
+
 TEST(DiscoverCli, BadInputGetsOneLine) {
-  for (const auto& [args, part] : {std::pair{"discover --tile 4,3 --objective nope", "unknown objective"},
-                                   std::pair{"discover --tile 4,3 --dtype fp32", "unknown --dtype"},
-                                   std::pair{"discover --tile 4,3 --budget 0", "--budget"},
-                                   std::pair{"discover --tile 4,3 --budget -3", "--budget"},
-                                   std::pair{"discover --tile 12,3 --dtype int8", "impossible constraint"},
-                                   std::pair{"discover --tile 40,3", "32"},
-                                   std::pair{"discover --tile 4,3 --threads -2", "--threads"}}) {
+  for (const auto& [args, part] :
+       {std::pair{"discover --tile 4,3 --objective nope", "unknown objective"},
+        std::pair{"discover --tile 4,3 --dtype fp32", "unknown point dtype 'fp32'"},
+        std::pair{"discover --tile 4,3 --budget 0", "--budget"},
+        std::pair{"discover --tile 4,3 --budget -3", "--budget"},
+        std::pair{"discover --tile 12,3 --dtype int8", "impossible constraint"},
+        std::pair{"discover --tile 40,3", "32"},
+        std::pair{"discover --tile 4,3 --threads -2", "--threads"}}) {
     const auto r = testing::run_cli(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.output;
     EXPECT_NE(r.output.find(part), std::string::npos) << args << ": " << r.output;

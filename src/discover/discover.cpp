@@ -83,7 +83,8 @@ void finish(const Context& c, StageResult& s, std::span<const double> x, std::si
     ++s.evaluations;
   } else {
     s.snap_broke = true;
-    auto repaired = neighbourhood_search(c.lattice, target, lo, c.o.neighbourhood, f, rng, &s.evaluations);
+    auto repaired =
+        neighbourhood_search(c.lattice, target, lo, c.o.neighbourhood, f, rng, &s.evaluations, c.deadline);
     if (!repaired) {
       // No distinct combination near the candidate: take the lowest distinct indices as a last resort.
       lp.idx.clear();
@@ -94,9 +95,11 @@ void finish(const Context& c, StageResult& s, std::span<const double> x, std::si
       lp = std::move(*repaired);
     }
   }
-  if (c.o.polish) lp = polish(c.lattice, std::move(lp), lo, c.o.polish_window, f, &s.evaluations);
+  if (c.o.polish) lp = polish(c.lattice, std::move(lp), lo, c.o.polish_window, f, &s.evaluations, c.deadline);
   s.points = to_point_list(c.lattice, lp.idx, lo > 0, lo > 0 && c.q % 2 == 1);
   s.value = lp.value;
+  if (c.deadline && Clock::now() > *c.deadline)
+    s.stopped_by_budget = true;  // the repair or polish was cut short
 }
 
 StageResult symmetric_stage(const Context& c) {
@@ -125,6 +128,10 @@ StageResult symmetric_stage(const Context& c) {
       const double v = f(lattice_values(c.lattice, idx));
       ++s.evaluations;
       if (!best || v < best->value) best = LatticePoint{idx, v};
+      if (c.deadline && Clock::now() > *c.deadline) {
+        s.stopped_by_budget = true;
+        break;
+      }
       // Next combination in lexicographic order.
       std::size_t i = k;
       while (i > 0 && idx[i - 1] == c.lattice.size() - (k - i + 1)) --i;

@@ -27,7 +27,8 @@ std::vector<double> lattice_values(const RationalLattice& lattice, const std::ve
 
 std::optional<LatticePoint> neighbourhood_search(const RationalLattice& lattice, std::span<const double> x,
                                                  std::size_t lo, const NeighbourhoodOptions& options,
-                                                 const ValueFunction& f, Rng& rng, long* evaluations) {
+                                                 const ValueFunction& f, Rng& rng, long* evaluations,
+                                                 Deadline deadline) {
   std::vector<std::vector<std::size_t>> choices;
   double product = 1;
   for (double v : x) {
@@ -40,6 +41,8 @@ std::optional<LatticePoint> neighbourhood_search(const RationalLattice& lattice,
     choices.push_back(std::move(c));
   }
   std::optional<LatticePoint> best;
+  // Up to `limit` evaluations (seconds for a large tile): checked after each once a repair is found.
+  auto expired = [&] { return best && deadline && std::chrono::steady_clock::now() > *deadline; };
   std::vector<std::size_t> pick(x.size()), counter(x.size(), 0);
   auto consider = [&] {
     std::vector<std::size_t> sorted = pick;
@@ -54,6 +57,7 @@ std::optional<LatticePoint> neighbourhood_search(const RationalLattice& lattice,
     while (true) {
       for (std::size_t d = 0; d < x.size(); ++d) pick[d] = choices[d][counter[d]];
       consider();
+      if (expired()) break;
       std::size_t d = 0;
       while (d < x.size() && ++counter[d] == choices[d].size()) counter[d++] = 0;
       if (d == x.size()) break;
@@ -62,19 +66,21 @@ std::optional<LatticePoint> neighbourhood_search(const RationalLattice& lattice,
     for (long s = 0; s < options.limit; ++s) {
       for (std::size_t d = 0; d < x.size(); ++d) pick[d] = choices[d][rng.below(choices[d].size())];
       consider();
+      if (expired()) break;
     }
   }
   return best;
 }
 
 LatticePoint polish(const RationalLattice& lattice, LatticePoint start, std::size_t lo, std::size_t window,
-                    const ValueFunction& f, long* evaluations) {
+                    const ValueFunction& f, long* evaluations, Deadline deadline) {
   LatticePoint cur = std::move(start);
   const std::size_t n = cur.idx.size();
   const std::size_t size = lattice.size();
   for (int pass = 0; pass < 1000; ++pass) {
     bool moved = false;
     for (std::size_t d = 0; d < n; ++d) {
+      if (deadline && std::chrono::steady_clock::now() > *deadline) return cur;
       // Any unused index within the window, even past a neighbour (the list is re-sorted), so that a
       // point can leave a crowded end of a small lattice such as int8's eleven integers.
       const std::size_t from = std::max(lo, cur.idx[d] >= window ? cur.idx[d] - window : 0);

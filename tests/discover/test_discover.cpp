@@ -212,6 +212,23 @@ TEST(Discover, OptionErrorsNameTheSettingNotACommandLineFlag) {
   EXPECT_NE(cases[0].first.find("got -1"), std::string::npos) << cases[0].first;
 }
 
+TEST(Discover, BudgetStopsEveryStepNotOnlyTheEs) {
+  // F(30,3): snapping breaks and the repair samples up to 100000 sets, then the polish descends; both
+  // ran on past the budget (5 s took 7.7). Counted, not timed: past a budget that is spent at once,
+  // each stage does a handful of evaluations (ES start, the first valid repair), not thousands.
+  const KappaV kv;
+  DiscoverOptions o;
+  o.tile = {30, 3};
+  o.threads = 1;
+  o.budget_s = 1e-6;
+  const auto r = discover(o, kv);
+  EXPECT_TRUE(r.verification.ok);
+  for (const auto& s : r.stages) {
+    EXPECT_TRUE(s.stopped_by_budget) << s.stage;
+    EXPECT_LE(s.evaluations, 2 * o.es.restarts + 2) << s.stage;
+  }
+}
+
 TEST(DiscoverCli, BadInputGetsOneLine) {
   for (const auto& [args, part] :
        {std::pair{"discover --tile 4,3 --objective nope", "unknown objective"},

@@ -131,5 +131,35 @@ TEST(Neighbourhood, RepairsRepeatedPointsWithTheBestDistinctSet) {
   EXPECT_DOUBLE_EQ(best->value, brute);
 }
 
+TEST(Neighbourhood, PastTheDeadlineSearchesStopAtTheFirstValidCandidate) {
+  // A time budget is honoured between evaluations: the repair returns its first distinct set (it
+  // must return one if any exists), the polish returns its start.
+  const RationalLattice lattice({4, 2, PointDtype::kAny});
+  const double x[] = {0.49, 0.51, -1.0};
+  long calls = 0;
+  const ValueFunction f = [&](std::span<const double> v) {
+    ++calls;
+    double s = 0;
+    for (double a : v) s += (a - 0.3) * (a - 0.3);
+    return s;
+  };
+  const Deadline past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  Rng rng(1);
+  const auto first = neighbourhood_search(lattice, x, 0, NeighbourhoodOptions{}, f, rng, nullptr, past);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_TRUE(strictly_increasing(first->idx));
+  EXPECT_EQ(calls, 1);
+  calls = 0;
+  const LatticePoint start = *first;
+  const LatticePoint polished = polish(lattice, start, 0, 6, f, nullptr, past);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(polished.idx, start.idx);
+  // Without a deadline both run on (the same searches as above do more than one evaluation).
+  Rng again(1);
+  calls = 0;
+  (void)polish(lattice, *neighbourhood_search(lattice, x, 0, NeighbourhoodOptions{}, f, again), 0, 6, f);
+  EXPECT_GT(calls, 2);
+}
+
 }  // namespace
 }  // namespace nova

@@ -24,7 +24,11 @@ struct DiscoverOptions {
   EsParams es;
   uint64_t seed = 0;
   int threads = 0;        // 0: every hardware thread
-  double budget_s = 0;    // > 0: stop the ES stages after this many seconds (results then depend on speed)
+  // > 0: stop after this many seconds (results then depend on speed). Checked between objective
+  // evaluations in every stage (ES generations, the symmetric enumeration, the snap's repair and the
+  // polish, which keep the best found so far); the run overruns it by about one evaluation per
+  // thread plus the exact construction and verification of the result (0.3 s for F(30,3)).
+  double budget_s = 0;
   bool symmetric = true;  // the symmetric stage
   bool es_stage = true;   // the ES stage over R^(n-1)
   bool polish = true;     // lattice descent after snapping (off: the seed's snap-only pipeline)
@@ -66,7 +70,8 @@ struct DiscoveryResult {
   double seconds = 0;
 };
 
-// Throws nova::Error on bad options (tile, lattice, impossible constraints, budget <= 0 given).
+// Throws nova::Error on bad options (tile, lattice, impossible constraints, a negative or non-finite
+// budget, negative threads).
 DiscoveryResult discover(const DiscoverOptions& options, const Objective& objective,
                          const ScalingSpec& scaling = {});
 

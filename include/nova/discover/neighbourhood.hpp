@@ -4,6 +4,7 @@
 // reordering the points), so "valid" means strictly increasing.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <optional>
 #include <span>
@@ -15,6 +16,8 @@
 namespace nova {
 
 using ValueFunction = std::function<double(std::span<const double>)>;
+// Past it, the searches below return the best found so far (a time budget: results then depend on speed).
+using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 
 struct LatticePoint {
   std::vector<std::size_t> idx;  // strictly increasing lattice indices
@@ -34,13 +37,17 @@ struct NeighbourhoodOptions {
 
 // The best candidate with distinct values among the products of each coordinate's neighbours, or
 // nothing when none is valid. `evaluations` (if given) is increased by the number of calls to f.
+// Past the deadline it stops at the first valid candidate found.
 std::optional<LatticePoint> neighbourhood_search(const RationalLattice& lattice, std::span<const double> x,
                                                  std::size_t lo, const NeighbourhoodOptions& options,
-                                                 const ValueFunction& f, Rng& rng, long* evaluations = nullptr);
+                                                 const ValueFunction& f, Rng& rng,
+                                                 long* evaluations = nullptr,
+                                                 Deadline deadline = std::nullopt);
 
 // Coordinate descent: each point tries every unused index within `window` steps of its own (the list
 // is re-sorted after a move); the best improving move is taken; repeated until a pass changes nothing.
+// Past the deadline it stops before the next coordinate.
 LatticePoint polish(const RationalLattice& lattice, LatticePoint start, std::size_t lo, std::size_t window,
-                    const ValueFunction& f, long* evaluations = nullptr);
+                    const ValueFunction& f, long* evaluations = nullptr, Deadline deadline = std::nullopt);
 
 }  // namespace nova

@@ -45,7 +45,14 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // Help and --version arrive as "errors" with exit code 0: CLI11 prints them. Real parse errors
+    // follow nova's convention (one line, status 2), not CLI11's codes 105-114 and its two lines.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    while (!message.empty() && message.back() == ' ') message.pop_back();
+    std::cerr << "nova: error: " << message << '\n';
+    return 2;
   } catch (const nova::Error& e) {
     std::cerr << "nova: error: " << e.what() << '\n';
     return 2;

@@ -83,6 +83,18 @@ TEST(Cli, UnknownCommandIsNamed) {
   expect_error("trnasform --tile 4,3", "unknown command 'trnasform'");
 }
 
+// CLI11's own parse errors follow nova's convention too (it exits 105-114 with a second line).
+TEST(Cli, ParseErrorsExitTwoOnOneLine) {
+  expect_error("transform -t 2,3 -t 2,3", "--tile: At Most 1 required but received 2");
+  expect_error("transform -t 2,3 --bogus", "--bogus");
+  expect_error("transform", "--tile is required");
+  expect_error("verify /tmp", "directory");
+  expect_error("bench", "A subcommand is required");
+  expect_error("bench conv --shape 1,2,3,4,5 --repeat x", "--repeat");
+  EXPECT_EQ(run_cli("--version").status, 0);
+  EXPECT_EQ(run_cli("bench conv --help").status, 0);
+}
+
 TEST(Cli, HelpListsCommands) {
   auto r = run_cli("--help");
   EXPECT_EQ(r.status, 0);

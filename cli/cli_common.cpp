@@ -64,6 +64,23 @@ void emit(const std::string& path, const std::string& contents) {
   write_text_file(path, contents);
 }
 
+Verification verify_with_points(const Transform& t) {
+  Verification v = verify(t);
+  if (v && !t.points().empty()) v = match_points(t);
+  return v;
+}
+
+void require_verified(const Transform& t, const std::string& what) {
+  if (const Verification v = verify_with_points(t); !v)
+    throw Error(what + " fails exact verification (nova verify): " + v.reason);
+}
+
+Transform load_verified_transform(const std::string& path) {
+  Transform t = load_transform(path);
+  require_verified(t, "'" + path + "'");
+  return t;
+}
+
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
 
 }  // namespace nova::cli

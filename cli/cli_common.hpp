@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "nova/exact/transform.hpp"
+#include "nova/exact/verify.hpp"
+
 namespace nova::cli {
 
 enum class OutputFormat { kText, kJson, kCpp };
@@ -23,6 +26,17 @@ std::vector<std::string> split_list(const std::string& text, char sep);
 
 // A layer shape written N,C,H,W,K: five integers; anything else throws nova::Error naming `option`.
 std::array<int64_t, 5> parse_nchwk(const std::string& text, const std::string& option);
+
+// Exact verification as `nova verify` does it: the Winograd identity, then (when the transform names
+// its points) that the matrices are those points' construction.
+Verification verify_with_points(const Transform& t);
+
+// Commands that compute with a transform refuse one that fails verification (as `bench --transform`
+// does): their numbers would describe no convolution. Throws nova::Error naming `what` and the reason.
+void require_verified(const Transform& t, const std::string& what);
+
+// load_transform, then require_verified naming the file.
+Transform load_verified_transform(const std::string& path);
 
 // True when stderr is a terminal (progress output goes there only then).
 bool stderr_is_terminal();

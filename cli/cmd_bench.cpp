@@ -98,7 +98,7 @@ void run_bench(const BenchOptions& o) {
     throw Error("--algorithm wants auto, winograd or direct, got '" + o.algorithm + "'");
   }
   if (!o.tile.empty()) po.tile = parse_tile(o.tile);
-  if (!o.transform_file.empty()) po.transform = load_transform(o.transform_file);
+  if (!o.transform_file.empty()) po.transform = load_verified_transform(o.transform_file);
   const std::string in_type = !o.input_type.empty() ? o.input_type : !o.io.empty() ? o.io : "fp32";
   const std::string out_type = !o.output_type.empty() ? o.output_type : !o.io.empty() ? o.io : "fp32";
   if (!(std::isfinite(o.data_range) && o.data_range > 0.0f))

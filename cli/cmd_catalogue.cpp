@@ -82,7 +82,11 @@ void run_list(const CatalogueOptions& o) {
 
 const CatalogueEntry& entry_of(const Catalogue& c, const CatalogueOptions& o) {
   if (o.tile.empty() || o.preset.empty()) throw Error("give --tile and --precision");
-  return c.best(parse_tile(o.tile), o.preset);
+  const CatalogueEntry& e = c.best(parse_tile(o.tile), o.preset);
+  // A catalogue edited by hand or by another tool: its JSON says "verified" but that is not proof.
+  require_verified(e.transform, fmt::format("catalogue entry {} {} in '{}'", e.tile.to_string(), e.preset,
+                                            o.catalogue.empty() ? default_catalogue_path() : o.catalogue));
+  return e;
 }
 
 void run_show(const CatalogueOptions& o) {

@@ -38,7 +38,7 @@ struct ErrorOptions {
 
 std::vector<Transform> transforms_of(const ErrorOptions& o) {
   std::vector<Transform> out;
-  for (const std::string& f : o.transform_files) out.push_back(load_transform(f));
+  for (const std::string& f : o.transform_files) out.push_back(load_verified_transform(f));
   if (!o.points.empty() || out.empty()) {
     if (o.tile.empty()) throw Error("give --tile with --points, or a transform JSON file");
     const TileSize tile = parse_tile(o.tile);

@@ -26,13 +26,9 @@ void run_verify(const VerifyOptions& o) {
   bool all_ok = true;
   for (const std::string& file : o.files) {
     const Transform t = load_transform(file);
-    Verification v = verify(t);
-    std::string points_note;
-    if (v && !t.points().empty()) {
-      const Verification match = match_points(t);
-      if (!match) v = match;
-      else points_note = " (matrices match points {" + to_string(t.points()) + "})";
-    }
+    const Verification v = verify_with_points(t);
+    const std::string points_note =
+        v && !t.points().empty() ? " (matrices match points {" + to_string(t.points()) + "})" : "";
     all_ok = all_ok && v.ok;
     results.push_back({{"file", file}, {"tile", t.tile().to_string()}, {"verified", v.ok}, {"reason", v.reason}});
     text += v ? fmt::format("{}: OK: {} verified exactly (1D and 2D){}\n", file, t.tile().to_string(), points_note)

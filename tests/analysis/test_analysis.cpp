@@ -127,5 +127,17 @@ TEST(AnalyzeCli, JsonAndErrors) {
   }
 }
 
+// Conditioning and cost of matrices that compute no convolution mean nothing: refused, as bench does.
+TEST(AnalyzeCli, RefusesAFileThatFailsVerification) {
+  const std::string file = testing::write_unverified_transform(testing::temp_dir());
+  ASSERT_FALSE(file.empty());
+  const auto r = testing::run_cli("analyze " + file);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("nova: error: '" + file + "' fails exact verification"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("1D identity fails"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << r.output;
+}
+
 }  // namespace
 }  // namespace nova

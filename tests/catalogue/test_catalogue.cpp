@@ -163,6 +163,29 @@ TEST(CatalogueCli, ListShowExportAndErrors) {
   EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
 }
 
+// A catalogue edited by hand: the entry asked for is verified before it is shown or exported.
+TEST(CatalogueCli, ShowAndExportRefuseAnEntryThatFailsVerification) {
+  nlohmann::json j = nlohmann::json::parse(read_text_file(kShipped));
+  bool edited = false;
+  for (auto& e : j["entries"])
+    if (e["tile"] == "F(2,3)" && e["preset"] == "fp32") {
+      e["transform"]["BT"][0][0] = e["transform"]["BT"][0][0] == "2" ? "3" : "2";
+      edited = true;
+    }
+  ASSERT_TRUE(edited);
+  const std::string file = testing::temp_dir() + "/edited.json";
+  std::ofstream(file) << j.dump();
+  for (const std::string cmd : {"show", "show --format json", "export --format cpp"}) {
+    const auto r = testing::run_cli("catalogue " + cmd + " --tile 2,3 --precision fp32 --catalogue " + file);
+    EXPECT_EQ(r.status, 2) << cmd << ": " << r.output;
+    EXPECT_NE(r.output.find("catalogue entry F(2,3) fp32 in '" + file + "' fails exact verification"),
+              std::string::npos)
+        << cmd << ": " << r.output;
+  }
+  // The other entries are still usable.
+  EXPECT_EQ(testing::run_cli("catalogue show --tile 4,3 --precision fp32 --catalogue " + file).status, 0);
+}
+
 }  // namespace
 }  // namespace nova
 

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace nova::testing {
@@ -32,6 +34,20 @@ inline std::string temp_dir() {
   char tmpl[] = "/tmp/nova-test-XXXXXX";
   const char* dir = mkdtemp(tmpl);
   return dir ? std::string(dir) : std::string("/tmp");
+}
+
+// Writes dir/unverified.json: F(2,3)'s transform with BT[0][0] edited 1 -> 2, which fails exact
+// verification; returns its path (empty when `nova transform` failed).
+inline std::string write_unverified_transform(const std::string& dir) {
+  const std::string file = dir + "/unverified.json";
+  if (run_cli("transform --tile 2,3 --format json -o " + file).status != 0) return "";
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto pos = text.find("\"BT\": [\n    [\n      \"1\"");
+  if (pos == std::string::npos) return "";
+  text.replace(text.find("\"1\"", pos), 3, "\"2\"");
+  std::ofstream(file) << text;
+  return file;
 }
 
 }  // namespace nova::testing

@@ -73,6 +73,17 @@ TEST(CliError, BadInputGivesOneLineErrorAndStatus2) {
   }
 }
 
+// A transform that fails verification computes no convolution: its "error" would be a number about nothing.
+TEST(CliError, RefusesAFileThatFailsVerification) {
+  const std::string file = testing::write_unverified_transform(testing::temp_dir());
+  ASSERT_FALSE(file.empty());
+  const auto r = run_cli("error " + file);
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("nova: error: '" + file + "' fails exact verification"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << r.output;
+}
+
 TEST(CliError, ListsPresets) {
   const auto r = run_cli("error --list-precisions");
   ASSERT_EQ(r.status, 0);

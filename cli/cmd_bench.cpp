@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cmath>
+#include <ctime>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <span>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "cli_common.hpp"
@@ -23,10 +25,14 @@
 namespace nova::cli {
 namespace {
 
+// Each timed execute keeps its time (for the median): a bound keeps a mistyped count from growing
+// memory for hours.
+constexpr int kMaxRepeat = 1000000;
+
 struct BenchOptions {
   std::string shape;
   int64_t kernel = 3;
-  int64_t pad = -1;
+  int64_t pad = -1;  // -1 unless --pad is given: kernel/2
   int64_t stride = 1;
   int64_t dilation = 1;
   int64_t groups = 1;
@@ -37,7 +43,7 @@ struct BenchOptions {
   std::string dtype = "fp32";
   std::string io;  // both tensor types
   std::string input_type, output_type;
-  float input_scale = 0.0f, output_scale = 0.0f;
+  float input_scale = 0.0f, output_scale = 0.0f;  // 0 unless given: chosen from the data
   float data_range = 1.0f;  // input and bias uniform in [-range, range]
   std::string isa;
   std::string lowp_kernel = "auto";
@@ -53,6 +59,8 @@ struct BenchOptions {
   bool generic = false;
   bool calibrate = false;
   bool profile = false;
+  // Which of the options whose default is a sentinel (pad, scales, repeat) the user gave.
+  bool pad_given = false, repeat_given = false, input_scale_given = false, output_scale_given = false;
   std::string format = "text";
   std::string output;
 };
@@ -74,8 +82,22 @@ ConvShape parse_shape(const BenchOptions& o) {
   return s;
 }
 
+// The options CLI11 cannot check with a readable message (its range check prints 310-digit bounds).
+void check_options(const BenchOptions& o) {
+  if (o.pad_given && o.pad < 0) throw Error(fmt::format("--pad must be 0 or more, got {}", o.pad));
+  if (o.repeat_given && (o.repeat < 1 || o.repeat > kMaxRepeat))
+    throw Error(fmt::format("--repeat must be 1 to {}, got {}", kMaxRepeat, o.repeat));
+  if (o.k_parts < 0) throw Error(fmt::format("--k-parts must be 0 (automatic) or more, got {}", o.k_parts));
+  for (const auto& [given, value, name] :
+       {std::tuple{o.input_scale_given, o.input_scale, "--input-scale"},
+        std::tuple{o.output_scale_given, o.output_scale, "--output-scale"}})
+    if (given && !(std::isfinite(value) && value > 0.0f))
+      throw Error(fmt::format("{} must be finite and > 0, got {}", name, value));
+}
+
 void run_bench(const BenchOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
+  check_options(o);
   const ConvShape s = parse_shape(o);
   conv::PlanOptions po;
   po.layout = conv::parse_layout(o.layout);
@@ -99,6 +121,10 @@ void run_bench(const BenchOptions& o) {
   }
   if (!o.tile.empty()) po.tile = parse_tile(o.tile);
   if (!o.transform_file.empty()) po.transform = load_verified_transform(o.transform_file);
+  // The plan takes the file's transform and would ignore the tile.
+  if (po.tile && po.transform && !(*po.tile == po.transform->tile()))
+    throw Error("--tile " + o.tile + " disagrees with the tile of --transform '" + o.transform_file + "' (" +
+                po.transform->tile().to_string() + ")");
   const std::string in_type = !o.input_type.empty() ? o.input_type : !o.io.empty() ? o.io : "fp32";
   const std::string out_type = !o.output_type.empty() ? o.output_type : !o.io.empty() ? o.io : "fp32";
   if (!(std::isfinite(o.data_range) && o.data_range > 0.0f))
@@ -339,7 +365,9 @@ void setup(CLI::App& app) {
   CLI::App* c = bench->add_subcommand("conv", "Time one convolution layer (median of repeated executes)");
   c->add_option("--shape", o->shape, "N,C,H,W,K")->required();
   c->add_option("--kernel", o->kernel, "Kernel size (square)")->default_val(3);
-  c->add_option("--pad", o->pad, "Zero padding (default kernel/2)");
+  c->add_option("--pad", o->pad, "Zero padding (default kernel/2)")->each([o](const std::string&) {
+    o->pad_given = true;
+  });
   c->add_option("--stride", o->stride, "Stride")->default_val(1);
   c->add_option("--dilation", o->dilation, "Dilation")->default_val(1);
   c->add_option("--groups", o->groups, "Groups")->default_val(1);
@@ -353,12 +381,15 @@ void setup(CLI::App& app) {
   c->add_option("--input-type", o->input_type, "Input tensor type (overrides --io)");
   c->add_option("--output-type", o->output_type, "Output tensor type (overrides --io)");
   c->add_option("--input-scale", o->input_scale,
-                "int8 input: value = scale * code (default range/127; the data is in [-range, range])");
+                "int8 input: value = scale * code (default range/127; the data is in [-range, range])")
+      ->each([o](const std::string&) { o->input_scale_given = true; });
   c->add_option("--data-range", o->data_range,
                 "The input and bias are uniform in [-range, range] (weights in [-0.1, 0.1]): how a precision "
                 "fares on activations far from unit scale (--check)")
       ->default_val(1.0f);
-  c->add_option("--output-scale", o->output_scale, "int8 output: value = scale * code (default max|y|/127 of an FP32 run)");
+  c->add_option("--output-scale", o->output_scale,
+                "int8 output: value = scale * code (default max|y|/127 of an FP32 run)")
+      ->each([o](const std::string&) { o->output_scale_given = true; });
   c->add_option("--lowp-kernel", o->lowp_kernel, "Low-precision GEMM kernel: auto | portable | simd | avx512 (never AMX) | amx (int8, bf16)")->default_val("auto");
   c->add_option("--fp16-arith", o->fp16_arith,
                 "fp16 GEMM arithmetic: auto (fp16 where AVX512-FP16 is present) | fp32 (F16C widening) | fp16 (fp16 FMAs "
@@ -373,14 +404,17 @@ void setup(CLI::App& app) {
               "(the PyTorch drop-in's plans); the timed executes still find them in cache when they fit");
   c->add_option("--isa", o->isa, "Force a kernel path: portable | avx2 | avx512");
   c->add_option("--threads", o->threads, "Threads (0: all cores)")->default_val(0);
-  c->add_option("--repeat", o->repeat, "Timed executes (default: about 0.5 s worth)");
+  c->add_option(
+       "--repeat", o->repeat,
+       "Timed executes, 1 to " + std::to_string(kMaxRepeat) + " (default: about 0.5 s worth, 5 to 200)")
+      ->each([o](const std::string&) { o->repeat_given = true; });
   c->add_flag("--profile", o->profile,
               "Then as many executes again with stage clocks on: thread time per stage (pack, scales, input, "
               "convert, gemm, output, direct, idle) per execute");
   c->add_option("--tile-block", o->tile_block, "Winograd order: 0 auto, >0 fused blocks of that many tiles, <0 phased");
-  c->add_option("--k-parts", o->k_parts,
-                "Fused order: each block's output channels in this many parts, a task each (0 auto, 1 never)")
-      ->check(CLI::NonNegativeNumber);
+  c->add_option(
+      "--k-parts", o->k_parts,
+      "Fused order: each block's output channels in this many parts, a task each (0 auto, 1 never)");
   c->add_flag("--relu", o->relu, "Fuse ReLU");
   c->add_flag("--calibrate", o->calibrate, "int8: calibrate the V scales on the benchmark input (fused order)");
   c->add_flag("--generic", o->generic, "Use the generic run-time tile transforms, not the generated code");

@@ -88,6 +88,35 @@ TEST(BenchConvCli, BadRequestsGetAClearMessage) {
   }
 }
 
+// Values that used to fall back silently to a default (a negative pad to kernel/2, a repeat count
+// below 1 to the automatic one, a non-positive scale to the data's) or be ignored (--tile beside
+// --transform) are refused, naming the option and the value.
+TEST(BenchConvCli, OutOfRangeValuesAreRefusedNotReplaced) {
+  const std::string file = nova::testing::temp_dir() + "/f43.json";
+  ASSERT_EQ(nova::testing::run_cli("transform --tile 4,3 --format json -o " + file).status, 0);
+  const struct {
+    std::string args, message;
+  } cases[] = {{"--pad -1", "--pad must be 0 or more, got -1"},
+               {"--repeat 0", "--repeat must be 1 to 1000000, got 0"},
+               {"--repeat -5", "--repeat must be 1 to 1000000, got -5"},
+               {"--repeat 1000000000", "--repeat must be 1 to 1000000, got 1000000000"},
+               {"--io int8 --input-scale 0", "--input-scale must be finite and > 0, got 0"},
+               {"--io int8 --input-scale nan", "--input-scale must be finite and > 0, got nan"},
+               {"--io int8 --output-scale -0.5", "--output-scale must be finite and > 0, got -0.5"},
+               {"--k-parts -1", "--k-parts must be 0 (automatic) or more, got -1"},
+               {"--transform " + file + " --tile 6,3", "--tile 6,3 disagrees with the tile of --transform"}};
+  for (const auto& c : cases) {
+    const nova::testing::CliResult r = nova::testing::run_cli("bench conv --shape 1,8,8,8,8 " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args;
+    EXPECT_NE(r.output.find("nova: error: " + c.message), std::string::npos) << c.args << ": " << r.output;
+  }
+  // The tile the file has is accepted beside it.
+  EXPECT_EQ(
+      nova::testing::run_cli("bench conv --shape 1,8,8,8,8 --repeat 1 --transform " + file + " --tile 4,3")
+          .status,
+      0);
+}
+
 // `nova bench paths` names, for every precision, the kernel a plan made in this process runs.
 TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
   for (const std::string isa : {"", "portable", "avx2", "avx512"}) {

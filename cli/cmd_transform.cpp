@@ -1,6 +1,8 @@
 // nova transform: build a tile's exact transform from points and export it.
 #include <fmt/format.h>
 
+#include <cmath>
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
@@ -20,17 +22,40 @@ struct TransformOptions {
   std::string output;
   std::string name;
   bool no_infinity = false;
+  bool points_given = false;  // --points "" must not mean the default points
 };
+
+// Entries whose nearest double is infinite (points such as 1e400): JSON has no inf, so the "float64"
+// arrays hold null for them. The exact matrices, the file's point, are complete, so this only warns.
+bool beyond_double(const Transform& t) {
+  for (const RationalMatrix* x : {&t.AT(), &t.G(), &t.BT()})
+    for (std::size_t i = 0; i < x->rows(); ++i)
+      for (std::size_t j = 0; j < x->cols(); ++j)
+        if (!std::isfinite(to_double((*x)(i, j)))) return true;
+  return false;
+}
 
 void run_transform(const TransformOptions& o) {
   const TileSize tile = parse_tile(o.tile);
   const OutputFormat format = parse_format(o.format, /*allow_cpp=*/true);
+  if (o.points_given && o.points.empty())
+    throw Error("--points is empty (leave it out for the default points)");
+  if (!o.name.empty() && !is_cpp_identifier(o.name))
+    throw Error("--name '" + o.name +
+                "' is not a C++ identifier (letters, digits and _, not starting with a digit) "
+                "or is a keyword");
   PointList points = o.points.empty() ? standard_points(o.no_infinity ? tile.n() : tile.n() - 1, !o.no_infinity)
                                       : parse_points(o.points);
   const Transform t = Transform::construct(tile, std::move(points), ScalingSpec::parse(o.scaling));
   if (const Verification v = verify(t); !v) throw Error("internal: constructed transform failed verification: " + v.reason);
   switch (format) {
-    case OutputFormat::kJson: emit(o.output, to_json(t).dump(2)); break;
+    case OutputFormat::kJson:
+      if (beyond_double(t))
+        std::cerr
+            << "nova: warning: some entries are beyond float64's range: the \"float64\" arrays hold null for "
+               "them (the exact matrices are complete)\n";
+      emit(o.output, to_json(t).dump(2));
+      break;
     case OutputFormat::kCpp: emit(o.output, to_cpp_header(t, o.name)); break;
     case OutputFormat::kText: emit(o.output, to_text(t)); break;
   }
@@ -40,9 +65,11 @@ const CommandRegistration transform_registration("transform", 10, [](CLI::App& a
   auto options = std::make_shared<TransformOptions>();
   CLI::App* sub = app.add_subcommand("transform", "Build the exact Winograd transform (AT, G, BT) of a tile from points");
   sub->add_option("--tile,-t", options->tile, "Tile F(m,r), written 6,3 or F(6,3)")->required();
-  sub->add_option("--points,-p", options->points,
-                  "Points, e.g. \"0,±1,±2,±1/2,inf\" (±x or +-x for pairs; decimals are exact; inf optional). "
-                  "Default: the standard 0, ±1, ±2, ... with inf");
+  sub->add_option(
+         "--points,-p", options->points,
+         "Points, e.g. \"0,±1,±2,±1/2,inf\" (±x or +-x for pairs; decimals are exact; inf optional). "
+         "Default: the standard 0, ±1, ±2, ... with inf")
+      ->each([options](const std::string&) { options->points_given = true; });
   sub->add_flag("--no-infinity", options->no_infinity, "With default points: use n finite points and no infinity");
   sub->add_option("--scaling,-s", options->scaling,
                   "Diagonal scaling: wincnn (1/N_p factors in G, default), lagrange (factors in BT), or "

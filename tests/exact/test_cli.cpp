@@ -31,6 +31,28 @@ TEST(Cli, TransformBadInput) {
   expect_error("transform --tile 2,3 --format yaml", "unknown --format");
   expect_error("transform --tile 2,3 --scaling d1=1,2", "4 Winograd positions");
   expect_error("transform --tile 2,3 -o /nonexistent/dir/x.json", "cannot write '/nonexistent/dir/x.json'");
+  expect_error("transform --tile 2,3 --points ''", "--points is empty");
+  expect_error("analyze --tile 2,3 --points ''", "--points is empty");
+  for (const char* name : {"a-b", "1abc", "namespace", "and"})
+    expect_error(std::string("transform --tile 2,3 --format cpp --name ") + name,
+                 std::string("--name '") + name + "' is not a C++ identifier");
+  // 1e40 is beyond float's range: the header's float arrays would hold `inff`, which does not compile.
+  expect_error(
+      "transform --tile 4,3 --points '0,±1e-50,±1e40,inf' --format cpp",
+      "cannot write a C++ header: AT_f32[1][3] = 100000000000... (41 characters) is beyond float's range");
+}
+
+// JSON has no inf: entries beyond double's range are null in the "float64" arrays, and a warning says so;
+// the exact matrices (the file's point) are complete and verify.
+TEST(Cli, TransformJsonWarnsOfNullFloat64Entries) {
+  const std::string file = testing::temp_dir() + "/big.json";
+  auto r = run_cli("transform --tile 4,3 --points '0,±1e400,±1,inf' --format json -o " + file);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("nova: warning: some entries are beyond float64's range"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(run_cli("verify " + file).status, 0);
+  r = run_cli("transform --tile 4,3 --format json");
+  EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
 }
 
 TEST(Cli, TransformWritesFilesThatVerify) {

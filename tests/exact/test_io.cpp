@@ -145,6 +145,12 @@ TEST(CppHeader, HoldsExactCommentsAndNearestFloats) {
   EXPECT_NE(h.find("/* -21/4 */"), std::string::npos);
   EXPECT_NE(h.find("-0x1.5p+2 /* -21/4 */"), std::string::npos);  // -21/4 = -5.25 = -0x1.5p+2 exactly
   EXPECT_NE(h.find("Verified exactly"), std::string::npos);
+  // A namespace name that would not compile, and values beyond float's range (inff), are refused.
+  EXPECT_THROW(to_cpp_header(t, "a-b"), Error);
+  EXPECT_THROW(to_cpp_header(t, "for"), Error);
+  EXPECT_TRUE(is_cpp_identifier("_f63"));
+  EXPECT_FALSE(is_cpp_identifier("9f"));
+  EXPECT_THROW(to_cpp_header(Transform::construct({4, 3}, parse_points("0,±1e-50,±1e40,inf"))), Error);
 }
 
 }  // namespace

@@ -21,7 +21,11 @@ nlohmann::json to_json(const Transform& t);
 // Reads the schema above; throws nova::Error naming the key, row or entry that is wrong.
 Transform transform_from_json(const nlohmann::json& j);
 
+// Throws nova::Error when `name` is not a C++ identifier (or is a keyword), or when an entry is beyond
+// float's range (a literal such as inff would not compile; the JSON keeps the exact values).
 std::string to_cpp_header(const Transform& t, const std::string& name = "");
+// Letters, digits and '_', not starting with a digit, and not a C++20 keyword or alternative token.
+bool is_cpp_identifier(const std::string& name);
 std::string to_text(const Transform& t);
 
 // File helpers with one-line errors for unreadable or unwritable paths.

@@ -48,7 +48,7 @@ bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
     throw Error("objective '" + o.objective + "' needs a precision model: " + family + ":<preset or model.json>");
   const PrecisionModel model = load_precision_model(o.objective.substr(colon + 1));
   const SelectBy select = family == "measured-error" ? SelectBy::kMeasured : SelectBy::kProxy;
-  if (o.threads < 0) throw Error("--threads must be at least 1 (default: all cores)");
+  if (o.threads < 0) throw Error(fmt::format("--threads must be 0 (all cores) or more, got {}", o.threads));
   if (o.budget_given)
     throw Error("--budget applies to the kappa-style objectives only (error objectives are deterministic)");
   if (o.train_tiles < 1 || o.train_channels < 1) throw Error("--train-tiles and --train-channels must be positive");
@@ -122,7 +122,7 @@ void run_discover(const DiscoverCliOptions& o) {
   d.lattice.max_denominator = o.max_denominator;
   d.lattice.num_ratio = o.max_ratio;
   d.seed = o.seed;
-  if (o.threads < 0) throw Error("--threads must be at least 1 (default: all cores)");
+  if (o.threads < 0) throw Error(fmt::format("--threads must be 0 (all cores) or more, got {}", o.threads));
   d.threads = o.threads;
   if (o.budget_given && !(o.budget > 0)) throw Error("--budget must be a positive number of seconds");
   d.budget_s = o.budget_given ? o.budget : 0;
@@ -161,7 +161,7 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
                       "<precision> is a preset or a model JSON file")
       ->capture_default_str();
   sub->add_option("--seed", o->seed, "Random seed (the result is the same for any --threads)")->capture_default_str();
-  sub->add_option("--threads", o->threads, "Worker threads (default: all cores)");
+  sub->add_option("--threads", o->threads, "Worker threads (0, the default: all cores)");
   sub->add_option("--budget", o->budget, "Stop the search stages after this many seconds (the result then depends on machine speed)")
       ->each([o](const std::string&) { o->budget_given = true; });
   sub->add_option("--max-denominator", o->max_denominator, "Snap denominators b <= this (d_max)")->capture_default_str();

@@ -19,7 +19,7 @@ struct ReportCliOptions {
 };
 
 void run_report(const ReportCliOptions& o) {
-  if (o.threads < 0) throw Error("--threads must be at least 1 (default: all cores)");
+  if (o.threads < 0) throw Error("--threads must be 0 (all cores) or more, got " + std::to_string(o.threads));
   ReportOptions r;
   r.threads = o.threads;
   r.seed = o.seed;
@@ -39,7 +39,7 @@ const CommandRegistration report_registration("report", 5, [](CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "report", "The main report: the seed's conditioning tables regenerated, with nova's numbers beside them");
   sub->add_option("--output,-o", o->output, "Write the Markdown report to this file instead of stdout");
-  sub->add_option("--threads", o->threads, "Discovery threads (default: all cores; runtimes use one)");
+  sub->add_option("--threads", o->threads, "Discovery threads (0, the default: all cores; runtimes use one)");
   sub->add_option("--seed", o->seed, "Seed of the discovery runs")->capture_default_str();
   sub->add_flag("!--no-errors", o->errors, "Leave out the measured-error tables (nova catalogue report)");
   sub->callback([o] { run_report(*o); });

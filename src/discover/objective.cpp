@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 
@@ -110,6 +111,9 @@ std::unique_ptr<Objective> make_objective(const std::string& spec) {
     terms.emplace_back(weight, std::move(o));
     start = end + 1;
   }
+  // A sum that is zero for every point set ranks nothing: the search would return its first candidate.
+  if (std::all_of(terms.begin(), terms.end(), [](const auto& t) { return t.first == 0.0; }))
+    throw Error(fmt::format("objective '{}' has only zero weights (at least one must be > 0)", spec));
   return std::make_unique<WeightedSum>(spec, std::move(terms));
 }
 

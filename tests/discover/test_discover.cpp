@@ -237,7 +237,8 @@ TEST(DiscoverCli, BadInputGetsOneLine) {
         std::pair{"discover --tile 4,3 --budget -3", "--budget"},
         std::pair{"discover --tile 12,3 --dtype int8", "impossible constraint"},
         std::pair{"discover --tile 40,3", "32"},
-        std::pair{"discover --tile 4,3 --threads -2", "--threads"}}) {
+        std::pair{"discover --tile 4,3 --objective kappa-v:0", "only zero weights"},
+        std::pair{"discover --tile 4,3 --threads -2", "--threads must be 0 (all cores) or more, got -2"}}) {
     const auto r = testing::run_cli(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.output;
     EXPECT_NE(r.output.find(part), std::string::npos) << args << ": " << r.output;

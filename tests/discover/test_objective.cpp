@@ -112,6 +112,10 @@ TEST(Objectives, FactoryAndWeightedSums) {
   EXPECT_THROW(make_objective("kappa-v:-1"), Error);
   EXPECT_THROW(make_objective(""), Error);
   EXPECT_THROW(make_objective("kappa-v,,norm-product"), Error);
+  // A sum with only zero weights is zero everywhere and ranks nothing.
+  EXPECT_THROW(make_objective("kappa-v:0"), Error);
+  EXPECT_THROW(make_objective("kappa-v:0,norm-product:0"), Error);
+  EXPECT_NO_THROW(make_objective("kappa-v:0,norm-product:1"));
 }
 
 }  // namespace

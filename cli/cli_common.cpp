@@ -81,6 +81,16 @@ Transform load_verified_transform(const std::string& path) {
   return t;
 }
 
+CLI::Validator non_negative_integer() {
+  return CLI::Validator(
+      [](std::string& text) {
+        const auto first = text.find_first_not_of(" \t");
+        return first != std::string::npos && text[first] == '-' ? "must be 0 or more, got " + text
+                                                                : std::string();
+      },
+      "");
+}
+
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
 
 }  // namespace nova::cli

@@ -1,6 +1,7 @@
 // Helpers shared by the commands: output destinations and formats.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -37,6 +38,10 @@ void require_verified(const Transform& t, const std::string& what);
 
 // load_transform, then require_verified naming the file.
 Transform load_verified_transform(const std::string& path);
+
+// For unsigned options (seeds): CLI11 reads "-1" into a uint64_t as 18446744073709551615; this
+// refuses a minus sign instead ("--seed: must be 0 or more, got -1").
+CLI::Validator non_negative_integer();
 
 // True when stderr is a terminal (progress output goes there only then).
 bool stderr_is_terminal();

@@ -282,7 +282,7 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   search->add_option("--objective", o->objective, error_objective_help());
   search->add_option("--dtype", o->dtype, "Point lattice: any, fp16, bf16, int8")->capture_default_str();
   search->add_option("--max-den", o->max_den, "Largest denominator of the lattice")->capture_default_str();
-  search->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  search->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
   search->add_option("--refine-window", o->refine_window, "measured-error: powers of two tried around the proxy's scaling")
       ->capture_default_str();
   search->add_option("--train-tiles", o->train_tiles, "Training tiles")->capture_default_str();
@@ -293,7 +293,7 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
 
   CLI::App* gen = cat->add_subcommand("generate", "Regenerate the catalogue (deterministic; one thread)");
   gen->add_option("--output,-o", o->output, "Catalogue file to write")->required();
-  gen->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  gen->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
   gen->add_option("--tiles", o->tiles, "Tiles separated by ';' (default: all eight)");
   gen->add_option("--presets", o->presets, "Presets separated by ',' (default: the seven catalogue presets)");
   gen->add_option("--train-tiles", o->train_tiles, "Training tiles")->capture_default_str();
@@ -318,7 +318,7 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   cor->add_option("--precision,-p", o->preset, "Precision preset (default fp16-storage)");
   cor->add_option("--presets", o->presets, "Several presets separated by ','");
   cor->add_option("--count", o->count, "Random point sets")->capture_default_str();
-  cor->add_option("--seed", o->seed, "Random seed")->capture_default_str();
+  cor->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
   cor->add_option("--spread", o->spread, "Points uniform in [-spread, spread] (with --around: within spread of each)")
       ->capture_default_str();
   cor->add_option("--around", o->around, "Random sets near these points (n-1 finite ones, e.g. a catalogue entry's)");

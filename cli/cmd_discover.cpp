@@ -160,7 +160,9 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
                       "scored on held-out data) or proxy:<precision> (the same, chosen on the analytic stage proxy); "
                       "<precision> is a preset or a model JSON file")
       ->capture_default_str();
-  sub->add_option("--seed", o->seed, "Random seed (the result is the same for any --threads)")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Random seed (the result is the same for any --threads)")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   sub->add_option("--threads", o->threads, "Worker threads (0, the default: all cores)");
   sub->add_option("--budget", o->budget, "Stop the search stages after this many seconds (the result then depends on machine speed)")
       ->each([o](const std::string&) { o->budget_given = true; });

@@ -214,7 +214,9 @@ const CommandRegistration error_registration("error", 40, [](CLI::App& app) {
                                      "(and weights.npy)")
       ->capture_default_str();
   sub->add_option("--weights", o->weights, "Weights .npy [K,C,r,r] for --data FILE.npy");
-  sub->add_option("--seed", o->seed, "Seed of the generated data")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of the generated data")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   sub->add_option("--tiles", o->tiles, "Number of independent tiles (tile-level data)")->capture_default_str();
   sub->add_option("--channels", o->channels, "Input channels accumulated per tile (tile-level data)")->capture_default_str();
   sub->add_option("--layer", o->layer, "A whole layer N,C,H,W,K (stride 1, same padding) instead of tiles");

@@ -40,7 +40,9 @@ const CommandRegistration report_registration("report", 5, [](CLI::App& app) {
       "report", "The main report: the seed's conditioning tables regenerated, with nova's numbers beside them");
   sub->add_option("--output,-o", o->output, "Write the Markdown report to this file instead of stdout");
   sub->add_option("--threads", o->threads, "Discovery threads (0, the default: all cores; runtimes use one)");
-  sub->add_option("--seed", o->seed, "Seed of the discovery runs")->capture_default_str();
+  sub->add_option("--seed", o->seed, "Seed of the discovery runs")
+      ->capture_default_str()
+      ->check(non_negative_integer());
   sub->add_flag("!--no-errors", o->errors, "Leave out the measured-error tables (nova catalogue report)");
   sub->callback([o] { run_report(*o); });
 });

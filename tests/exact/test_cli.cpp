@@ -117,6 +117,14 @@ TEST(Cli, ParseErrorsExitTwoOnOneLine) {
   EXPECT_EQ(run_cli("bench conv --help").status, 0);
 }
 
+// A negative seed was read into the unsigned seed as 2^64 - 1 and the run went on with it.
+TEST(Cli, NegativeSeedsAreRefusedByEveryCommand) {
+  for (const char* cmd :
+       {"error --tile 2,3", "discover --tile 2,3", "report", "catalogue search --tile 2,3 -p fp32",
+        "catalogue generate -o /tmp/unused.json", "catalogue correlation"})
+    expect_error(std::string(cmd) + " --seed -1", "--seed: must be 0 or more, got -1");
+}
+
 TEST(Cli, HelpListsCommands) {
   auto r = run_cli("--help");
   EXPECT_EQ(r.status, 0);

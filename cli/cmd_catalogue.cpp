@@ -38,6 +38,7 @@ struct CatalogueOptions {
   int64_t train_tiles = 256, train_channels = 16;
   // generate
   std::string tiles, presets;
+  bool tiles_given = false, presets_given = false;  // an empty list must not mean the default one
   // correlation
   int count = 40;
   double spread = 2.5;
@@ -53,6 +54,14 @@ std::vector<std::string> split_nonempty(const std::string& s, char sep) {
     start = end + 1;
   }
   return out;
+}
+
+// --tiles or --presets as given: refused when it names nothing ("", ";"), which would mean the default set.
+std::vector<std::string> given_list(const std::string& text, char sep, const char* option) {
+  std::vector<std::string> items = split_nonempty(text, sep);
+  if (items.empty())
+    throw Error(fmt::format("{} '{}' names nothing (leave it out for the default set)", option, text));
+  return items;
 }
 
 void run_list(const CatalogueOptions& o) {
@@ -121,6 +130,12 @@ void run_search(const CatalogueOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
   if (o.tile.empty()) throw Error("give --tile");
   if (o.preset.empty() && o.objective.empty()) throw Error("give --precision or --objective");
+  // --objective names its own model (stage-proxy:<preset>); a --precision beside it would be ignored.
+  if (!o.preset.empty() && !o.objective.empty())
+    throw Error("give --precision or --objective, not both (--precision " + o.preset +
+                " is --objective stage-proxy:" + o.preset + ")");
+  // The lattice's own check names `nova discover`'s --max-denominator.
+  if (o.max_den < 1) throw Error(fmt::format("--max-den must be at least 1, got {}", o.max_den));
   ErrorObjectiveOptions eo;
   eo.training.tiles = o.train_tiles;
   eo.training.channels = o.train_channels;
@@ -169,8 +184,9 @@ void run_generate(const CatalogueOptions& o) {
   g.seed = o.seed;
   g.objective.training.tiles = o.train_tiles;
   g.objective.training.channels = o.train_channels;
-  for (const auto& t : split_nonempty(o.tiles, ';')) g.tiles.push_back(parse_tile(t));
-  g.presets = split_nonempty(o.presets, ',');
+  if (o.tiles_given)
+    for (const auto& t : given_list(o.tiles, ';', "--tiles")) g.tiles.push_back(parse_tile(t));
+  if (o.presets_given) g.presets = given_list(o.presets, ',', "--presets");
   g.progress = [](const std::string& s) { std::cerr << s << '\n'; };
   if (o.output.empty()) throw Error("give --output FILE (for example data/catalogue.json)");
   const Catalogue c = generate_catalogue(g);
@@ -186,7 +202,7 @@ void run_catalogue_report(const CatalogueOptions& o) {
     c = load_catalogue(o.catalogue);
     eo.catalogue = &*c;
   }
-  if (!o.presets.empty()) eo.presets = split_nonempty(o.presets, ',');
+  if (o.presets_given) eo.presets = given_list(o.presets, ',', "--presets");
   const ErrorTables t = error_tables(eo);
   emit(o.output, format == OutputFormat::kJson ? t.json.dump(2) + "\n" : t.markdown);
 }
@@ -227,9 +243,9 @@ void run_engine_defaults(const CatalogueOptions& o) {
 void run_correlation(const CatalogueOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
   const TileSize tile = parse_tile(o.tile.empty() ? "6,3" : o.tile);
-  const auto presets = o.presets.empty()
+  const auto presets = !o.presets_given
                            ? std::vector<std::string>{o.preset.empty() ? "fp16-storage" : o.preset}
-                           : split_nonempty(o.presets, ',');
+                           : given_list(o.presets, ',', "--presets");
   TrainingData tr;
   tr.tiles = o.train_tiles;
   tr.channels = o.train_channels;
@@ -294,8 +310,10 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   CLI::App* gen = cat->add_subcommand("generate", "Regenerate the catalogue (deterministic; one thread)");
   gen->add_option("--output,-o", o->output, "Catalogue file to write")->required();
   gen->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
-  gen->add_option("--tiles", o->tiles, "Tiles separated by ';' (default: all eight)");
-  gen->add_option("--presets", o->presets, "Presets separated by ',' (default: the seven catalogue presets)");
+  gen->add_option("--tiles", o->tiles, "Tiles separated by ';' (default: all eight)")
+      ->each([o](const std::string&) { o->tiles_given = true; });
+  gen->add_option("--presets", o->presets, "Presets separated by ',' (default: the seven catalogue presets)")
+      ->each([o](const std::string&) { o->presets_given = true; });
   gen->add_option("--train-tiles", o->train_tiles, "Training tiles")->capture_default_str();
   gen->add_option("--train-channels", o->train_channels, "Training channels")->capture_default_str();
   gen->callback([o] { run_generate(*o); });
@@ -303,7 +321,9 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   CLI::App* rep = cat->add_subcommand("report", "Error tables: published point sets vs the catalogue, and the seed "
                                                 "paper's Tables 9, 10, 18, 20, 34");
   common(rep, false);
-  rep->add_option("--presets", o->presets, "Presets separated by ','");
+  rep->add_option("--presets", o->presets, "Presets separated by ','")->each([o](const std::string&) {
+    o->presets_given = true;
+  });
   rep->callback([o] { run_catalogue_report(*o); });
 
   CLI::App* eng = cat->add_subcommand("engine-defaults", "The convolution engine's default-transform table (the "
@@ -316,7 +336,9 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
                                                      "kappa_2(V)) with the measured error on random point sets");
   cor->add_option("--tile,-t", o->tile, "Tile (default 6,3)");
   cor->add_option("--precision,-p", o->preset, "Precision preset (default fp16-storage)");
-  cor->add_option("--presets", o->presets, "Several presets separated by ','");
+  cor->add_option("--presets", o->presets, "Several presets separated by ','")->each([o](const std::string&) {
+    o->presets_given = true;
+  });
   cor->add_option("--count", o->count, "Random point sets")->capture_default_str();
   cor->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
   cor->add_option("--spread", o->spread, "Points uniform in [-spread, spread] (with --around: within spread of each)")

@@ -163,6 +163,26 @@ TEST(CatalogueCli, ListShowExportAndErrors) {
   EXPECT_NE(r.output.find("not valid JSON"), std::string::npos) << r.output;
 }
 
+// Options that used to be ignored or to mean the default: an empty --tiles or --presets ran the whole
+// default set; --precision beside --objective was dropped; --max-den 0 was reported as --max-denominator.
+TEST(CatalogueCli, EmptyListsAndIgnoredOptionsAreRefused) {
+  const struct {
+    std::string args, message;
+  } cases[] = {
+      {"generate -o /tmp/unused.json --tiles ''", "--tiles '' names nothing"},
+      {"generate -o /tmp/unused.json --presets ','", "--presets ',' names nothing"},
+      {"report --presets ''", "--presets '' names nothing"},
+      {"correlation --presets ''", "--presets '' names nothing"},
+      {"search -t 2,3 -p fp16-storage --objective kappa-v", "give --precision or --objective, not both"},
+      {"search -t 2,3 -p fp32 --max-den 0", "--max-den must be at least 1, got 0"},
+  };
+  for (const auto& c : cases) {
+    const auto r = testing::run_cli("catalogue " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args << ": " << r.output;
+    EXPECT_NE(r.output.find("nova: error: " + c.message), std::string::npos) << c.args << ": " << r.output;
+  }
+}
+
 // A catalogue edited by hand: the entry asked for is verified before it is shown or exported.
 TEST(CatalogueCli, ShowAndExportRefuseAnEntryThatFailsVerification) {
   nlohmann::json j = nlohmann::json::parse(read_text_file(kShipped));

@@ -50,6 +50,10 @@ std::vector<Transform> transforms_of(const ErrorOptions& o) {
     if (!(t.tile() == out.front().tile()))
       throw Error("all transforms must have the same tile (" + out.front().tile().to_string() + " and " +
                   t.tile().to_string() + ")");
+  // With files only, --tile would otherwise be ignored.
+  if (!o.tile.empty() && !o.transform_files.empty() && !(parse_tile(o.tile) == out.front().tile()))
+    throw Error("--tile " + o.tile + " disagrees with the tile of '" + o.transform_files.front() + "' (" +
+                out.front().tile().to_string() + ")");
   return out;
 }
 
@@ -88,6 +92,10 @@ void run_error(const ErrorOptions& o) {
   std::optional<TileDataset> tiles;
   std::optional<LayerDataset> layer;
   const bool from_files = o.data != "gaussian" && o.data != "relu" && o.data != "uniform";
+  // Generated data makes its own weights; a weights file beside it would be ignored.
+  if (!o.weights.empty() && !from_files)
+    throw Error("--weights needs --data FILE.npy or a directory (generated --data " + o.data +
+                " makes its own weights)");
   if (from_files) {
     std::string input = o.data, weights = o.weights;
     if (std::filesystem::is_directory(input)) {
@@ -100,6 +108,14 @@ void run_error(const ErrorOptions& o) {
     if (!std::filesystem::exists(input)) throw Error("--data: '" + input + "' does not exist");
     const int64_t K = o.layer.empty() ? 8 : parse_nchwk(o.layer, "--layer")[4];
     layer = load_layer_dataset(input, weights, K, tile.r, o.seed);
+    // The data fixes N, C, H, W (and K with a weights file); a --layer saying otherwise would be ignored.
+    if (!o.layer.empty()) {
+      const ConvShape& s = layer->shape;
+      if (parse_nchwk(o.layer, "--layer") != std::array<int64_t, 5>{s.N, s.C, s.H, s.W, s.K})
+        throw Error(fmt::format("--layer {} disagrees with the data: N,C,H,W,K = {},{},{},{},{} from '{}'{}",
+                                o.layer, s.N, s.C, s.H, s.W, s.K, input,
+                                weights.empty() ? "" : " and '" + weights + "'"));
+    }
   } else if (!o.layer.empty()) {
     const auto l = parse_nchwk(o.layer, "--layer");
     layer = make_layer_dataset(l[0], l[1], l[2], l[3], l[4], tile.r, parse_data_kind(o.data), o.seed);

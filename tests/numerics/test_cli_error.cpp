@@ -49,6 +49,32 @@ TEST(CliError, TextLayerAndNpyData) {
   EXPECT_EQ(r.status, 0) << r.output;
 }
 
+// Options that the data or the transform file decide were ignored: --layer beyond its K, --weights with
+// generated data, --tile beside a file.
+TEST(CliError, OptionsTheDataOrFileFixMustAgree) {
+  const std::string dir = testing::temp_dir();
+  write_npy(dir + "/input.npy", std::vector<int64_t>{1, 2, 7, 7}, std::vector<double>(98, 0.5));
+  write_npy(dir + "/w.npy", std::vector<int64_t>{3, 2, 3, 3}, std::vector<double>(54, 0.25));
+  ASSERT_EQ(run_cli("transform --tile 2,3 --format json -o " + dir + "/f23.json").status, 0);
+  const struct {
+    std::string args, expect;
+  } cases[] = {
+      {"--tile 2,3 --data " + dir + "/input.npy --layer 2,8,20,20,16",
+       "--layer 2,8,20,20,16 disagrees with the data: N,C,H,W,K = 1,2,7,7,16"},
+      {"--tile 2,3 --data " + dir + "/input.npy --weights " + dir + "/w.npy --layer 1,2,7,7,4",
+       "--layer 1,2,7,7,4 disagrees with the data: N,C,H,W,K = 1,2,7,7,3 from '" + dir + "/input.npy' and '" +
+           dir + "/w.npy'"},
+      {"--tile 2,3 --weights " + dir + "/w.npy", "--weights needs --data FILE.npy"},
+      {dir + "/f23.json --tile 6,3", "--tile 6,3 disagrees with the tile of '" + dir + "/f23.json' (F(2,3))"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_cli("error " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find("nova: error: " + c.expect), std::string::npos) << c.args << "\n" << r.output;
+  }
+  EXPECT_EQ(run_cli("error " + dir + "/f23.json --tile 2,3 --tiles 64").status, 0);
+}
+
 TEST(CliError, BadInputGivesOneLineErrorAndStatus2) {
   const std::string dir = testing::temp_dir();
   std::ofstream(dir + "/model.json") << "{\"input\": ";

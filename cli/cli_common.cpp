@@ -1,9 +1,12 @@
 #include "cli_common.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <iostream>
 
 #include "nova/error.hpp"
@@ -87,6 +90,29 @@ CLI::Validator non_negative_integer() {
         const auto first = text.find_first_not_of(" \t");
         return first != std::string::npos && text[first] == '-' ? "must be 0 or more, got " + text
                                                                 : std::string();
+      },
+      "");
+}
+
+CLI::Validator writable_output() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path.empty() || path == "-") return {};
+        // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking; it is writable later.
+        int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0 || errno == ENXIO) {
+          if (fd >= 0) ::close(fd);
+          return {};
+        }
+        if (errno == ENOENT) {
+          fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+          if (fd >= 0) {
+            ::close(fd);
+            ::unlink(path.c_str());
+            return {};
+          }
+        }
+        return "cannot write '" + path + "': " + std::strerror(errno);
       },
       "");
 }

@@ -43,6 +43,11 @@ Transform load_verified_transform(const std::string& path);
 // refuses a minus sign instead ("--seed: must be 0 or more, got -1").
 CLI::Validator non_negative_integer();
 
+// For --output: checks at parse time, before any long work (a catalogue search runs for minutes), that
+// the file can be written. An existing file is opened without truncating it; a new one is created and
+// removed again, so a command that fails later leaves no empty file behind. "-" and "" are stdout.
+CLI::Validator writable_output();
+
 // True when stderr is a terminal (progress output goes there only then).
 bool stderr_is_terminal();
 

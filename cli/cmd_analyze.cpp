@@ -60,7 +60,8 @@ const CommandRegistration analyze_registration("analyze", 20, [](CLI::App& app) 
       ->each([options](const std::string&) { options->points_given = true; });
   sub->add_option("--scaling,-s", options->scaling, "Diagonal scaling: wincnn (default), lagrange, or d1=...;d2=...");
   sub->add_option("--format,-f", options->format, "Output: text or json")->capture_default_str();
-  sub->add_option("--output,-o", options->output, "Write to this file instead of stdout");
+  sub->add_option("--output,-o", options->output, "Write to this file instead of stdout")
+      ->check(writable_output());
   sub->add_flag("--no-2d", options->no_2d, "Skip the 2D (Kronecker) analysis, which is slow for very large tiles");
   sub->callback([options] { run_analyze(*options); });
 });

@@ -420,7 +420,7 @@ void setup(CLI::App& app) {
   c->add_flag("--generic", o->generic, "Use the generic run-time tile transforms, not the generated code");
   c->add_flag("--check", o->check, "Also report the relative L2 error against the float64 reference");
   c->add_option("--format", o->format, "text | json")->default_val("text");
-  c->add_option("-o,--output", o->output, "Write to this file instead of stdout");
+  c->add_option("-o,--output", o->output, "Write to this file instead of stdout")->check(writable_output());
   c->callback([o] { run_bench(*o); });
 
   auto paths_format = std::make_shared<std::string>("text");
@@ -428,7 +428,8 @@ void setup(CLI::App& app) {
   auto paths_isa = std::make_shared<std::string>();
   CLI::App* paths = bench->add_subcommand("paths", "The GEMM kernel each precision runs on this CPU, and why");
   paths->add_option("--format", *paths_format, "text | json")->default_val("text");
-  paths->add_option("-o,--output", *paths_output, "Write to this file instead of stdout");
+  paths->add_option("-o,--output", *paths_output, "Write to this file instead of stdout")
+      ->check(writable_output());
   paths->add_option("--isa", *paths_isa, "The kernel path to ask about: portable | avx2 | avx512 (default: the best)");
   paths->callback([paths_format, paths_output, paths_isa] { run_paths(*paths_format, *paths_output, *paths_isa); });
 }

@@ -275,7 +275,7 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   auto common = [o](CLI::App* s, bool entry) {
     s->add_option("--catalogue", o->catalogue, "Catalogue file (default: $NOVA_CATALOGUE, else the shipped one)");
     s->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
-    s->add_option("--output,-o", o->output, "Write to this file instead of stdout");
+    s->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());
     if (entry) {
       s->add_option("--tile,-t", o->tile, "Tile, e.g. 6,3")->required();
       s->add_option("--precision,-p", o->preset, "Precision preset, e.g. fp16-storage")->required();
@@ -304,11 +304,12 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   search->add_option("--train-tiles", o->train_tiles, "Training tiles")->capture_default_str();
   search->add_option("--train-channels", o->train_channels, "Training channels")->capture_default_str();
   search->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
-  search->add_option("--output,-o", o->output, "Write to this file instead of stdout");
+  search->add_option("--output,-o", o->output, "Write to this file instead of stdout")
+      ->check(writable_output());
   search->callback([o] { run_search(*o); });
 
   CLI::App* gen = cat->add_subcommand("generate", "Regenerate the catalogue (deterministic; one thread)");
-  gen->add_option("--output,-o", o->output, "Catalogue file to write")->required();
+  gen->add_option("--output,-o", o->output, "Catalogue file to write")->required()->check(writable_output());
   gen->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
   gen->add_option("--tiles", o->tiles, "Tiles separated by ';' (default: all eight)")
       ->each([o](const std::string&) { o->tiles_given = true; });
@@ -329,7 +330,7 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   CLI::App* eng = cat->add_subcommand("engine-defaults", "The convolution engine's default-transform table (the "
                                                          "catalogue's fp32 entries), as src/conv/default_points_table.hpp");
   eng->add_option("--catalogue", o->catalogue, "Catalogue file (default: $NOVA_CATALOGUE, else the shipped one)");
-  eng->add_option("--output,-o", o->output, "Write to this file instead of stdout");
+  eng->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());
   eng->callback([o] { run_engine_defaults(*o); });
 
   CLI::App* cor = cat->add_subcommand("correlation", "Spearman rank correlation of the stage proxy (and of P and "
@@ -347,7 +348,7 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   cor->add_option("--train-tiles", o->train_tiles, "Tiles of the measurement")->capture_default_str();
   cor->add_option("--train-channels", o->train_channels, "Channels of the measurement")->capture_default_str();
   cor->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
-  cor->add_option("--output,-o", o->output, "Write to this file instead of stdout");
+  cor->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());
   cor->callback([o] { run_correlation(*o); });
 });
 

@@ -196,7 +196,7 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
       ->capture_default_str();
   sub->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
   sub->add_flag("--no-analysis", o->no_analysis, "JSON without the \"analysis\" object");
-  sub->add_option("--output,-o", o->output, "Write to this file instead of stdout");
+  sub->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());
   sub->callback([o] { run_discover(*o); });
 });
 

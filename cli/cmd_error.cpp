@@ -237,7 +237,7 @@ const CommandRegistration error_registration("error", 40, [](CLI::App& app) {
   sub->add_option("--channels", o->channels, "Input channels accumulated per tile (tile-level data)")->capture_default_str();
   sub->add_option("--layer", o->layer, "A whole layer N,C,H,W,K (stride 1, same padding) instead of tiles");
   sub->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
-  sub->add_option("--output,-o", o->output, "Write to this file instead of stdout");
+  sub->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());
   sub->callback([o] { run_error(*o); });
 });
 

@@ -38,7 +38,8 @@ const CommandRegistration report_registration("report", 5, [](CLI::App& app) {
   auto o = std::make_shared<ReportCliOptions>();
   CLI::App* sub = app.add_subcommand(
       "report", "The main report: the seed's conditioning tables regenerated, with nova's numbers beside them");
-  sub->add_option("--output,-o", o->output, "Write the Markdown report to this file instead of stdout");
+  sub->add_option("--output,-o", o->output, "Write the Markdown report to this file instead of stdout")
+      ->check(writable_output());
   sub->add_option("--threads", o->threads, "Discovery threads (0, the default: all cores; runtimes use one)");
   sub->add_option("--seed", o->seed, "Seed of the discovery runs")
       ->capture_default_str()

@@ -75,7 +75,8 @@ const CommandRegistration transform_registration("transform", 10, [](CLI::App& a
                   "Diagonal scaling: wincnn (1/N_p factors in G, default), lagrange (factors in BT), or "
                   "d1=a,b,...;d2=c,d,... relative to lagrange");
   sub->add_option("--format,-f", options->format, "Output: text, json or cpp")->capture_default_str();
-  sub->add_option("--output,-o", options->output, "Write to this file instead of stdout");
+  sub->add_option("--output,-o", options->output, "Write to this file instead of stdout")
+      ->check(writable_output());
   sub->add_option("--name", options->name, "Namespace name for --format cpp (default: a stable id)");
   sub->callback([options] { run_transform(*options); });
 });

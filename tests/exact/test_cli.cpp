@@ -125,6 +125,18 @@ TEST(Cli, NegativeSeedsAreRefusedByEveryCommand) {
     expect_error(std::string(cmd) + " --seed -1", "--seed: must be 0 or more, got -1");
 }
 
+// An unwritable --output is refused before the work (catalogue generate searched for minutes first), and
+// the check leaves no empty file behind when the command then fails.
+TEST(Cli, UnwritableOutputIsRefusedBeforeTheWork) {
+  expect_error("catalogue generate -o /nonexistent/d/g.json",
+               "--output: cannot write '/nonexistent/d/g.json'");
+  expect_error("discover --tile 8,3 -o /nonexistent/d.json", "--output: cannot write '/nonexistent/d.json'");
+  expect_error("error --tile 2,3 -o /tmp", "--output: cannot write '/tmp': Is a directory");
+  const std::string file = testing::temp_dir() + "/never.json";
+  expect_error("transform --tile 2,3 --points '0,1,1,inf' -o " + file, "duplicate point");
+  EXPECT_FALSE(std::ifstream(file).good()) << file << " was left behind";
+}
+
 TEST(Cli, HelpListsCommands) {
   auto r = run_cli("--help");
   EXPECT_EQ(r.status, 0);

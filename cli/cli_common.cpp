@@ -62,6 +62,8 @@ void emit(const std::string& path, const std::string& contents) {
     std::cout << contents;
     if (!contents.empty() && contents.back() != '\n') std::cout << '\n';
     std::cout.flush();
+    // A full disk or a closed pipe: the output is lost, which the exit status must say.
+    if (!std::cout) throw Error(std::string("cannot write to stdout: ") + std::strerror(errno));
     return;
   }
   write_text_file(path, contents);

@@ -1,6 +1,7 @@
 // nova verify: re-verify a transform file exactly (also one edited by hand or made by another tool).
 #include <fmt/format.h>
 
+#include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
@@ -17,31 +18,42 @@ struct VerifyOptions {
   std::string format = "text";
 };
 
-// Exit status: 0 when every file verifies, 1 when some transform is wrong; unreadable or malformed
-// files are input errors (status 2, via nova::Error).
+// Every file is reported. Exit status: the worst of 0 (verifies), 1 (a transform is wrong) and 2 (a file
+// cannot be read or is malformed: one `nova: error:` line on stderr each, and in JSON an entry with "error").
 void run_verify(const VerifyOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
   nlohmann::json results = nlohmann::json::array();
-  std::string text;
-  bool all_ok = true;
+  bool all_ok = true, all_read = true;
   for (const std::string& file : o.files) {
-    const Transform t = load_transform(file);
+    Transform t;
+    try {
+      t = load_transform(file);
+    } catch (const Error& e) {
+      std::cerr << "nova: error: " << e.what() << '\n';
+      results.push_back({{"file", file}, {"verified", false}, {"error", e.what()}});
+      all_read = false;
+      continue;
+    }
     const Verification v = verify_with_points(t);
     const std::string points_note =
         v && !t.points().empty() ? " (matrices match points {" + to_string(t.points()) + "})" : "";
     all_ok = all_ok && v.ok;
     results.push_back({{"file", file}, {"tile", t.tile().to_string()}, {"verified", v.ok}, {"reason", v.reason}});
-    text += v ? fmt::format("{}: OK: {} verified exactly (1D and 2D){}\n", file, t.tile().to_string(), points_note)
-              : fmt::format("{}: FAILED: {}\n", file, v.reason);
+    // Text: a line per file as it is verified, in order with the errors on stderr.
+    if (format == OutputFormat::kText)
+      emit("", v ? fmt::format("{}: OK: {} verified exactly (1D and 2D){}", file, t.tile().to_string(),
+                               points_note)
+                 : fmt::format("{}: FAILED: {}", file, v.reason));
   }
-  emit("", format == OutputFormat::kJson ? results.dump(2) : text);
-  if (!all_ok) command_exit_status() = 1;
+  if (format == OutputFormat::kJson) emit("", results.dump(2));
+  command_exit_status() = !all_read ? 2 : !all_ok ? 1 : 0;
 }
 
 const CommandRegistration verify_registration("verify", 11, [](CLI::App& app) {
   auto options = std::make_shared<VerifyOptions>();
   CLI::App* sub = app.add_subcommand("verify", "Verify transform JSON files exactly (exit 1 if any is wrong)");
-  sub->add_option("files", options->files, "Transform JSON files")->required()->check(CLI::ExistingFile);
+  // No ExistingFile check: a missing file is reported beside the others, not instead of them.
+  sub->add_option("files", options->files, "Transform JSON files")->required();
   sub->add_option("--format,-f", options->format, "Output: text or json")->capture_default_str();
   sub->callback([options] { run_verify(*options); });
 });

@@ -47,7 +47,14 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // Help and --version arrive as "errors" with exit code 0: CLI11 prints them. Real parse errors
     // follow nova's convention (one line, status 2), not CLI11's codes 105-114 and its two lines.
-    if (e.get_exit_code() == 0) return app.exit(e);
+    if (e.get_exit_code() == 0) {
+      const int status = app.exit(e);
+      if (!std::cout.flush()) {  // `nova --help > /dev/full`
+        std::cerr << "nova: error: cannot write to stdout\n";
+        return 2;
+      }
+      return status;
+    }
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
     while (!message.empty() && message.back() == ' ') message.pop_back();
@@ -62,6 +69,11 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     std::cerr << "nova: internal error: " << e.what() << '\n';
     return 4;
+  }
+  // Output written outside emit() (progress, help) must not be lost silently either.
+  if (!std::cout.flush()) {
+    std::cerr << "nova: error: cannot write to stdout\n";
+    return 2;
   }
   return nova::cli::command_exit_status();
 }

@@ -1,6 +1,7 @@
 // The JSON form of a transform (schema in include/nova/exact/io.hpp) and file helpers.
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -163,6 +164,9 @@ Transform transform_from_json(const nlohmann::json& j) {
 }
 
 std::string read_text_file(const std::string& path) {
+  // A directory opens as a stream and reads as empty: the reader would say "unexpected end of input".
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw Error("cannot read '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
   std::ostringstream ss;

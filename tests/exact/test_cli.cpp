@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "common/cli_runner.hpp"
 
@@ -98,6 +99,39 @@ TEST(Cli, VerifyBadFiles) {
   expect_error("verify " + dir + "/garbage.json", "not valid JSON");
   const auto r = run_cli("verify /nonexistent.json");
   EXPECT_NE(r.status, 0);
+}
+
+// Every file is reported, whatever comes before it (the first unreadable one stopped the run and nothing
+// was printed); the status is the worst: 2 for an unreadable file, else 1 for a wrong transform.
+TEST(Cli, VerifyReportsEveryFile) {
+  const std::string dir = testing::temp_dir();
+  ASSERT_EQ(run_cli("transform --tile 2,3 --format json -o " + dir + "/good.json").status, 0);
+  const std::string wrong = testing::write_unverified_transform(dir);
+  ASSERT_FALSE(wrong.empty());
+  auto r = run_cli("verify " + dir + "/good.json " + wrong);
+  EXPECT_EQ(r.status, 1) << r.output;
+  r = run_cli("verify " + dir + "/missing.json " + dir + "/good.json " + wrong + " " + dir);
+  EXPECT_EQ(r.status, 2) << r.output;
+  for (const std::string& line :
+       {"nova: error: cannot read '" + dir + "/missing.json': No such file or directory",
+        dir + "/good.json: OK", wrong + ": FAILED: 1D identity fails",
+        "nova: error: cannot read '" + dir + "': it is a directory"})
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  r = run_cli("verify --format json " + dir + "/good.json " + dir + "/missing.json");
+  EXPECT_EQ(r.status, 2) << r.output;
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find('[')));  // after the stderr line
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_TRUE(j[0]["verified"].get<bool>());
+  EXPECT_NE(j[1]["error"].get<std::string>().find("cannot read"), std::string::npos);
+}
+
+TEST(Cli, DirectoryAndFullStdoutAreErrors) {
+  // The JSON reader said "unexpected end of input" for a directory.
+  expect_error("analyze /tmp", "cannot read '/tmp': it is a directory");
+  if (std::ifstream("/dev/full").good()) {
+    EXPECT_EQ(run_cli("transform --tile 2,3 >/dev/full").status, 2);
+    EXPECT_EQ(run_cli("--help >/dev/full").status, 2);
+  }
 }
 
 TEST(Cli, UnknownCommandIsNamed) {

@@ -206,9 +206,13 @@ void run_error(const ErrorOptions& o) {
                         r.transform ? r.transform->scaling().convention : "-", r.model->name, r.metrics.rel_l2, r.metrics.max_abs,
                         r.metrics.elementwise, r.metrics.nan_count, r.metrics.inf_count, r.predicted, r.seconds);
   }
-  text += "rel_l2 = ||y - y_ref|| / ||y_ref|| (inf when any output is inf/NaN); elementwise = mean |y - y_ref| / |y_ref|\n"
-          "(the seed's metric; dominated by near-zero outputs); 1st-order = stage-by-stage first-order prediction for iid\n"
-          "zero-mean data (nan for quantized models; see docs/precision-models.md).\n";
+  text +=
+      "rel_l2 = ||y - y_ref|| / ||y_ref||; elementwise = mean |y - y_ref| / |y_ref| (the seed's metric; "
+      "dominated\n"
+      "by near-zero outputs); rel_l2, max_abs and elementwise are inf when any output is inf/NaN. 1st-order "
+      "=\n"
+      "stage-by-stage first-order prediction for iid zero-mean data (nan for quantized models; see\n"
+      "docs/precision-models.md).\n";
   emit(o.output, text);
 }
 

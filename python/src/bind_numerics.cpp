@@ -68,7 +68,9 @@ void bind_numerics(nb::module_& m) {
       "Error of `transform` under a precision model on generated tiles (data: gaussian, relu, uniform), each "
       "output a sum over `channels` input channels, against a float64 direct convolution. Returns a dict with "
       "'winograd' and 'direct' metrics (rel_l2, max_abs, elementwise, nan_count, inf_count); the direct one is "
-      "a direct convolution under the same model's product and accumulation formats.");
+      "a direct convolution under the same model's product and accumulation formats. rel_l2, max_abs and "
+      "elementwise are None where not finite (any output NaN or Inf). Requests over 2^29 float64 values "
+      "(4 GiB) are refused.");
   m.def(
       "error_layer",
       [](const Transform& t, const Array4D& input, const Array4D& weights, const nb::handle& precision) {

@@ -214,6 +214,8 @@ void run_engine_defaults(const CatalogueOptions& o) {
   std::string rows;
   for (const TileSize& tile : conv::default_tiles()) {
     const Transform& t = c.best(tile, "fp32").transform;
+    // The engine rebuilds each entry from these points and scaling: an entry that fails is not written out.
+    require_verified(t, fmt::format("catalogue entry {} fp32 in '{}'", tile.to_string(), o.catalogue));
     std::vector<Rational> d1 = t.scaling().d1, d2 = t.scaling().d2;
     if (d1.size() != static_cast<std::size_t>(tile.n()) || d2.size() != d1.size())
       throw Error("catalogue entry " + tile.to_string() + " fp32 has no explicit scaling (D1, D2 relative to lagrange)");

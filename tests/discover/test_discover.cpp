@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/cli_runner.hpp"
+#include "common/error_message.hpp"
 #include "nova/analysis/vandermonde.hpp"
 #include "nova/discover/discover.hpp"
 #include "nova/discover/objective.hpp"
@@ -173,16 +174,7 @@ TEST(DiscoverCli, JsonIsTheTransformSchemaPlusAnalysis) {
               j["discovery"]["kappa2_v"].get<double>(), 1e-9);
 }
 
-// The message of the nova::Error that f throws ("" when it throws none).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(Discover, OptionErrorsNameTheSettingNotACommandLineFlag) {
   // The library's checks serve the CLI and the Python bindings alike: a message naming "--threads"

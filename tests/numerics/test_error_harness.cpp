@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "common/error_message.hpp"
 #include "nova/error.hpp"
 #include "nova/exact/transform.hpp"
 #include "nova/numerics/error_harness.hpp"
@@ -550,16 +551,7 @@ TEST(ErrorHarness, BadInputIsAnError) {
   EXPECT_THROW(ErrorEvaluator(ds, precision_preset("fp16-storage")).evaluate(make("2,3", "0,±1,inf")), Error);
 }
 
-// The message of the nova::Error that f throws ("" when it throws none).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(ErrorHarness, OversizeRequestsAreRefusedNamingTheSizes) {
   const TileSize tile = parse_tile("4,3");

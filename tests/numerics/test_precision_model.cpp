@@ -6,20 +6,14 @@
 #include <set>
 
 #include "common/cli_runner.hpp"
+#include "common/error_message.hpp"
 #include "nova/error.hpp"
 #include "nova/numerics/precision_model.hpp"
 
 namespace nova {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(PrecisionModel, PresetsAreValidUniqueAndDocumented) {
   const std::string doc = [] {

@@ -23,6 +23,17 @@ def reference(conv, x):
                                       None if conv.bias is None else conv.bias.double(), padding=conv.padding)
 
 
+def winograd_and_direct_pair(c_in, mid, c_out, seed):
+    """A 3x3 layer, a ReLU and a strided 3x3 layer in PyTorch, and a copy converted by the drop-in: the first
+    layer a WinogradConv2d, the strided one a NovaConv2d (direct path)."""
+    torch.manual_seed(seed)
+    ref = nn.Sequential(nn.Conv2d(c_in, mid, 3, padding=1), nn.ReLU(), nn.Conv2d(mid, c_out, 3, padding=1, stride=2))
+    model = copy.deepcopy(ref)
+    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
+    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    return ref, model
+
+
 @pytest.mark.parametrize("tile, k, shape, pad", [
     ("2,3", 3, (1, 3, 7, 9), 1), ("4,3", 3, (2, 5, 13, 11), 1), ("6,3", 3, (3, 17, 15, 21), 1),
     ("6,3", 3, (1, 8, 10, 10), 0), ("8,3", 3, (1, 4, 19, 17), 2), ("4,5", 5, (2, 6, 11, 13), 2),
@@ -962,11 +973,7 @@ def test_autocast_gives_conv2ds_type_and_mixed_types_train():
     float32. They now return the autocast type too, at least as accurate as PyTorch's against float64, with
     gradients (the Winograd layer's input in the autocast type with float32 weights: its backward raised
     "expected scalar type BFloat16 but found Float" on such mixed types, with or without autocast)."""
-    torch.manual_seed(43)
-    ref = nn.Sequential(nn.Conv2d(6, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 5, 3, padding=1, stride=2))
-    model = copy.deepcopy(ref)
-    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
-    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    ref, model = winograd_and_direct_pair(6, 8, 5, seed=43)
     ref64 = copy.deepcopy(ref).double()
     x = torch.randn(2, 6, 11, 10)
     x64 = x.double().requires_grad_()
@@ -1009,11 +1016,7 @@ def test_float64_runs_as_pytorch_and_flops_are_counted_as_conv2ds():
     for). FlopCounterMode counted no FLOPs for nova's operators; it now counts those of the convolutions they
     replace, forward and backward."""
     from torch.utils.flop_counter import FlopCounterMode
-    torch.manual_seed(47)
-    ref = nn.Sequential(nn.Conv2d(6, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 5, 3, padding=1, stride=2))
-    model = copy.deepcopy(ref)
-    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
-    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    ref, model = winograd_and_direct_pair(6, 8, 5, seed=47)
     x = torch.randn(2, 6, 11, 10)
     counts = []
     for net in (ref, model):
@@ -1036,11 +1039,7 @@ def test_torch_func_transforms_take_the_layers():
     torch.func transforms the layers now compute with PyTorch's convolution: per-sample gradients (vmap of
     grad) and jacrev give PyTorch's numbers."""
     from torch.func import functional_call, grad, jacrev, vmap
-    torch.manual_seed(53)
-    ref = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.Conv2d(4, 2, 3, padding=1, stride=2))
-    model = copy.deepcopy(ref)
-    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
-    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    ref, model = winograd_and_direct_pair(3, 4, 2, seed=53)
     x = torch.randn(3, 3, 7, 6)
     params = {k: v.detach() for k, v in ref.named_parameters()}
 
@@ -1114,11 +1113,7 @@ def test_manual_sgd_through_data_updates_the_layers():
     """The manual SGD step of many training loops, ``p.data.add_(-lr * p.grad)``, writes the weights
     without bumping their version counters: the drop-in's layers (Winograd and direct, with gradients
     recorded and in inference) must compute with the new weights, as the same model in PyTorch does."""
-    torch.manual_seed(31)
-    ref = nn.Sequential(nn.Conv2d(4, 8, 3, padding=1), nn.ReLU(), nn.Conv2d(8, 6, 3, padding=1, stride=2))
-    model = copy.deepcopy(ref)
-    nova_torch.replace_conv2d(model, tile="4,3", direct=True)
-    assert isinstance(model[0], nova_torch.WinogradConv2d) and isinstance(model[2], nova_torch.NovaConv2d)
+    ref, model = winograd_and_direct_pair(4, 8, 6, seed=31)
     x = torch.randn(2, 4, 10, 9)
     for _ in range(3):
         for net in (ref, model):

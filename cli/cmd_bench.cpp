@@ -132,6 +132,11 @@ void run_bench(const BenchOptions& o) {
   po.input = {conv::parse_data_type(in_type), o.input_scale > 0.0f ? o.input_scale : o.data_range / 127.0f};
   po.output = {conv::parse_data_type(out_type), 1.0f};
   if (po.input.type != conv::DataType::kInt8) po.input.scale = 1.0f;
+  // A scale is for an int8 tensor: given with another type it would be ignored, silently.
+  if (o.input_scale_given && po.input.type != conv::DataType::kInt8)
+    throw Error("--input-scale is for int8 input tensors; the input is " + in_type);
+  if (o.output_scale_given && po.output.type != conv::DataType::kInt8)
+    throw Error("--output-scale is for int8 output tensors; the output is " + out_type);
 
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);

@@ -96,15 +96,18 @@ TEST(BenchConvCli, OutOfRangeValuesAreRefusedNotReplaced) {
   ASSERT_EQ(nova::testing::run_cli("transform --tile 4,3 --format json -o " + file).status, 0);
   const struct {
     std::string args, message;
-  } cases[] = {{"--pad -1", "--pad must be 0 or more, got -1"},
-               {"--repeat 0", "--repeat must be 1 to 1000000, got 0"},
-               {"--repeat -5", "--repeat must be 1 to 1000000, got -5"},
-               {"--repeat 1000000000", "--repeat must be 1 to 1000000, got 1000000000"},
-               {"--io int8 --input-scale 0", "--input-scale must be finite and > 0, got 0"},
-               {"--io int8 --input-scale nan", "--input-scale must be finite and > 0, got nan"},
-               {"--io int8 --output-scale -0.5", "--output-scale must be finite and > 0, got -0.5"},
-               {"--k-parts -1", "--k-parts must be 0 (automatic) or more, got -1"},
-               {"--transform " + file + " --tile 6,3", "--tile 6,3 disagrees with the tile of --transform"}};
+  } cases[] = {
+      {"--pad -1", "--pad must be 0 or more, got -1"},
+      {"--repeat 0", "--repeat must be 1 to 1000000, got 0"},
+      {"--repeat -5", "--repeat must be 1 to 1000000, got -5"},
+      {"--repeat 1000000000", "--repeat must be 1 to 1000000, got 1000000000"},
+      {"--io int8 --input-scale 0", "--input-scale must be finite and > 0, got 0"},
+      {"--io int8 --input-scale nan", "--input-scale must be finite and > 0, got nan"},
+      {"--io int8 --output-scale -0.5", "--output-scale must be finite and > 0, got -0.5"},
+      {"--k-parts -1", "--k-parts must be 0 (automatic) or more, got -1"},
+      {"--input-scale 0.5", "--input-scale is for int8 input tensors; the input is fp32"},
+      {"--io bf16 --output-scale 2", "--output-scale is for int8 output tensors; the output is bf16"},
+      {"--transform " + file + " --tile 6,3", "--tile 6,3 disagrees with the tile of --transform"}};
   for (const auto& c : cases) {
     const nova::testing::CliResult r = nova::testing::run_cli("bench conv --shape 1,8,8,8,8 " + c.args);
     EXPECT_EQ(r.status, 2) << c.args;

@@ -163,7 +163,9 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
   sub->add_option("--seed", o->seed, "Random seed (the result is the same for any --threads)")
       ->capture_default_str()
       ->check(non_negative_integer());
-  sub->add_option("--threads", o->threads, "Worker threads (0, the default: all cores)");
+  sub->add_option(
+      "--threads", o->threads,
+      "Worker threads (0, the default: all cores); the measured-error and proxy objectives run on one");
   sub->add_option("--budget", o->budget, "Stop the search stages after this many seconds (the result then depends on machine speed)")
       ->each([o](const std::string&) { o->budget_given = true; });
   sub->add_option("--max-denominator", o->max_denominator, "Snap denominators b <= this (d_max)")->capture_default_str();

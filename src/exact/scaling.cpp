@@ -1,9 +1,9 @@
 // Transform: construction under a scaling convention, and the diagonal freedom.
 #include <algorithm>
-#include <optional>
 
 #include "nova/error.hpp"
 #include "nova/exact/transform.hpp"
+#include "nova/exact/verify.hpp"
 
 namespace nova {
 namespace {
@@ -92,46 +92,36 @@ Transform Transform::construct(TileSize tile, PointList points, const ScalingSpe
 
 namespace {
 
-// The factor c with column p of `got` = c * column p of `base` (c != 0), or nothing where there is none.
-std::optional<Rational> column_factor(const RationalMatrix& got, const RationalMatrix& base, std::size_t p) {
-  std::optional<Rational> c;
-  for (std::size_t i = 0; i < base.rows(); ++i) {
-    if (base(i, p) == 0) {
-      if (got(i, p) != 0) return std::nullopt;
-    } else if (!c) {
-      c = got(i, p) / base(i, p);
-      if (*c == 0) return std::nullopt;
-    } else if (got(i, p) != *c * base(i, p)) {
-      return std::nullopt;
-    }
-  }
-  return c;
-}
-
-// Points given beside matrices (a JSON file's "points") must be the matrices' own: column p of AT and row p
-// of G are, up to a factor, those of the Lagrange construction at point p (its powers 1, x, x^2, ..., or the
-// last unit vector at infinity), and a scaling given with them must be those factors. Without this check a
-// file could name other points than its matrices have, and analysis, rescaling and exports would describe
-// them.
+// Points given beside matrices (a JSON file's "points") must be the matrices' own: AT and G equal the
+// Lagrange construction's at those points up to diagonal scalings (B^T is left to verification), a scaling
+// given with them must be those diagonals, and a named convention must fix them as they are. Without this
+// check a file could name other points than its matrices have (analysis, rescaling and exports then described
+// those), or label wincnn's scaling lagrange (reported, and measured, as lagrange).
 void check_points_match(TileSize tile, const PointList& points, const Scaling& scaling,
                         const RationalMatrix& AT, const RationalMatrix& G) {
   const LagrangeTriple base = lagrange_triple(tile, points);
-  const RationalMatrix G_t = G.transpose(), base_G_t = base.G.transpose();
+  std::vector<Rational> d1, d2;
+  const Verification v = at_g_up_to_scaling(base.AT, base.G, AT, G, &d1, &d2);
+  if (!v) throw Error("the points {" + to_string(points) + "} do not match the matrices: " + v.reason);
+  const std::string& convention = scaling.convention;
+  if (convention != "wincnn" && convention != "lagrange" && convention != "custom" && convention != "unknown")
+    throw Error("unknown scaling convention '" + convention +
+                "' (expected wincnn, lagrange, custom or unknown)");
   const auto n = static_cast<std::size_t>(tile.n());
   const bool scaled = scaling.d1.size() == n && scaling.d2.size() == n;
+  const std::vector<Rational> wincnn = convention == "wincnn" ? wincnn_d2(points) : std::vector<Rational>{};
   for (std::size_t p = 0; p < n; ++p) {
     const std::string where = "point " + std::to_string(p) + " (" + to_string(points[p]) + ")";
-    const auto d1 = column_factor(AT, base.AT, p), d2 = column_factor(G_t, base_G_t, p);
-    if (!d1)
-      throw Error("the points do not match the matrices: column " + std::to_string(p) +
-                  " of AT is not a multiple of the powers of " + where);
-    if (!d2)
-      throw Error("the points do not match the matrices: row " + std::to_string(p) +
-                  " of G is not a multiple of the Lagrange row of " + where);
-    if (scaled && (*d1 != scaling.d1[p] || *d2 != scaling.d2[p]))
+    if (scaled && (d1[p] != scaling.d1[p] || d2[p] != scaling.d2[p]))
       throw Error("the scaling does not match the matrices at " + where +
-                  ": D1 = " + to_string(scaling.d1[p]) + ", D2 = " + to_string(scaling.d2[p]) +
-                  " given, the matrices have " + to_string(*d1) + " and " + to_string(*d2));
+                  ": its D1 = " + to_string(scaling.d1[p]) + ", D2 = " + to_string(scaling.d2[p]) +
+                  " (1 where not given), the matrices have " + to_string(d1[p]) + " and " + to_string(d2[p]));
+    const bool named_fits = convention == "lagrange" ? d1[p] == 1 && d2[p] == 1
+                            : convention == "wincnn" ? d1[p] == 1 && d2[p] == wincnn[p]
+                                                     : true;
+    if (!named_fits)
+      throw Error("the matrices are not scaled as the convention '" + convention + "' says, at " + where +
+                  ": D1 = " + to_string(d1[p]) + ", D2 = " + to_string(d2[p]) + " (label it custom)");
   }
 }
 

@@ -132,13 +132,13 @@ Verification verify(const Transform& t) {
   return check_separable_2d(tensor, m, r, n);
 }
 
-Verification equal_up_to_scaling(const RationalMatrix& AT1, const RationalMatrix& G1, const RationalMatrix& BT1,
-                                 const RationalMatrix& AT2, const RationalMatrix& G2, const RationalMatrix& BT2,
-                                 std::vector<Rational>* d1_out, std::vector<Rational>* d2_out) {
-  if (!(AT1.rows() == AT2.rows() && AT1.cols() == AT2.cols() && G1.rows() == G2.rows() && G1.cols() == G2.cols() &&
-        BT1.rows() == BT2.rows() && BT1.cols() == BT2.cols()))
+Verification at_g_up_to_scaling(const RationalMatrix& AT1, const RationalMatrix& G1,
+                                const RationalMatrix& AT2, const RationalMatrix& G2,
+                                std::vector<Rational>* d1_out, std::vector<Rational>* d2_out) {
+  if (!(AT1.rows() == AT2.rows() && AT1.cols() == AT2.cols() && G1.rows() == G2.rows() &&
+        G1.cols() == G2.cols() && AT1.cols() == G1.rows()))
     return fail("matrix shapes differ");
-  const std::size_t n = BT1.rows();
+  const std::size_t n = G1.rows();
   std::vector<Rational> d1(n), d2(n);
   // A diagonal factor per column of AT (row of G) from its first non-zero entry, then checked on all.
   auto factor = [&](auto get1, auto get2, std::size_t len, std::size_t p, Rational& d, const char* name) -> Verification {
@@ -160,6 +160,23 @@ Verification equal_up_to_scaling(const RationalMatrix& AT1, const RationalMatrix
     auto v2 = factor([&](std::size_t k) { return G1(p, k); }, [&](std::size_t k) { return G2(p, k); }, G1.cols(), p,
                      d2[p], "G row");
     if (!v2) return v2;
+  }
+  if (d1_out) *d1_out = std::move(d1);
+  if (d2_out) *d2_out = std::move(d2);
+  return {true, {}};
+}
+
+Verification equal_up_to_scaling(const RationalMatrix& AT1, const RationalMatrix& G1,
+                                 const RationalMatrix& BT1, const RationalMatrix& AT2,
+                                 const RationalMatrix& G2, const RationalMatrix& BT2,
+                                 std::vector<Rational>* d1_out, std::vector<Rational>* d2_out) {
+  if (!(BT1.rows() == BT2.rows() && BT1.cols() == BT2.cols() && BT1.rows() == G1.rows()))
+    return fail("matrix shapes differ");
+  std::vector<Rational> d1, d2;
+  Verification v = at_g_up_to_scaling(AT1, G1, AT2, G2, &d1, &d2);
+  if (!v) return v;
+  const std::size_t n = BT1.rows();
+  for (std::size_t p = 0; p < n; ++p) {
     const Rational inverse = 1 / (d1[p] * d2[p]);
     for (std::size_t j = 0; j < n; ++j)
       if (BT2(p, j) != BT1(p, j) * inverse)

@@ -99,17 +99,31 @@ TEST(TransformJson, PointsAndScalingMustBeTheMatricesOwn) {
   const Transform half = Transform::construct({4, 3}, parse_points("0,±1,±1/2,inf"));
   json j = to_json(half);
   j["points"] = {"0", "1", "-1", "2", "-2", "inf"};
-  EXPECT_NE(error_of(j).find("the points do not match the matrices: column 3 of AT"), std::string::npos)
+  EXPECT_NE(error_of(j).find("do not match the matrices: AT column[3] is not a multiple"), std::string::npos)
       << error_of(j);
   j["points"] = {"0", "1", "-1", "-1/2", "1/2", "inf"};  // the right points in another order
   EXPECT_NE(error_of(j).find("do not match"), std::string::npos);
   j["points"] = {"0", "1", "-1", "1/2", "-1/2", "7"};  // infinity's column under a finite point
-  EXPECT_NE(error_of(j).find("point 5 (7)"), std::string::npos);
+  EXPECT_NE(error_of(j).find("AT column line 5 is zero where the reference is not"), std::string::npos)
+      << error_of(j);
   // A scaling given beside them must be the matrices' factors.
   j = to_json(half);
   j["scaling"]["D1"][2] = "3";
   EXPECT_NE(error_of(j).find("the scaling does not match the matrices at point 2 (-1)"), std::string::npos)
       << error_of(j);
+  // The convention's name must fit the factors too (wincnn's matrices labelled lagrange were reported and
+  // measured as lagrange); an unknown name is refused, custom names none.
+  j = to_json(half);
+  j["scaling"]["convention"] = "lagrange";
+  EXPECT_NE(error_of(j).find("not scaled as the convention 'lagrange' says"), std::string::npos)
+      << error_of(j);
+  j["scaling"]["convention"] = "balanced";
+  EXPECT_NE(error_of(j).find("unknown scaling convention 'balanced'"), std::string::npos) << error_of(j);
+  j["scaling"]["convention"] = "custom";
+  EXPECT_EQ(error_of(j), "");
+  j = to_json(Transform::construct({4, 3}, parse_points("0,±1,±1/2,inf"), ScalingSpec::parse("lagrange")));
+  j["scaling"]["convention"] = "wincnn";
+  EXPECT_NE(error_of(j).find("not scaled as the convention 'wincnn' says"), std::string::npos) << error_of(j);
   // Every convention, and a custom scaling, loads back with its points and scaling checked.
   for (const char* scaling : {"wincnn", "lagrange", "d1=1,2,1/2,1,-3,4;d2=1,-1,1,3,1,1/8"}) {
     const Transform t =

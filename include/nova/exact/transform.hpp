@@ -30,7 +30,7 @@ namespace nova {
 //                Lavin's wincnn and the seed paper's Algorithm 3; for integer points B^T is integral.
 //  - "custom":   D1 and D2 given explicitly, relative to the lagrange triple.
 struct Scaling {
-  std::string convention = "wincnn";
+  std::string convention = "unknown";  // wincnn, lagrange, custom, or unknown (matrices from elsewhere)
   std::vector<Rational> d1;  // n entries, applied to the columns of A^T
   std::vector<Rational> d2;  // n entries, applied to the rows of G
 };

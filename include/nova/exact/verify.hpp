@@ -31,6 +31,12 @@ Verification verify(const Transform& t);
 Verification match_points(const Transform& t, std::vector<Rational>* d1 = nullptr,
                           std::vector<Rational>* d2 = nullptr);
 
+// Do AT2 = AT1 D1 and G2 = D2 G1 for some non-zero diagonals? (B^T is then fixed by the identity, which
+// verify checks: a file's points are checked against its AT and G as it is read, B^T left to verification.)
+Verification at_g_up_to_scaling(const RationalMatrix& AT1, const RationalMatrix& G1,
+                                const RationalMatrix& AT2, const RationalMatrix& G2,
+                                std::vector<Rational>* d1 = nullptr, std::vector<Rational>* d2 = nullptr);
+
 // Do (AT2, G2, BT2) equal (AT1 D1, D2 G1, (D1 D2)^{-1} BT1) for some non-zero diagonals?
 Verification equal_up_to_scaling(const RationalMatrix& AT1, const RationalMatrix& G1, const RationalMatrix& BT1,
                                  const RationalMatrix& AT2, const RationalMatrix& G2, const RationalMatrix& BT2,

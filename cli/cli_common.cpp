@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -100,10 +101,16 @@ CLI::Validator writable_output() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
         if (path.empty() || path == "-") return {};
-        // O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking; it is writable later.
-        int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-        if (fd >= 0 || errno == ENXIO) {
-          if (fd >= 0) ::close(fd);
+        // Not a regular file (a FIFO, a device): permission only. Opening and closing a FIFO ended a waiting
+        // reader's stream, and the real write then blocked for ever.
+        struct stat st {};
+        if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+          if (::access(path.c_str(), W_OK) == 0) return {};
+          return "cannot write '" + path + "': " + std::strerror(errno);
+        }
+        int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // an existing file, not truncated
+        if (fd >= 0) {
+          ::close(fd);
           return {};
         }
         if (errno == ENOENT) {

@@ -1,7 +1,9 @@
 // The CLI's contract: one-line errors and non-zero exits for bad input; files that round-trip.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "common/cli_runner.hpp"
@@ -169,6 +171,19 @@ TEST(Cli, UnwritableOutputIsRefusedBeforeTheWork) {
   const std::string file = testing::temp_dir() + "/never.json";
   expect_error("transform --tile 2,3 --points '0,1,1,inf' -o " + file, "duplicate point");
   EXPECT_FALSE(std::ifstream(file).good()) << file << " was left behind";
+  // A FIFO with a reader waiting: the check must not open it. Opening and closing it ended the reader's
+  // stream where the reader saw that end before the real write opened the FIFO, which then blocked for ever
+  // (a race: a probe hung; this run of it may not). The reader gets the whole transform.
+  const std::string fifo = testing::temp_dir() + "/out.fifo", got = testing::temp_dir() + "/from_fifo.txt";
+  ASSERT_EQ(std::system(("rm -f " + fifo + " && mkfifo " + fifo).c_str()), 0);
+  const int status =
+      std::system(("(cat " + fifo + " > " + got + " &) ; sleep 0.3; timeout 20 " + NOVA_CLI_PATH +
+                   " transform --tile 2,3 -o " + fifo + "; s=$?; sleep 0.2; exit $s")
+                      .c_str());
+  EXPECT_EQ(status, 0) << "nova blocked writing to a FIFO";
+  std::ifstream in(got);
+  const std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("F(2,3)"), std::string::npos) << text;
 }
 
 TEST(Cli, HelpListsCommands) {

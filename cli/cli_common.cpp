@@ -126,6 +126,10 @@ CLI::Validator writable_output() {
       "");
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
 
 }  // namespace nova::cli

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ OutputFormat parse_format(const std::string& text, bool allow_cpp);
 // Writes to the file at `path`, or to stdout when path is empty or "-". Throws nova::Error on an
 // unwritable path.
 void emit(const std::string& path, const std::string& contents);
+
+// JSON as the commands print it: `indent` spaces, bytes that are not UTF-8 (a file name, a message quoting a
+// file) replaced by U+FFFD (nlohmann's default threw, and the whole output was lost with an internal error).
+std::string json_text(const nlohmann::json& j, int indent = 2);
 
 // An error figure as the tables print it: 3 significant digits in e-notation, "inf" when not finite.
 std::string format_error_value(double v);

@@ -41,7 +41,7 @@ void run_analyze(const AnalyzeOptions& o) {
   options.two_d = !o.no_2d;
   const TransformAnalysis a = analyze(t, options);
   if (format == OutputFormat::kJson) {
-    emit(o.output, to_json(a).dump(2));
+    emit(o.output, json_text(to_json(a), 2));
   } else {
     emit(o.output, to_text(a));
   }

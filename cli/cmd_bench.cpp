@@ -297,7 +297,7 @@ void run_bench(const BenchOptions& o) {
       for (const auto& [name, ms] : stages) st[name] = ms;
       j["profile"] = {{"executes", reps}, {"wall_ms", profile_wall}, {"thread_ms", st}};
     }
-    emit(o.output, j.dump(2) + "\n");
+    emit(o.output, json_text(j, 2) + "\n");
   } else {
     std::string text =
         fmt::format("{}\n  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; process CPU {:.4f} ms per execute (all threads)\n",
@@ -360,7 +360,7 @@ void run_paths(const std::string& format_text, const std::string& output, const 
   }
   text += fmt::format("  bf16, fp16 and int8 tensors are converted by: {}\n",
                       conv::tensor_conversion_kernels(path));
-  emit(output, format == OutputFormat::kJson ? j.dump(2) + "\n" : text);
+  emit(output, format == OutputFormat::kJson ? json_text(j, 2) + "\n" : text);
 }
 
 void setup(CLI::App& app) {

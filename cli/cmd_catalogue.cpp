@@ -75,7 +75,7 @@ void run_list(const CatalogueOptions& o) {
       for (const auto& h : e.held_out) j["held_out"][h.data] = std::isfinite(h.rel_l2) ? json(h.rel_l2) : json(nullptr);
       a.push_back(j);
     }
-    emit(o.output, a.dump(2) + "\n");
+    emit(o.output, json_text(a, 2) + "\n");
     return;
   }
   std::string t = fmt::format("{:<7} {:<13} {:>9} {:>10} {:>10}  points\n", "tile", "preset", "kappa_V", "train",
@@ -103,7 +103,7 @@ void run_show(const CatalogueOptions& o) {
   const Catalogue c = load_catalogue(o.catalogue);
   const auto& e = entry_of(c, o);
   if (format == OutputFormat::kJson) {
-    emit(o.output, to_json(e).dump(2) + "\n");
+    emit(o.output, json_text(to_json(e), 2) + "\n");
     return;
   }
   std::string t = fmt::format("{} {}: points {{{}}}, kappa_2(V) = {:.4g}\n", e.tile.to_string(), e.preset,
@@ -113,7 +113,7 @@ void run_show(const CatalogueOptions& o) {
   for (const auto& h : e.held_out)
     t += fmt::format("held-out {:<9} rel L2 {}  max abs {:.3e}  non-finite {}\n", h.data,
                      format_error_value(h.rel_l2), h.max_abs, h.nonfinite);
-  t += "found: " + e.found.dump() + "\n\n" + to_text(e.transform);
+  t += "found: " + json_text(e.found, -1) + "\n\n" + to_text(e.transform);
   emit(o.output, t);
 }
 
@@ -122,7 +122,8 @@ void run_export(const CatalogueOptions& o) {
   const Catalogue c = load_catalogue(o.catalogue);
   const auto& e = entry_of(c, o);
   if (format == OutputFormat::kCpp) emit(o.output, to_cpp_header(e.transform));
-  else if (format == OutputFormat::kJson) emit(o.output, to_json(e.transform).dump(2) + "\n");
+  else if (format == OutputFormat::kJson)
+    emit(o.output, json_text(to_json(e.transform), 2) + "\n");
   else emit(o.output, to_text(e.transform));
 }
 
@@ -176,7 +177,7 @@ void run_search(const CatalogueOptions& o) {
     text += fmt::format("\nmeasured scaling polish: training error {}\n{}", format_error_value(res.value),
                         to_text(t));
   }
-  emit(o.output, format == OutputFormat::kJson ? j.dump(2) + "\n" : text);
+  emit(o.output, format == OutputFormat::kJson ? json_text(j, 2) + "\n" : text);
 }
 
 void run_generate(const CatalogueOptions& o) {
@@ -190,7 +191,7 @@ void run_generate(const CatalogueOptions& o) {
   g.progress = [](const std::string& s) { std::cerr << s << '\n'; };
   if (o.output.empty()) throw Error("give --output FILE (for example data/catalogue.json)");
   const Catalogue c = generate_catalogue(g);
-  write_text_file(o.output, to_json(c).dump(1) + "\n");
+  write_text_file(o.output, json_text(to_json(c), 1) + "\n");
   std::cerr << fmt::format("wrote {} entries to {} in {} s\n", c.entries.size(), o.output, c.generator["seconds"].dump());
 }
 
@@ -204,7 +205,7 @@ void run_catalogue_report(const CatalogueOptions& o) {
   }
   if (o.presets_given) eo.presets = given_list(o.presets, ',', "--presets");
   const ErrorTables t = error_tables(eo);
-  emit(o.output, format == OutputFormat::kJson ? t.json.dump(2) + "\n" : t.markdown);
+  emit(o.output, format == OutputFormat::kJson ? json_text(t.json, 2) + "\n" : t.markdown);
 }
 
 // src/conv/default_points_table.hpp: the catalogue's fp32 entry (points, exact scaling relative to
@@ -266,7 +267,7 @@ void run_correlation(const CatalogueOptions& o) {
                         s.rho_kappa, s.usable, s.rho_proxy_scaled, s.usable_scaled);
     a.push_back(to_json(s));
   }
-  emit(o.output, format == OutputFormat::kJson ? a.dump(2) + "\n" : text);
+  emit(o.output, format == OutputFormat::kJson ? json_text(a, 2) + "\n" : text);
 }
 
 const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& app) {

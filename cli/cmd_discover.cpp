@@ -91,7 +91,7 @@ bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
       c.erase("transform");
       j["catalogue_entry"] = c;
     }
-    emit(o.output, j.dump(2) + "\n");
+    emit(o.output, json_text(j, 2) + "\n");
     return true;
   }
   std::string t = fmt::format("{} {}: points {{{}}}, kappa_2(V) = {:.4g}, verified exactly\n", tile.to_string(),
@@ -108,7 +108,7 @@ bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
     t +=
         fmt::format("catalogue entry {} {}: points {{{}}}, training error {}\n", tile.to_string(), model.name,
                     to_string(shipped->transform.points()), format_error_value(shipped->train_error));
-  t += "found: " + e.found.dump() + "\n\n" + to_text(e.transform);
+  t += "found: " + json_text(e.found, -1) + "\n\n" + to_text(e.transform);
   emit(o.output, t);
   return true;
 }
@@ -140,7 +140,7 @@ void run_discover(const DiscoverCliOptions& o) {
   const DiscoveryResult r = discover(d, *objective, ScalingSpec::parse(o.scaling));
   if (d.progress) std::cerr << "\r\033[K" << std::flush;
   if (format == OutputFormat::kJson) {
-    emit(o.output, to_json(r, !o.no_analysis).dump(2));
+    emit(o.output, json_text(to_json(r, !o.no_analysis), 2));
   } else {
     emit(o.output, to_text(r));
   }

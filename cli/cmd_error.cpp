@@ -78,7 +78,7 @@ void run_error(const ErrorOptions& o) {
   if (o.list) {
     nlohmann::json j = nlohmann::json::array();
     for (const auto& m : precision_presets()) j.push_back(to_json(m));
-    emit(o.output, format == OutputFormat::kJson ? j.dump(2) : list_presets());
+    emit(o.output, format == OutputFormat::kJson ? json_text(j, 2) : list_presets());
     return;
   }
   const std::vector<Transform> transforms = transforms_of(o);
@@ -192,7 +192,8 @@ void run_error(const ErrorOptions& o) {
                          {"first_order_uv_only", number(r.predicted_uv)},
                          {"seconds", r.seconds}});
     }
-    emit(o.output, nlohmann::json{{"tile", tile.to_string()}, {"data", data_json}, {"results", results}}.dump(2));
+    emit(o.output,
+         json_text(nlohmann::json{{"tile", tile.to_string()}, {"data", data_json}, {"results", results}}, 2));
     return;
   }
   std::string text = fmt::format("{} error against the float64 direct convolution; data: {}\n", tile.to_string(), data_text);

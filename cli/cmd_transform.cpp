@@ -54,7 +54,7 @@ void run_transform(const TransformOptions& o) {
         std::cerr
             << "nova: warning: some entries are beyond float64's range: the \"float64\" arrays hold null for "
                "them (the exact matrices are complete)\n";
-      emit(o.output, to_json(t).dump(2));
+      emit(o.output, json_text(to_json(t), 2));
       break;
     case OutputFormat::kCpp: emit(o.output, to_cpp_header(t, o.name)); break;
     case OutputFormat::kText: emit(o.output, to_text(t)); break;

@@ -45,7 +45,7 @@ void run_verify(const VerifyOptions& o) {
                                points_note)
                  : fmt::format("{}: FAILED: {}", file, v.reason));
   }
-  if (format == OutputFormat::kJson) emit("", results.dump(2));
+  if (format == OutputFormat::kJson) emit("", json_text(results, 2));
   command_exit_status() = !all_read ? 2 : !all_ok ? 1 : 0;
 }
 

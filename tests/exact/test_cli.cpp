@@ -125,6 +125,13 @@ TEST(Cli, VerifyReportsEveryFile) {
   ASSERT_EQ(j.size(), 2u);
   EXPECT_TRUE(j[0]["verified"].get<bool>());
   EXPECT_NE(j[1]["error"].get<std::string>().find("cannot read"), std::string::npos);
+  // A file name that is not UTF-8: the JSON writer threw (an internal error, exit 4, the report lost); the
+  // byte is replaced by U+FFFD.
+  r = run_cli("verify --format json " + dir + "/good.json \"$(printf '" + dir + "/g\\377.json')\"");
+  EXPECT_EQ(r.status, 2) << r.output;
+  const auto k = nlohmann::json::parse(r.output.substr(r.output.find('[')));
+  ASSERT_EQ(k.size(), 2u) << r.output;
+  EXPECT_NE(k[1]["file"].get<std::string>().find("g\xEF\xBF\xBD.json"), std::string::npos) << r.output;
 }
 
 TEST(Cli, DirectoryAndFullStdoutAreErrors) {

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <initializer_list>
+#include <utility>
+
 #include "nova/error.hpp"
 
 namespace nova {
@@ -37,12 +41,31 @@ void ConvShape::validate() const {
   if (N > kLimit / C || N * C > kLimit / H || N * C * H > kLimit / W)
     throw Error(
         fmt::format("convolution shape: input tensor {}x{}x{}x{} too large (limit 2^40 values)", N, C, H, W));
+  // Padding, kernel and dilation bounded first, so that the padded sizes below cannot overflow; then the
+  // padded input, the output and the weights within the same limit (a padding of 2e9 passed, and the
+  // engine's allocation failed with an internal error).
+  constexpr int64_t kSideLimit = int64_t{1} << 30;
+  for (const auto& [name, v] :
+       {std::pair{"padding", std::max(pad_h, pad_w)}, std::pair{"kernel size", std::max(R, S)},
+        std::pair{"dilation", dilation}, std::pair{"stride", stride}})
+    if (v > kSideLimit) throw Error(fmt::format("convolution shape: {} {} too large (limit 2^30)", name, v));
+  auto within = [&](const char* what, std::initializer_list<int64_t> dims) {
+    int64_t product = 1;
+    for (int64_t d : dims) {
+      if (d > kLimit / product)
+        throw Error(fmt::format("convolution shape: {} too large (limit 2^40 values)", what));
+      product *= d;
+    }
+  };
+  within("padded input", {N, C, H + 2 * pad_h, W + 2 * pad_w});
+  within("weights", {K, C / groups, R, S});
   if (dilation * (R - 1) + 1 > H + 2 * pad_h)
     throw Error(fmt::format("convolution shape: kernel height {} (dilation {}) exceeds padded input height {}", R,
                             dilation, H + 2 * pad_h));
   if (dilation * (S - 1) + 1 > W + 2 * pad_w)
     throw Error(fmt::format("convolution shape: kernel width {} (dilation {}) exceeds padded input width {}", S,
                             dilation, W + 2 * pad_w));
+  within("output", {N, K, out_h(), out_w()});
 }
 
 }  // namespace nova

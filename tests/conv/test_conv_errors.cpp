@@ -48,6 +48,17 @@ TEST(BadInput, ZeroSizedAndImpossibleShapes) {
   s.H = 1;
   s.pad_h = 0;  // kernel taller than the padded input
   EXPECT_THROW(Plan::create(s, p.weights.data(), nullptr), Error);
+  // Sizes beyond the limits are refused before anything is allocated: a padding of 2e9 passed validation
+  // and the allocation failed with "cannot create std::vector larger than max_size()".
+  s = small();
+  s.pad_h = s.pad_w = 2000000000;
+  expect_error([&] { Plan::create(s, p.weights.data(), nullptr); }, "padding 2000000000 too large");
+  s = small();
+  s.pad_h = s.pad_w = 1 << 20;  // (2^21)^2 padded pixels per channel: over 2^40 values
+  expect_error([&] { Plan::create(s, p.weights.data(), nullptr); }, "padded input too large");
+  s = small();
+  s.dilation = int64_t{1} << 31;
+  expect_error([&] { Plan::create(s, p.weights.data(), nullptr); }, "dilation 2147483648 too large");
 }
 
 TEST(BadInput, NullBuffers) {

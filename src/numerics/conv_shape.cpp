@@ -1,6 +1,7 @@
 #include "nova/conv_shape.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <initializer_list>
@@ -53,7 +54,8 @@ void ConvShape::validate() const {
     int64_t product = 1;
     for (int64_t d : dims) {
       if (d > kLimit / product)
-        throw Error(fmt::format("convolution shape: {} too large (limit 2^40 values)", what));
+        throw Error(fmt::format("convolution shape: {} {} too large (limit 2^40 values)", what,
+                                fmt::join(dims, "x")));
       product *= d;
     }
   };

@@ -28,7 +28,8 @@ void emit_matrix(std::string& out, const RationalMatrix& x, const char* name, co
     out += "    {";
     for (std::size_t j = 0; j < x.cols(); ++j) {
       const T v = convert(x(i, j));
-      if (!std::isfinite(v))
+      // Beyond the type's range either way: inf (a literal that does not compile) or 0 for a nonzero entry.
+      if (!std::isfinite(v) || (v == 0 && x(i, j) != 0))
         throw Error(
             fmt::format("cannot write a C++ header: {}[{}][{}] = {} is beyond {}'s range (the JSON "
                         "export keeps the exact values)",

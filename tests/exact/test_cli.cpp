@@ -39,9 +39,13 @@ TEST(Cli, TransformBadInput) {
   for (const char* name : {"a-b", "1abc", "namespace", "and"})
     expect_error(std::string("transform --tile 2,3 --format cpp --name ") + name,
                  std::string("--name '") + name + "' is not a C++ identifier");
-  // 1e40 is beyond float's range: the header's float arrays would hold `inff`, which does not compile.
+  // 1e40 is beyond float's range: the header's float arrays would hold `inff`, which does not compile; 1e-50
+  // (met first) below it, a nonzero entry written as 0.
   expect_error(
       "transform --tile 4,3 --points '0,±1e-50,±1e40,inf' --format cpp",
+      "cannot write a C++ header: AT_f32[1][1] = 1/1000000000... (53 characters) is beyond float's range");
+  expect_error(
+      "transform --tile 2,3 --points '0,1,-1,1e40' --format cpp",
       "cannot write a C++ header: AT_f32[1][3] = 100000000000... (41 characters) is beyond float's range");
 }
 

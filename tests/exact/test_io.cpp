@@ -165,6 +165,15 @@ TEST(CppHeader, HoldsExactCommentsAndNearestFloats) {
   EXPECT_TRUE(is_cpp_identifier("_f63"));
   EXPECT_FALSE(is_cpp_identifier("9f"));
   EXPECT_THROW(to_cpp_header(Transform::construct({4, 3}, parse_points("0,±1e-50,±1e40,inf"))), Error);
+  // Below it too: a nonzero entry 1e-75 under lagrange scaling was written as 0x0p+0f, silently.
+  const Transform tiny =
+      Transform::construct({2, 3}, parse_points("0,1e-25,1,inf"), ScalingSpec::parse("lagrange"));
+  try {
+    to_cpp_header(tiny);
+    ADD_FAILURE() << "an entry below float's range was written as 0";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("beyond float's range"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -21,6 +21,7 @@ struct AnalyzeOptions {
   std::string output;
   bool no_2d = false;
   bool points_given = false;  // --points "" must not mean the default points
+  bool scaling_given = false;  // a file carries its own scaling: --scaling beside it would be ignored
 };
 
 void run_analyze(const AnalyzeOptions& o) {
@@ -29,7 +30,8 @@ void run_analyze(const AnalyzeOptions& o) {
     throw Error("--points is empty (leave it out for the default points)");
   Transform t;
   if (!o.file.empty()) {
-    if (!o.tile.empty() || !o.points.empty()) throw Error("give either FILE or --tile/--points, not both");
+    if (!o.tile.empty() || !o.points.empty() || o.scaling_given)
+      throw Error("give either FILE or --tile/--points/--scaling, not both (the file has its own)");
     t = load_verified_transform(o.file);
   } else {
     if (o.tile.empty()) throw Error("nothing to analyze: give a transform FILE or --tile (and --points)");
@@ -58,7 +60,9 @@ const CommandRegistration analyze_registration("analyze", 20, [](CLI::App& app) 
   sub->add_option("--points,-p", options->points,
                   "Points, e.g. \"0,±3/5,±1,±7/6,inf\" (default: the standard 0, ±1, ±2, ... with inf)")
       ->each([options](const std::string&) { options->points_given = true; });
-  sub->add_option("--scaling,-s", options->scaling, "Diagonal scaling: wincnn (default), lagrange, or d1=...;d2=...");
+  sub->add_option("--scaling,-s", options->scaling,
+                  "Diagonal scaling: wincnn (default), lagrange, or d1=...;d2=...")
+      ->each([options](const std::string&) { options->scaling_given = true; });
   sub->add_option("--format,-f", options->format, "Output: text or json")->capture_default_str();
   sub->add_option("--output,-o", options->output, "Write to this file instead of stdout")
       ->check(writable_output());

@@ -23,6 +23,7 @@ struct ErrorOptions {
   std::vector<std::string> points;
   std::vector<std::string> transform_files;
   std::string scaling = "wincnn";
+  bool scaling_given = false;  // for --points only: beside files alone it would be ignored
   std::string precision = "fp16-storage";
   std::string data = "gaussian";
   std::string weights;
@@ -39,6 +40,8 @@ struct ErrorOptions {
 std::vector<Transform> transforms_of(const ErrorOptions& o) {
   std::vector<Transform> out;
   for (const std::string& f : o.transform_files) out.push_back(load_verified_transform(f));
+  if (o.scaling_given && o.points.empty() && !out.empty())
+    throw Error("--scaling applies to --points; the transform files have their own scaling");
   if (!o.points.empty() || out.empty()) {
     if (o.tile.empty()) throw Error("give --tile with --points, or a transform JSON file");
     const TileSize tile = parse_tile(o.tile);
@@ -225,8 +228,10 @@ const CommandRegistration error_registration("error", 40, [](CLI::App& app) {
   sub->add_option("--tile,-t", o->tile, "Tile F(m,r), written 6,3 or F(6,3)");
   sub->add_option("--points,-p", o->points, "Points, e.g. \"0,±1,±2,±1/2,inf\"; repeat to compare several "
                                             "(default: the standard 0, ±1, ±2, ... with inf)");
-  sub->add_option("--scaling,-s", o->scaling, "Diagonal scaling for --points: wincnn, lagrange, or d1=...;d2=...")
-      ->capture_default_str();
+  sub->add_option("--scaling,-s", o->scaling,
+                  "Diagonal scaling for --points: wincnn, lagrange, or d1=...;d2=...")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->scaling_given = true; });
   sub->add_option("--precision", o->precision, "Precision model preset or JSON file; comma-separated for several")
       ->capture_default_str();
   sub->add_flag("--list-precisions", o->list, "List the precision model presets and exit");

@@ -44,6 +44,9 @@ void run_transform(const TransformOptions& o) {
     throw Error("--name '" + o.name +
                 "' is not a C++ identifier (letters, digits and _, not starting with a digit) "
                 "or is a keyword");
+  if (o.no_infinity &&
+      !o.points.empty())  // it would be ignored: the points say whether infinity is among them
+    throw Error("--no-infinity is for the default points; with --points, leave inf out of them");
   PointList points = o.points.empty() ? standard_points(o.no_infinity ? tile.n() : tile.n() - 1, !o.no_infinity)
                                       : parse_points(o.points);
   const Transform t = Transform::construct(tile, std::move(points), ScalingSpec::parse(o.scaling));

@@ -47,6 +47,15 @@ TEST(Cli, TransformBadInput) {
   expect_error(
       "transform --tile 2,3 --points '0,1,-1,1e40' --format cpp",
       "cannot write a C++ header: AT_f32[1][3] = 100000000000... (41 characters) is beyond float's range");
+  // Options that would be ignored: --no-infinity beside --points, --scaling beside a file.
+  expect_error("transform --tile 2,3 --points '0,1,-1,2' --no-infinity",
+               "--no-infinity is for the default points");
+  const std::string file = testing::temp_dir() + "/scaled.json";
+  ASSERT_EQ(run_cli("transform --tile 2,3 --format json -o " + file).status, 0);
+  expect_error("analyze " + file + " --scaling lagrange", "give either FILE or --tile/--points/--scaling");
+  expect_error("error " + file + " --scaling lagrange --tiles 16", "--scaling applies to --points");
+  EXPECT_EQ(
+      run_cli("error " + file + " --tile 2,3 --points '0,1,-1,inf' --scaling lagrange --tiles 16").status, 0);
 }
 
 // JSON has no inf: entries beyond double's range are null in the "float64" arrays, and a warning says so;

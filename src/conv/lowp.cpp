@@ -620,12 +620,9 @@ float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat f) {
   const int64_t count = input_elements(p.shape, p.layout);
   const WidenFn widen = p.kernels->convert.widen[static_cast<int>(f.type)];
   const AmaxFn amax = p.wino->convert.amax;
-  // NCHW16c: the last channel block's lanes from C on are padding, never data, and users may leave anything
-  // there; the scan skips them (it read them: 1000 in them set int8-spatial's input scale and zeroed every
-  // output, nothing counted). Chunks and planes start at multiples of 16 elements, pixels of 16 lanes.
-  const int64_t blocks = ceil_div(p.shape.C, int64_t{16});
-  const int64_t last_lanes = p.layout == Layout::kNCHW16c ? p.shape.C - 16 * (blocks - 1) : 16;
-  const int64_t plane = p.shape.H * p.shape.W * 16;
+  // NCHW16c padding lanes are skipped (they were read: 1000 in them set int8-spatial's input scale and zeroed
+  // every output, nothing counted). Chunks and planes start at multiples of 16 elements, pixels of 16 lanes.
+  const InputPaddingLanes lanes(p.shape, p.layout);
   static_assert(kScanChunk % 16 == 0);
   const auto scan_range = [&](int64_t i0, int64_t len) {
     float m = 0.0f;
@@ -654,15 +651,16 @@ float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat f) {
   const auto scan_chunk = [&](std::size_t task, int worker) {
     const int64_t i0 = static_cast<int64_t>(task) * kScanChunk, end = std::min(i0 + kScanChunk, count);
     float m = 0.0f;
-    if (last_lanes == 16) {
+    if (!lanes.any()) {
       m = scan_range(i0, end - i0);
     } else {
       for (int64_t i = i0; i < end;) {
-        const int64_t stop = std::min(end, (i / plane + 1) * plane);
-        if ((i / plane) % blocks != blocks - 1) {
+        const int64_t stop = std::min(end, (i / lanes.plane + 1) * lanes.plane);
+        if (!lanes.last_block(i)) {
           m = std::max(m, scan_range(i, stop - i));
         } else {
-          for (int64_t pixel = i; pixel < stop; pixel += 16) m = std::max(m, scan_range(pixel, last_lanes));
+          for (int64_t pixel = i; pixel < stop; pixel += 16)
+            m = std::max(m, scan_range(pixel, lanes.last_lanes));
         }
         i = stop;
       }

@@ -253,14 +253,11 @@ void Plan::calibrate(std::span<const float* const> inputs) {
                 to_string(p.algorithm) + ")");
   if (inputs.empty()) throw Error("calibration needs at least one sample input");
   const int64_t size = input_elements(p.shape, p.layout);
-  // NCHW16c: the last channel block's lanes from C on are padding, not data (refused as NaN, they were).
-  const int64_t blocks = ceil_div(p.shape.C, int64_t{16}), plane = p.shape.H * p.shape.W * 16;
-  const int64_t last_lanes = p.layout == Layout::kNCHW16c ? p.shape.C - 16 * (blocks - 1) : 16;
-  const auto padding = [&](int64_t j) { return j % 16 >= last_lanes && (j / plane) % blocks == blocks - 1; };
+  const InputPaddingLanes lanes(p.shape, p.layout);  // not data (NaN there was refused)
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) throw Error("calibration sample " + std::to_string(i) + " is null");
     for (int64_t j = 0; j < size; ++j)
-      if (!std::isfinite(inputs[i][j]) && !padding(j))
+      if (!std::isfinite(inputs[i][j]) && !lanes.padding(j))
         throw Error("calibration sample " + std::to_string(i) + " contains " +
                     (std::isnan(inputs[i][j]) ? "NaN" : "Inf") + " at index " + std::to_string(j));
   }

@@ -380,6 +380,20 @@ void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights);
 // max |d| over the finite values of an input tensor of type `format` (int8-spatial's input scale, fp16's V
 // shift).
 float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat format);
+
+// Which elements of an input tensor are NCHW16c padding lanes (the last channel block's lanes from C on):
+// never data, whatever users leave there; the scans and checks that read the tensor whole skip them.
+struct InputPaddingLanes {
+  int64_t blocks = 1, plane = 16,
+          last_lanes = 16;  // last_lanes 16: no padding (another layout, or C % 16 == 0)
+  InputPaddingLanes(const ConvShape& s, Layout layout)
+      : blocks(ceil_div(s.C, 16)),
+        plane(s.H * s.W * 16),
+        last_lanes(layout == Layout::kNCHW16c ? s.C - 16 * (blocks - 1) : 16) {}
+  bool any() const { return last_lanes < 16; }
+  bool last_block(int64_t element) const { return (element / plane) % blocks == blocks - 1; }
+  bool padding(int64_t element) const { return element % 16 >= last_lanes && last_block(element); }
+};
 // fp16: the least s >= 0 for which V of an input whose largest finite |d| is `amax` stays within its limit
 // (65504; 2^12 with fp16 arithmetic) after V is multiplied by 2^-s; sets p.v_shift and, when s > 0,
 // p.call_pow2.

@@ -82,5 +82,5 @@ def test_json_points_must_be_the_matrices_own():
     import json
     j = json.loads(nova.Transform("4,3", "0,±1,±1/2,inf").to_json())
     j["points"] = ["0", "1", "-1", "2", "-2", "inf"]
-    with pytest.raises(ValueError, match="the points do not match the matrices"):
+    with pytest.raises(ValueError, match=r"the points \{0, 1, -1, 2, -2, inf\} do not match the matrices"):
         nova.Transform.from_json(json.dumps(j))

@@ -70,14 +70,8 @@ void emit(const std::string& path, const std::string& contents) {
   write_text_file(path, contents);
 }
 
-Verification verify_with_points(const Transform& t) {
-  Verification v = verify(t);
-  if (v && !t.points().empty()) v = match_points(t);
-  return v;
-}
-
 void require_verified(const Transform& t, const std::string& what) {
-  if (const Verification v = verify_with_points(t); !v)
+  if (const Verification v = verify(t); !v)
     throw Error(what + " fails exact verification (nova verify): " + v.reason);
 }
 

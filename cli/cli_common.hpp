@@ -33,10 +33,6 @@ std::vector<std::string> split_list(const std::string& text, char sep);
 // A layer shape written N,C,H,W,K: five integers; anything else throws nova::Error naming `option`.
 std::array<int64_t, 5> parse_nchwk(const std::string& text, const std::string& option);
 
-// Exact verification as `nova verify` does it: the Winograd identity, then (when the transform names
-// its points) that the matrices are those points' construction.
-Verification verify_with_points(const Transform& t);
-
 // Commands that compute with a transform refuse one that fails verification (as `bench --transform`
 // does): their numbers would describe no convolution. Throws nova::Error naming `what` and the reason.
 void require_verified(const Transform& t, const std::string& what);

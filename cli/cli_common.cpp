@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -107,7 +108,20 @@ CLI::Validator writable_output() {
           ::close(fd);
           return {};
         }
-        if (errno == ENOENT) {
+        struct stat link {};
+        if (errno == ENOENT && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+          // A dangling symbolic link: the write will create its target (O_EXCL refuses every link), so
+          // create the target, and remove the target, not the link.
+          fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+          if (fd >= 0) {
+            ::close(fd);
+            if (char* target = ::realpath(path.c_str(), nullptr)) {
+              ::unlink(target);
+              std::free(target);
+            }
+            return {};
+          }
+        } else if (errno == ENOENT) {
           fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
           if (fd >= 0) {
             ::close(fd);

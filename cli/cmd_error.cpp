@@ -223,8 +223,9 @@ void run_error(const ErrorOptions& o) {
 const CommandRegistration error_registration("error", 40, [](CLI::App& app) {
   auto o = std::make_shared<ErrorOptions>();
   CLI::App* sub = app.add_subcommand("error", "Measure a transform's error under precision models against float64 direct convolution");
-  sub->add_option("transforms", o->transform_files, "Transform JSON files (instead of or with --points)")
-      ->check(CLI::ExistingFile);
+  // No ExistingFile check: CLI11 validates positionals before it reports unknown options, so with one
+  // `error -t 2,3 --threads 2` blamed a file named 2. A missing file is reported when it is read.
+  sub->add_option("transforms", o->transform_files, "Transform JSON files (instead of or with --points)");
   sub->add_option("--tile,-t", o->tile, "Tile F(m,r), written 6,3 or F(6,3)");
   sub->add_option("--points,-p", o->points, "Points, e.g. \"0,±1,±2,±1/2,inf\"; repeat to compare several "
                                             "(default: the standard 0, ±1, ±2, ... with inf)");

@@ -169,6 +169,9 @@ TEST(Cli, ParseErrorsExitTwoOnOneLine) {
   expect_error("verify /tmp", "directory");
   expect_error("bench", "A subcommand is required");
   expect_error("bench conv --shape 1,2,3,4,5 --repeat x", "--repeat");
+  // An option another command has: CLI11 checked the positional files first and blamed a file named 2.
+  expect_error("error -t 2,3 --threads 2", "not expected: --threads");
+  expect_error("error /nonexistent/t.json", "cannot read '/nonexistent/t.json': No such file or directory");
   EXPECT_EQ(run_cli("--version").status, 0);
   EXPECT_EQ(run_cli("bench conv --help").status, 0);
 }
@@ -204,6 +207,29 @@ TEST(Cli, UnwritableOutputIsRefusedBeforeTheWork) {
   std::ifstream in(got);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("F(2,3)"), std::string::npos) << text;
+}
+
+// -o on a symbolic link whose target does not exist yet writes the target (as the shell's > does); the
+// check refused it with "File exists", and must remove the target it tried, not the link.
+TEST(Cli, OutputThroughADanglingLinkWritesItsTarget) {
+  const std::string link = testing::temp_dir() + "/dangling.json",
+                    target = testing::temp_dir() + "/target.json";
+  ASSERT_EQ(std::system(("rm -f " + link + " " + target + " && ln -s " + target + " " + link).c_str()), 0);
+  const auto r = run_cli("transform --tile 2,3 --format json -o " + link);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_TRUE(run_cli("verify " + target).status == 0) << target << " is not the transform";
+  // A failing command leaves neither a target nor a changed link behind.
+  ASSERT_EQ(std::system(("rm -f " + target).c_str()), 0);
+  expect_error("transform --tile 2,3 --points '0,1,1,inf' -o " + link, "duplicate point");
+  EXPECT_FALSE(std::ifstream(target).good()) << target << " was left behind";
+  EXPECT_EQ(std::system(("test -L " + link).c_str()), 0) << "the link was removed";
+  // A link into a directory that does not exist is still refused, naming the link.
+  const std::string into_nowhere = testing::temp_dir() + "/into_nowhere.json";
+  ASSERT_EQ(
+      std::system(("rm -f " + into_nowhere + " && ln -s /nonexistent/dir/t.json " + into_nowhere).c_str()),
+      0);
+  expect_error("transform --tile 2,3 -o " + into_nowhere,
+               "--output: cannot write '" + into_nowhere + "': No such file or directory");
 }
 
 TEST(Cli, HelpListsCommands) {

@@ -205,8 +205,8 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     n, c, h, w = x.shape
     k, _, r, s = weight.shape
     transform = _nova.Transform.from_json(transform_json) if transform_json else None
-    w32 = weight.detach().float().contiguous()  # exact for float16 / bfloat16 weights
-    b32 = None if bias is None else bias.detach().float().contiguous()
+    w32 = weight.detach().float().resolve_neg().contiguous()  # exact for float16 / bfloat16 weights
+    b32 = None if bias is None else bias.detach().float().resolve_neg().contiguous()
     io = _IO_TYPES[x.dtype]
     engine, _, arithmetic = precision.partition(":")
     plan = _nova.ConvPlan((n, c, h, w, k), kernel=(r, s), padding=tuple(padding), stride=stride, dilation=dilation,
@@ -302,6 +302,9 @@ def _execute(plan, x: torch.Tensor, out: torch.Tensor, nhwc: bool) -> torch.Tens
     """Runs plan from x into out: on NHWC the engine's layout on the tensors' own channels_last memory."""
     if x.requires_grad:  # under no_grad (the layers' eager forward): DLPack does not export such tensors
         x = x.detach()
+    # A negative view (torch._neg_view, conj().imag) keeps its sign in a flag that DLPack does not carry:
+    # the engine read the values without it (relative error 2). resolve_neg() is x itself when not one.
+    x = x.resolve_neg()
     if nhwc:
         plan.execute(x.permute(0, 2, 3, 1), out.permute(0, 2, 3, 1))
     else:

@@ -217,7 +217,9 @@ void bind_conv(nb::module_& m) {
       .def("execute", &execute, nb::arg("input"), nb::arg("output").noconvert(),
            "Run on C-contiguous CPU buffers of the plan's tensor types (numpy arrays or torch tensors; no copies): "
            "float32, float16, bfloat16 (numpy: uint16 bits) or int8. A non-contiguous input is copied to C order "
-           "first; the output is written in place and must be C-contiguous (ValueError otherwise)")
+           "first; the output is written in place and must be C-contiguous (ValueError otherwise). A torch "
+           "negative view (x.is_neg()) is read without its sign (DLPack does not carry the flag): pass "
+           "x.resolve_neg(); nova.torch's layers do")
       .def_prop_ro("input_type", [](const PyPlan& p) { return conv::to_string(p.plan.input_format().type); })
       .def_prop_ro("output_type", [](const PyPlan& p) { return conv::to_string(p.plan.output_format().type); })
       .def_prop_ro("output_saturated", [](const PyPlan& p) { return p.plan.stats().output_saturated; },

@@ -1186,3 +1186,23 @@ def test_a_layers_last_plan_follows_what_it_depends_on(tmp_path):
                 assert torch.equal(loaded(x0), layer(x0))
     finally:
         torch.set_num_threads(threads)
+
+
+def test_negative_views_are_read_with_their_sign():
+    """A negative view (torch._neg_view; conj().imag of a complex tensor) keeps its sign in a flag that
+    DLPack does not carry: the layers read the values without it (relative error 2 against float64)."""
+    ref, model = winograd_and_direct_pair(5, 6, 4, seed=41)
+    x = torch.randn(2, 5, 11, 9)
+    with torch.no_grad():
+        want = ref.double()(-x.double())
+        for neg in (torch._neg_view(x), torch._neg_view(x.to(memory_format=torch.channels_last))):
+            assert neg.is_neg()
+            assert rel_l2(model(neg), want) < 1e-5
+        # Negative views as weights and bias of the operators (the layers' own parameters are never views).
+        conv = ref[0].float()
+        w, b = conv.weight.detach(), conv.bias.detach()
+        want = torch.nn.functional.conv2d(x.double(), -w.double(), -b.double(), padding=1)
+        got = torch.ops.nova.winograd_conv2d(x, torch._neg_view(w), torch._neg_view(b), [1, 1], "4,3", "", 1)
+        assert rel_l2(got, want) < 1e-5
+        got = torch.ops.nova.conv2d(x, torch._neg_view(w), torch._neg_view(b), 1, [1, 1], 1, 1, 1)
+        assert rel_l2(got, want) < 1e-5

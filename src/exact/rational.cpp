@@ -124,9 +124,23 @@ double to_double(const Rational& value) {
   q = (q << 1) | (sticky ? 1u : 0u);  // 63 bits, exactly representable as uint64
   const long exponent = (drop > 0 ? drop : 0) - shift - 1;
   if (exponent > 2000) return negative ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
-  if (exponent < -2200) return negative ? -0.0 : 0.0;
-  // Converting q (63 bits) to double rounds once to nearest-even; ldexp is exact unless the result
-  // is subnormal, where a second rounding can occur (nova's matrices never get there).
+  // q's top bit is bit 62, so the value is below 2^-1022 (subnormal, a grid of 2^-1074) exactly when
+  // exponent < -1084. There, rounding q to 53 bits and then ldexp's rounding to that grid are two
+  // roundings, which went wrong near halfway (1.5 * 2^-1074 less 10^-400 came out 2 * 2^-1074, not 1;
+  // a point such as 1e-35 in F(10,3) puts such entries in the exports): round q to the grid once,
+  // nearest-even (the sticky bit 0 lies below the rounding bit, as the shift is at least 11).
+  if (exponent < -1084) {
+    const long grid_shift = -1074 - exponent;           // > 10
+    if (grid_shift > 63) return negative ? -0.0 : 0.0;  // below half the smallest subnormal
+    const uint64_t half = uint64_t{1} << (grid_shift - 1);
+    const uint64_t rest = q & ((half << 1) - 1);
+    uint64_t kept = q >> grid_shift;
+    if (rest > half || (rest == half && (kept & 1u))) ++kept;       // may carry into 2^-1022: still exact
+    const double d = std::ldexp(static_cast<double>(kept), -1074);  // kept <= 2^52: exact
+    return negative ? -d : d;
+  }
+  // Converting q (63 bits) to double rounds once to nearest-even; ldexp is then exact (normal range)
+  // or overflows to inf.
   double d = std::ldexp(static_cast<double>(q), static_cast<int>(exponent));
   return negative ? -d : d;
 }

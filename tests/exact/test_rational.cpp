@@ -62,6 +62,31 @@ TEST(Rational, ToDoubleIsCorrectlyRounded) {
   EXPECT_EQ(to_double(Rational(-7, 6)), -7.0 / 6.0);
 }
 
+// Below 2^-1022 doubles lie on the grid 2^-1074; rounding to 53 bits and then to that grid rounded
+// twice (exports of a point such as 1e-35 in F(10,3) have such entries). Checked as above, ties to even.
+TEST(Rational, ToDoubleIsCorrectlyRoundedBelowTheNormalRange) {
+  const Rational ulp = power_of_two(-1074), below = Rational(1, 1) / (Rational(mpz_class(1) << 1400));
+  const Rational half = ulp / 2;
+  for (long k : {0L, 1L, 2L, 3L, 1023L, (1L << 52) - 1}) {
+    EXPECT_EQ(to_double(k * ulp + half - below), std::ldexp(static_cast<double>(k), -1074)) << k;
+    EXPECT_EQ(to_double(k * ulp + half + below), std::ldexp(static_cast<double>(k + 1), -1074)) << k;
+    EXPECT_EQ(to_double(k * ulp + half), std::ldexp(static_cast<double>(k + (k & 1)), -1074))
+        << k;  // tie: even
+    EXPECT_EQ(to_double(-(k * ulp + half + below)), -std::ldexp(static_cast<double>(k + 1), -1074)) << k;
+  }
+  std::mt19937_64 rng(99);
+  std::uniform_int_distribution<long> num(1, 2000000000L), den(1, 2000000000L);
+  std::uniform_int_distribution<int> binade(1022, 1080);
+  for (int trial = 0; trial < 3000; ++trial) {
+    Rational x = Rational(num(rng), den(rng)) * power_of_two(-binade(rng));
+    x.canonicalize();
+    const double d = to_double(x);
+    const Rational err = abs(Rational(d) - x);
+    for (double neighbour : {std::nextafter(d, 1.0), std::nextafter(d, -1.0)})
+      ASSERT_LE(err, abs(Rational(neighbour) - x)) << to_string(x);
+  }
+}
+
 TEST(Rational, ToFloatAvoidsDoubleRounding) {
   // 1 + 2^-24 + 2^-60: above the float halfway point 1 + 2^-24, so the nearest float is 1 + 2^-23,
   // while rounding to double first would give exactly 1 + 2^-24 and then 1 (a tie to even).

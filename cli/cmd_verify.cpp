@@ -26,15 +26,19 @@ void run_verify(const VerifyOptions& o) {
   bool all_ok = true, all_read = true;
   for (const std::string& file : o.files) {
     Transform t;
+    nlohmann::json document;
     try {
-      t = load_transform(file);
+      t = load_transform(file, &document);
     } catch (const Error& e) {
       std::cerr << "nova: error: " << e.what() << '\n';
       results.push_back({{"file", file}, {"verified", false}, {"error", e.what()}});
       all_read = false;
       continue;
     }
-    const Verification v = verify(t);  // points, if named, were matched on reading
+    // Points, if named, were matched on reading; the derived "float64" arrays are what consumers without
+    // rationals read, so a file whose arrays contradict its exact matrices fails too.
+    Verification v = verify(t);
+    if (v) v = verify_derived_fields(document, t);
     const std::string points_note =
         v && !t.points().empty() ? " (matrices match points {" + to_string(t.points()) + "})" : "";
     all_ok = all_ok && v.ok;

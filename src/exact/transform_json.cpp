@@ -1,5 +1,8 @@
 // The JSON form of a transform (schema in include/nova/exact/io.hpp) and file helpers.
+#include <fmt/format.h>
+
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -184,7 +187,7 @@ void write_text_file(const std::string& path, const std::string& contents) {
   if (!out) throw Error("error while writing '" + path + "'");
 }
 
-Transform load_transform(const std::string& path) {
+Transform load_transform(const std::string& path, nlohmann::json* document) {
   const std::string text = read_text_file(path);
   json j;
   try {
@@ -193,10 +196,53 @@ Transform load_transform(const std::string& path) {
     throw Error("'" + path + "' is not valid JSON: " + e.what());
   }
   try {
-    return transform_from_json(j);
+    Transform t = transform_from_json(j);
+    if (document) *document = std::move(j);
+    return t;
   } catch (const Error& e) {
     throw Error("'" + path + "': " + e.what());
   }
+}
+
+Verification verify_derived_fields(const nlohmann::json& j, const Transform& t) {
+  if (!j.is_object()) return {false, "transform JSON is not an object"};
+  if (j.contains("tile")) {
+    const json& tile = j.at("tile");
+    bool same = false;
+    try {
+      same = tile.is_string() && parse_tile(tile.get<std::string>()) == t.tile();
+    } catch (const Error&) {
+    }
+    if (!same) return {false, "\"tile\" is " + tile.dump() + " but m, r make it " + t.tile().to_string()};
+  }
+  if (!j.contains("float64")) return {true, {}};
+  const json& f = j.at("float64");
+  if (!f.is_object()) return {false, "\"float64\" is not an object with AT, G, BT"};
+  for (const auto& [key, x] :
+       {std::pair<const char*, const RationalMatrix*>{"AT", &t.AT()}, {"G", &t.G()}, {"BT", &t.BT()}}) {
+    if (!f.contains(key)) continue;
+    const json& rows = f.at(key);
+    const std::string shape = std::to_string(x->rows()) + "x" + std::to_string(x->cols());
+    if (!rows.is_array() || rows.size() != x->rows())
+      return {false, std::string("\"float64\" ") + key + " is not " + shape + " as the exact " + key + " is"};
+    for (std::size_t i = 0; i < x->rows(); ++i) {
+      if (!rows[i].is_array() || rows[i].size() != x->cols())
+        return {false,
+                std::string("\"float64\" ") + key + " is not " + shape + " as the exact " + key + " is"};
+      for (std::size_t c = 0; c < x->cols(); ++c) {
+        const json& got = rows[i][c];
+        const double want = to_double((*x)(i, c));
+        // JSON has no inf: to_json writes null for an entry beyond double's range.
+        const bool ok = std::isfinite(want) ? got.is_number() && got.get<double>() == want : got.is_null();
+        if (!ok)
+          return {false,
+                  fmt::format("\"float64\" {}[{}][{}] is {}, not {}, the nearest double to the exact {}", key,
+                              i, c, got.dump(), std::isfinite(want) ? json(want).dump() : "null",
+                              to_string((*x)(i, c)))};
+      }
+    }
+  }
+  return {true, {}};
 }
 
 std::string transform_id(const Transform& t) {

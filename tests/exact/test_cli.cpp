@@ -106,6 +106,36 @@ TEST(Cli, VerifyReportsWrongMatricesWithExitOne) {
   EXPECT_NE(r.output.find("input j=0"), std::string::npos) << r.output;
 }
 
+// The derived keys are what a consumer without rationals reads: a file whose "float64" arrays (or "tile")
+// contradict its exact matrices is wrong, though the matrices verify (it printed OK, exit 0).
+TEST(Cli, VerifyChecksTheDerivedFloat64ArraysAndTile) {
+  const std::string file = testing::temp_dir() + "/derived.json";
+  ASSERT_EQ(run_cli("transform --tile 2,3 --format json -o " + file).status, 0);
+  nlohmann::json good;
+  std::ifstream(file) >> good;
+  ASSERT_EQ(good["G"][1][0], "1/2");
+  auto check = [&](const nlohmann::json& j, int status, const std::string& message) {
+    std::ofstream(file) << j.dump(2);
+    const auto r = run_cli("verify " + file);
+    EXPECT_EQ(r.status, status) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
+  };
+  check(good, 0, "OK");
+  nlohmann::json j = good;
+  j["float64"]["G"][1][0] = 0.7;  // the exact 1/2 is 0.5
+  check(j, 1, "\"float64\" G[1][0] is 0.7, not 0.5, the nearest double to the exact 1/2");
+  j = good;
+  j["float64"]["BT"][3].erase(0);
+  check(j, 1, "\"float64\" BT is not 4x4");
+  j = good;
+  j["tile"] = "F(3,2)";
+  check(j, 1, "\"tile\" is \"F(3,2)\" but m, r make it F(2,3)");
+  j = good;
+  j["float64"]["AT"][0][0] = 1;  // an integer is the same double
+  j.erase("tile");
+  check(j, 0, "OK");
+}
+
 TEST(Cli, VerifyBadFiles) {
   const std::string dir = testing::temp_dir();
   std::ofstream(dir + "/missing.json") << R"({"m": 2, "r": 3, "AT": [[1,1,1,0],[0,1,-1,1]]})";

@@ -6,7 +6,8 @@
 //    "points": ["0","1","-1","1/2","-1/2","2","-2","inf"],      (optional on import)
 //    "scaling": {"convention": "wincnn", "D1": [...], "D2": [...]}, (optional on import)
 //    "AT": [[...] x m], "G": [[...] x n], "BT": [[...] x n],        (required)
-//    "float64": {"AT": [[...]], "G": [[...]], "BT": [[...]]},       (derived; ignored on import)
+//    "float64": {"AT": [[...]], "G": [[...]], "BT": [[...]]},       (derived; ignored on import, checked
+//                                                                    by verify_derived_fields / nova verify)
 //    "verified": true}                                               (derived; ignored on import)
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "nova/exact/transform.hpp"
+#include "nova/exact/verify.hpp"
 
 namespace nova {
 
@@ -31,7 +33,14 @@ std::string to_text(const Transform& t);
 // File helpers with one-line errors for unreadable or unwritable paths.
 std::string read_text_file(const std::string& path);
 void write_text_file(const std::string& path, const std::string& contents);
-Transform load_transform(const std::string& path);
+// `document`, when given, receives the parsed JSON (for verify_derived_fields).
+Transform load_transform(const std::string& path, nlohmann::json* document = nullptr);
+
+// The derived keys of a transform's JSON checked against its exact matrices: each "float64" entry must be
+// the nearest double to the exact one (null where that is beyond double's range) and "tile" must name m, r.
+// Reading ignores them (they are derived), but a consumer without rationals reads "float64": a file whose
+// arrays disagree with its exact matrices is wrong although they verify. Keys left out are not checked.
+Verification verify_derived_fields(const nlohmann::json& document, const Transform& t);
 
 // An identifier for generated code: "F6x3_0_p1_m1_h_mh_2_m2_inf"-style names are long, so this is
 // "f6_3_" plus a short stable hash of points and scaling.

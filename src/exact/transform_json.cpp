@@ -52,8 +52,10 @@ Rational rational_from_json(const json& value, const std::string& where) {
       throw Error(where + ": " + e.what());
     }
   }
-  if (value.is_number_integer()) return Rational(std::to_string(value.get<long long>()));
+  // Unsigned first: is_number_integer() is true for unsigned numbers too, and get<long long>() read
+  // 2^64 - 1 as -1 (so an AT entry of -1 written that way verified).
   if (value.is_number_unsigned()) return Rational(std::to_string(value.get<unsigned long long>()));
+  if (value.is_number_integer()) return Rational(std::to_string(value.get<long long>()));
   if (value.is_number_float())
     throw Error(where + " is the JSON number " + value.dump() + "; write exact values as strings such as \"1/2\"");
   throw Error(where + " is " + std::string(value.type_name()) + ", not a rational (a string such as \"3/5\")");
@@ -84,8 +86,10 @@ int int_from_json(const json& j, const char* key) {
   if (!j.contains(key)) throw Error(std::string("transform JSON has no \"") + key + "\" key");
   const json& v = j.at(key);
   if (!v.is_number_integer()) throw Error(std::string("\"") + key + "\" must be an integer, got " + v.dump());
-  const long long x = v.get<long long>();
-  if (x < 1 || x > kMaxPoints) throw Error(std::string("\"") + key + "\" = " + std::to_string(x) + " is out of range");
+  // An unsigned number beyond long long's range (it read as negative) is out of range as well.
+  const long long x = v.is_number_unsigned() && v.get<unsigned long long>() > kMaxPoints ? kMaxPoints + 1LL
+                                                                                         : v.get<long long>();
+  if (x < 1 || x > kMaxPoints) throw Error(std::string("\"") + key + "\" = " + v.dump() + " is out of range");
   return static_cast<int>(x);
 }
 

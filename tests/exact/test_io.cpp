@@ -92,6 +92,26 @@ TEST(TransformJson, BadFilesNameTheProblem) {
   EXPECT_FALSE(error_of(json::array()).empty());
 }
 
+// nlohmann's is_number_integer() holds for unsigned numbers too: 2^64 - 1 was read as -1, so an entry -1
+// written that way verified, and "m" of 2^64 - 1 was reported as -1.
+TEST(TransformJson, UnsignedNumbersAboveLongLongAreReadAsTheyAre) {
+  const json good = to_json(Transform::construct({2, 3}, parse_points("0,±1,inf")));
+  ASSERT_EQ(good["AT"][1][2], "-1");
+  json j = good;
+  j.erase("points");
+  j["AT"][1][2] = 18446744073709551615ull;
+  const Transform t = transform_from_json(j);
+  EXPECT_EQ(t.AT()(1, 2), Rational(mpz_class("18446744073709551615")));
+  EXPECT_FALSE(verify(t));
+  j = good;
+  j["AT"][1][1] = 1;  // an ordinary number still reads
+  EXPECT_TRUE(verify(transform_from_json(j)));
+  j = good;
+  j["m"] = 18446744073709551615ull;
+  EXPECT_NE(error_of(j).find("\"m\" = 18446744073709551615 is out of range"), std::string::npos)
+      << error_of(j);
+}
+
 TEST(TransformJson, PointsAndScalingMustBeTheMatricesOwn) {
   // The matrices of {0, ±1, ±1/2, inf} under the points {0, ±1, ±2, inf}: from_json took the file's word for
   // them, verify() passed (the matrices are right), and analysis, rescaling and the C++ header described

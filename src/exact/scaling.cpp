@@ -44,15 +44,22 @@ ScalingSpec ScalingSpec::parse(const std::string& text) {
   }
   spec.convention = "custom";
   std::size_t start = 0;
-  bool any = false;
+  bool any = false, seen_d1 = false, seen_d2 = false;
+  // A diagonal given twice ("d1=...;d1=..." for "d1=...;d2=...") is refused: the last one silently won.
+  auto once = [&](bool& seen, const char* which) {
+    if (seen) throw Error("scaling '" + text + "' gives " + which + " twice");
+    seen = true;
+  };
   while (start < text.size()) {
     std::size_t end = text.find(';', start);
     if (end == std::string::npos) end = text.size();
     const std::string part = text.substr(start, end - start);
     start = end + 1;
     if (part.rfind("d1=", 0) == 0 || part.rfind("D1=", 0) == 0) {
+      once(seen_d1, "D1");
       spec.d1 = parse_diagonal(part.substr(3), "D1");
     } else if (part.rfind("d2=", 0) == 0 || part.rfind("D2=", 0) == 0) {
+      once(seen_d2, "D2");
       spec.d2 = parse_diagonal(part.substr(3), "D2");
     } else {
       throw Error("cannot parse scaling '" + text +

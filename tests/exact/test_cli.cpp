@@ -33,6 +33,9 @@ TEST(Cli, TransformBadInput) {
   expect_error("transform --tile banana", "cannot parse tile");
   expect_error("transform --tile 2,3 --format yaml", "unknown --format");
   expect_error("transform --tile 2,3 --scaling d1=1,2", "4 Winograd positions");
+  // A diagonal given twice: the last one silently won (D1 = 2,2,2,2, D2 = 1).
+  expect_error("transform --tile 2,3 --scaling 'd1=1,1,1,1;D1=2,2,2,2'", "gives D1 twice");
+  expect_error("transform --tile 2,3 --scaling 'd2=1,1,1,1;d2=2,2,2,2'", "gives D2 twice");
   expect_error("transform --tile 2,3 -o /nonexistent/dir/x.json", "cannot write '/nonexistent/dir/x.json'");
   expect_error("transform --tile 2,3 --points ''", "--points is empty");
   expect_error("analyze --tile 2,3 --points ''", "--points is empty");

@@ -275,9 +275,9 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   CLI::App* cat = app.add_subcommand("catalogue", "The catalogue of best transforms per tile and precision; "
                                                   "error-driven search; the error tables");
   cat->require_subcommand(1);
-  auto common = [o](CLI::App* s, bool entry) {
+  auto common = [o](CLI::App* s, bool entry, const char* formats = "Output: text or json") {
     s->add_option("--catalogue", o->catalogue, "Catalogue file (default: $NOVA_CATALOGUE, else the shipped one)");
-    s->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
+    s->add_option("--format,-f", o->format, formats)->capture_default_str();
     s->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());
     if (entry) {
       s->add_option("--tile,-t", o->tile, "Tile, e.g. 6,3")->required();
@@ -291,7 +291,7 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   common(show, true);
   show->callback([o] { run_show(*o); });
   CLI::App* exp = cat->add_subcommand("export", "Export one entry's transform (text, json or cpp)");
-  common(exp, true);
+  common(exp, true, "Output: text, json or cpp");
   exp->callback([o] { run_export(*o); });
 
   CLI::App* search = cat->add_subcommand("search", "Run discovery with an error objective (points and power-of-two "

@@ -167,7 +167,16 @@ float to_float(const Rational& value) {
   // near-ties by comparing the two candidate floats against the exact value.
   const double d = to_double(value);
   const float f = static_cast<float>(d);
-  if (!std::isfinite(f) || Rational(static_cast<double>(f)) == value) return f;
+  if (!std::isfinite(f)) {
+    // The double can round up onto the overflow threshold FLT_MAX + 2^103 (a tie that goes to inf) from a
+    // value just below it, whose nearest float is FLT_MAX: (2^128 - 2^103 - 2^-10 was refused by the
+    // C++ header as beyond float's range).
+    const float max = std::numeric_limits<float>::max();
+    const Rational threshold = Rational(static_cast<double>(max)) + power_of_two(103);
+    if (std::isfinite(d) && abs(value) < threshold) return value < 0 ? -max : max;
+    return f;
+  }
+  if (Rational(static_cast<double>(f)) == value) return f;
   const float other = Rational(static_cast<double>(f)) < value ? std::nextafter(f, std::numeric_limits<float>::infinity())
                                                                 : std::nextafter(f, -std::numeric_limits<float>::infinity());
   if (!std::isfinite(other)) return f;

@@ -93,6 +93,15 @@ TEST(Rational, ToFloatAvoidsDoubleRounding) {
   const Rational x = 1 + power_of_two(-24) + power_of_two(-60);
   EXPECT_EQ(to_float(x), 1.0f + std::ldexp(1.0f, -23));
   EXPECT_EQ(to_float(1 + power_of_two(-24)), 1.0f);
+  // At the top of the range: below FLT_MAX + 2^103 the nearest float is FLT_MAX (the double of 2^128 -
+  // 2^103 - 2^-10 is the threshold itself, which gave inf); at it, the tie goes to inf (FLT_MAX is odd).
+  const float max = std::numeric_limits<float>::max();
+  const Rational threshold = Rational(static_cast<double>(max)) + power_of_two(103);
+  EXPECT_EQ(to_float(threshold - power_of_two(-10)), max);
+  EXPECT_EQ(to_float(-(threshold - power_of_two(-10))), -max);
+  EXPECT_EQ(to_float(threshold - power_of_two(80)), max);
+  EXPECT_TRUE(std::isinf(to_float(threshold)));
+  EXPECT_TRUE(std::isinf(to_float(threshold + power_of_two(-10))));
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<long> num(-1000000, 1000000), den(1, 1000000);
   for (int trial = 0; trial < 2000; ++trial) {

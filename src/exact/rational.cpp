@@ -1,5 +1,6 @@
 #include "nova/exact/rational.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -30,8 +31,14 @@ bool parse_decimal(std::string_view s, Rational& out) {
       negative = exp_text[0] == '-';
       exp_text.remove_prefix(1);
     }
-    if (!all_digits(exp_text) || exp_text.size() > 4) return false;  // |exponent| < 10^4 keeps sizes sane
-    exponent = std::stol(std::string(exp_text));
+    if (!all_digits(exp_text)) return false;
+    // |exponent| < 10^4 keeps sizes sane. Said as such: "1e10000" is a decimal, and "cannot parse" misled.
+    // Leading zeros ("1e00001") are fine.
+    const std::size_t first = std::min(exp_text.find_first_not_of('0'), exp_text.size());
+    if (exp_text.size() - first > 4)
+      throw Error("the exponent of '" + std::string(s) +
+                  "' is beyond nova's limit of 9999 (exact values stay a sane size)");
+    exponent = std::stol(std::string(exp_text.substr(first == exp_text.size() ? first - 1 : first)));
     if (negative) exponent = -exponent;
   }
   std::string digits;

@@ -34,6 +34,22 @@ TEST(Rational, RejectsMalformedTokens) {
   }
 }
 
+// The exponent limit is said as such ("1e10000" is a decimal; "cannot parse" misled), and leading zeros
+// of an exponent within it are fine ("1e00001" was refused).
+TEST(Rational, ExponentLimitIsNamed) {
+  EXPECT_EQ(parse_rational("1e00001"), Rational(10));
+  EXPECT_EQ(parse_rational("25e-0001"), Rational(5, 2));
+  EXPECT_EQ(parse_rational("1e9999"), Rational(mpz_class("1" + std::string(9999, '0'))));
+  for (const char* big : {"1e10000", "-1e-10000", "2.5E123456789012345678901"}) {
+    try {
+      parse_rational(big);
+      FAIL() << big;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("beyond nova's limit of 9999"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Rational, PrintsLowestTerms) {
   EXPECT_EQ(to_string(Rational(6, 4)), "3/2");
   EXPECT_EQ(to_string(Rational(-8, 4)), "-2");

@@ -196,7 +196,11 @@ Catalogue catalogue_from_json(const json& j) {
     if (!(e.transform.tile() == e.tile)) throw Error("catalogue: " + where + ": the transform is for another tile");
     e.scaling_choice = choice_from_json(need(je, "scaling_choice", where), static_cast<std::size_t>(e.tile.n()), where);
     e.kappa_v = get<double>(je, "kappa_v", where);
-    e.proxy = je.contains("proxy") && je["proxy"].is_number() ? je["proxy"].get<double>() : 0.0;
+    // null is a proxy of +inf (JSON has no inf: a float stage overflows for every candidate, F(8,3) and
+    // F(6,5) under fp16-all); it was read as 0, and `catalogue show` printed "proxy 0.000e+00" for it.
+    e.proxy = je.contains("proxy") && je["proxy"].is_number() ? je["proxy"].get<double>()
+              : je.contains("proxy") && je["proxy"].is_null() ? HUGE_VAL
+                                                              : 0.0;
     e.train_error = get<double>(je, "train_error", where);
     const json& held = need(je, "held_out", where);
     if (!held.is_object()) throw Error("catalogue: " + where + ": \"held_out\" must be an object");

@@ -117,10 +117,14 @@ nlohmann::json to_json(const Transform& t) {
   j["r"] = t.r();
   j["n"] = t.n();
   if (!t.points().empty()) j["points"] = to_strings(t.points());
-  j["scaling"] = {{"convention", t.scaling().convention},
-                  {"D1", rationals_to_json(t.scaling().d1)},
-                  {"D2", rationals_to_json(t.scaling().d2)},
-                  {"relative_to", "lagrange"}};
+  // A transform read without its scaling has no diagonals: "D1": [] could not be read back ("must be an
+  // array of n = 4 rationals"), and all-ones in their place would claim lagrange. Left out, as it came.
+  const auto n = static_cast<std::size_t>(t.n());
+  if (t.scaling().d1.size() == n && t.scaling().d2.size() == n)
+    j["scaling"] = {{"convention", t.scaling().convention},
+                    {"D1", rationals_to_json(t.scaling().d1)},
+                    {"D2", rationals_to_json(t.scaling().d2)},
+                    {"relative_to", "lagrange"}};
   j["AT"] = matrix_to_json(t.AT());
   j["G"] = matrix_to_json(t.G());
   j["BT"] = matrix_to_json(t.BT());

@@ -49,6 +49,21 @@ TEST(TransformJson, MinimalHandWrittenFileIsAccepted) {
   const Transform t = transform_from_json(j);
   EXPECT_TRUE(verify(t));
   EXPECT_TRUE(t.points().empty());
+  // Written back and read again: the scaling it lacks was written as "D1": [], which could not be read.
+  const Transform back = transform_from_json(json::parse(to_json(t).dump()));
+  EXPECT_EQ(back.AT(), t.AT());
+  EXPECT_EQ(back.G(), t.G());
+  EXPECT_EQ(back.BT(), t.BT());
+  EXPECT_EQ(back.scaling().convention, "unknown");
+  EXPECT_TRUE(back.scaling().d1.empty());
+  // With points but no scaling: wincnn matrices, which all-ones diagonals written in its place would
+  // contradict.
+  json with_points = json::parse(to_json(Transform::construct({2, 3}, parse_points("0,±1,inf"))).dump());
+  with_points.erase("scaling");
+  const Transform p = transform_from_json(with_points);
+  const Transform p_back = transform_from_json(json::parse(to_json(p).dump()));
+  EXPECT_EQ(p_back.points(), p.points());
+  EXPECT_EQ(p_back.G(), p.G());
 }
 
 TEST(TransformJson, BadFilesNameTheProblem) {

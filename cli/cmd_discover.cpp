@@ -31,6 +31,7 @@ struct DiscoverCliOptions {
   int max_ratio = 5;
   int population = 50, generations = 100, restarts = 3;
   bool population_given = false, generations_given = false, restarts_given = false, sigma0_given = false;
+  bool dtype_given = false, lattice_given = false, scaling_given = false;
   double sigma0 = 0.5;
   int64_t train_tiles = 256, train_channels = 16;
   int top_k = 4, refine_window = 1;
@@ -51,6 +52,24 @@ bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
   if (o.threads < 0) throw Error(fmt::format("--threads must be 0 (all cores) or more, got {}", o.threads));
   if (o.budget_given)
     throw Error("--budget applies to the kappa-style objectives only (error objectives are deterministic)");
+  // The error search has its own lattices, stages and power-of-two scaling: these options would be
+  // ignored, and --dtype fp16 had returned points such as 9/14 and 23/15 (not fp16 values).
+  struct Unused {
+    bool given;
+    const char* option;
+    const char* instead;
+  };
+  const Unused unused[] = {
+      {o.dtype_given && o.dtype != "any", "--dtype",
+       "; nova catalogue search --dtype restricts an error search's points"},
+      {o.lattice_given, "--max-denominator/--max-ratio", "; nova catalogue search has --max-den"},
+      {o.scaling_given, "--scaling", "; the search chooses a power-of-two scaling itself"},
+      {o.no_symmetric || o.no_es || o.no_polish, "--no-symmetric/--no-es/--no-polish", ""}};
+  for (const auto& u : unused) {
+    if (u.given)
+      throw Error(fmt::format("{} applies to the kappa-style objectives only, not to {}{}", u.option,
+                              o.objective, u.instead));
+  }
   if (o.train_tiles < 1 || o.train_channels < 1) throw Error("--train-tiles and --train-channels must be positive");
   if (o.top_k < 1) throw Error("--top-k must be at least 1");
   if (o.refine_window < 0) throw Error("--refine-window must be 0 or more");
@@ -152,7 +171,8 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
       "discover", "Find well-conditioned rational points: symmetric enumeration, ES, snap, neighbourhood search");
   sub->add_option("--tile,-t", o->tile, "Tile F(m,r), written 8,3 or F(8,3)")->required();
   sub->add_option("--dtype", o->dtype, "Allowed point values: any, fp16, bf16 (dyadic), int8 (integers)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->dtype_given = true; });
   sub->add_option("--objective", o->objective,
                   objective_help() +
                       "; or measured-error:<precision> (points and power-of-two scalings searched together, the "
@@ -168,8 +188,12 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
       "Worker threads (0, the default: all cores); the measured-error and proxy objectives run on one");
   sub->add_option("--budget", o->budget, "Stop the search stages after this many seconds (the result then depends on machine speed)")
       ->each([o](const std::string&) { o->budget_given = true; });
-  sub->add_option("--max-denominator", o->max_denominator, "Snap denominators b <= this (d_max)")->capture_default_str();
-  sub->add_option("--max-ratio", o->max_ratio, "Snap numerators |a| <= this * b")->capture_default_str();
+  sub->add_option("--max-denominator", o->max_denominator, "Snap denominators b <= this (d_max)")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->lattice_given = true; });
+  sub->add_option("--max-ratio", o->max_ratio, "Snap numerators |a| <= this * b")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->lattice_given = true; });
   sub->add_option("--population", o->population, "ES population (error objectives: 30 unless given)")
       ->capture_default_str()
       ->each([o](const std::string&) { o->population_given = true; });
@@ -194,8 +218,10 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
   sub->add_flag("--no-symmetric", o->no_symmetric, "Skip the symmetric stage");
   sub->add_flag("--no-es", o->no_es, "Skip the ES stage over R^(n-1)");
   sub->add_flag("--no-polish", o->no_polish, "Snap only (the seed's pipeline), no lattice descent afterwards");
-  sub->add_option("--scaling,-s", o->scaling, "Scaling of the output transform: wincnn, lagrange, d1=...;d2=...")
-      ->capture_default_str();
+  sub->add_option("--scaling,-s", o->scaling,
+                  "Scaling of the output transform: wincnn, lagrange, d1=...;d2=...")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->scaling_given = true; });
   sub->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
   sub->add_flag("--no-analysis", o->no_analysis, "JSON without the \"analysis\" object");
   sub->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());

@@ -132,3 +132,45 @@ TEST(ErrorDiscoveryCli, TextAndBadInput) {
 
 }  // namespace
 }  // namespace nova
+
+namespace nova {
+namespace {
+
+TEST(ErrorDiscoveryCli, OptionsTheErrorSearchDoesNotHonourAreRefused) {
+  // The error search has its own lattices and scaling: --dtype fp16 was ignored and F(4,3) proxy:fp16-storage
+  // printed {0, 9/14, -9/14, 23/15, -23/15, inf} (not fp16 values, denominators above --max-denominator 10).
+  const std::string base =
+      "discover --tile 4,3 --objective proxy:fp16-storage --population 8 --generations 4 --restarts 1 "
+      "--train-channels 4 ";
+  const std::string out = testing::temp_dir() + "/fp16.json";
+  const auto fp16 = testing::run_cli(base + "--dtype fp16 --format json -o " + out);
+  if (fp16.status == 0) {
+    // Accepted: then every finite point must be an fp16 value, a/2^k with |a| < 2^11 (the range is no issue
+    // here).
+    const auto j = nlohmann::json::parse(read_text_file(out));
+    for (const auto& p : j.at("transform").at("points")) {
+      if (p == "inf") continue;
+      const Rational x = parse_rational(p.get<std::string>());
+      const mpz_class den = x.get_den(), num = abs(x.get_num());
+      EXPECT_TRUE((den & (den - 1)) == 0 && num < 2048) << p << " is not an fp16 value";
+    }
+  } else {
+    EXPECT_EQ(fp16.status, 2) << fp16.output;
+    EXPECT_NE(fp16.output.find("--dtype"), std::string::npos) << fp16.output;
+  }
+  for (const auto& [extra, option] :
+       {std::pair{"--max-denominator 4", "--max-denominator"}, std::pair{"--max-ratio 2", "--max-ratio"},
+        std::pair{"--scaling lagrange", "--scaling"}, std::pair{"--no-es", "--no-es"},
+        std::pair{"--no-polish", "--no-polish"}}) {
+    const auto r = testing::run_cli(base + extra);
+    EXPECT_EQ(r.status, 2) << extra
+                           << " was accepted and ignored: " << r.output.substr(0, r.output.find('\n'));
+    EXPECT_NE(r.output.find(option), std::string::npos) << extra << ": " << r.output;
+    EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << extra << ": " << r.output;
+  }
+  // --dtype any is the error search's own lattice: accepted.
+  EXPECT_EQ(testing::run_cli(base + "--dtype any").status, 0);
+}
+
+}  // namespace
+}  // namespace nova

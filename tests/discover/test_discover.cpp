@@ -2,8 +2,10 @@
 // exact verification of every result, enumeration against brute force, dtype constraints, bad input.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/cli_runner.hpp"
 #include "common/error_message.hpp"
@@ -219,6 +221,37 @@ TEST(Discover, BudgetStopsEveryStepNotOnlyTheEs) {
     EXPECT_TRUE(s.stopped_by_budget) << s.stage;
     EXPECT_LE(s.evaluations, 2 * o.es.restarts + 2) << s.stage;
   }
+}
+
+// kappa_2(V), 200 us an evaluation: a generation of a large population outlasts a short budget.
+class SlowKappaV final : public Objective {
+ public:
+  std::string name() const override { return "slow-kappa-v"; }
+  double evaluate(TileSize, std::span<const double> finite) const override {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    return kappa2_vandermonde(finite);
+  }
+};
+
+TEST(Discover, BudgetStopsInsideAGeneration) {
+  // The ES checked the deadline between generations only: a population of 3e6 for F(4,3) ran 10.4 s
+  // past --budget 1. Counted, not timed: a 20 ms budget allows about 100 evaluations of 200 us; the old
+  // code ran the whole first generation (2001) before it looked at the clock.
+  const SlowKappaV slow;
+  DiscoverOptions o;
+  o.tile = {4, 3};
+  o.threads = 1;
+  o.symmetric = false;
+  o.es.population = 2000;
+  o.es.generations = 2;
+  o.es.restarts = 1;
+  o.budget_s = 0.02;
+  const auto r = discover(o, slow);
+  EXPECT_TRUE(r.verification.ok);
+  ASSERT_EQ(r.stages.size(), 1u);
+  EXPECT_TRUE(r.stages[0].stopped_by_budget);
+  EXPECT_LT(r.stages[0].evaluations, 1000);
+  EXPECT_DOUBLE_EQ(r.value, slow.evaluate(o.tile, finite_doubles(r.points)));  // the best it evaluated
 }
 
 TEST(DiscoverCli, BadInputGetsOneLine) {

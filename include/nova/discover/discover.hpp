@@ -25,7 +25,7 @@ struct DiscoverOptions {
   uint64_t seed = 0;
   int threads = 0;        // 0: every hardware thread
   // > 0: stop after this many seconds (results then depend on speed). Checked between objective
-  // evaluations in every stage (ES generations, the symmetric enumeration, the snap's repair and the
+  // evaluations in every stage (each ES candidate, the symmetric enumeration, the snap's repair and the
   // polish, which keep the best found so far); the run overruns it by about one evaluation per
   // thread plus the exact construction and verification of the result (0.3 s for F(30,3)).
   double budget_s = 0;

@@ -203,7 +203,7 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
   sub->add_option("--restarts", o->restarts, "ES restarts (error objectives: 2 unless given)")
       ->capture_default_str()
       ->each([o](const std::string&) { o->restarts_given = true; });
-  sub->add_option("--sigma0", o->sigma0, "ES initial step size")
+  sub->add_option("--sigma0", o->sigma0, "ES initial step size, in [0.01, 2] (the step-size bounds)")
       ->capture_default_str()
       ->each([o](const std::string&) { o->sigma0_given = true; });
   sub->add_option("--train-tiles", o->train_tiles,

@@ -88,6 +88,9 @@ CatalogueEntry search_entry(TileSize tile, const std::string& preset, const Gene
 CatalogueEntry search_entry(TileSize tile, const PrecisionModel& model, const GenerateOptions& o, SelectBy select) {
   const auto t0 = std::chrono::steady_clock::now();
   validate_tile(tile);
+  // The caller's ES settings: refused here, since a discover() that throws below only skips that
+  // discovery (population 1 or sigma0 -5 had searched nothing and exited 0).
+  validate(o.es);
   const std::string& preset = model.name;
   ErrorObjectiveOptions oo = o.objective;
   const StageProxyObjective proxy(model, oo);

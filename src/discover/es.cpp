@@ -1,5 +1,7 @@
 #include "nova/discover/es.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -15,7 +17,11 @@ void validate(const EsParams& p) {
   if (p.restarts < 0) throw Error("ES restarts must be at least 0");
   if (!(p.elite_fraction > 0 && p.elite_fraction <= 1)) throw Error("ES elite fraction must be in (0, 1]");
   if (!(p.sigma_min > 0 && p.sigma_min <= p.sigma_max)) throw Error("ES sigma bounds must satisfy 0 < min <= max");
-  if (!(p.sigma0 > 0)) throw Error("ES initial sigma must be positive");
+  // The step size is clamped to [sigma_min, sigma_max] at every step: an initial one outside was
+  // silently replaced by the nearer bound (--sigma0 100 and inf ran as 2, 0.001 as 0.01).
+  if (!(p.sigma0 >= p.sigma_min && p.sigma0 <= p.sigma_max))
+    throw Error(fmt::format("ES initial sigma must be in [{}, {}], the step-size bounds (got {})",
+                            p.sigma_min, p.sigma_max, p.sigma0));
   if (!(p.biased_fraction >= 0 && p.biased_fraction <= 1)) throw Error("ES biased fraction must be in [0, 1]");
 }
 

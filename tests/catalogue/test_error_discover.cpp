@@ -83,6 +83,18 @@ TEST(ErrorDiscovery, ProxySelectionPicksTheProxyBest) {
   EXPECT_TRUE(std::isfinite(e.train_error));
 }
 
+TEST(ErrorDiscovery, BadEsSettingsAreRefusedNotSkipped) {
+  // search_entry's discover() calls catch nova::Error (an infeasible lattice skips that discovery), so an
+  // ES population of 1 or a negative sigma0 had skipped every discovery and returned a published set.
+  for (auto set :
+       {+[](GenerateOptions& g) { g.es.population = 1; }, +[](GenerateOptions& g) { g.es.sigma0 = -5; },
+        +[](GenerateOptions& g) { g.es.generations = 0; }}) {
+    GenerateOptions g = small_options();
+    set(g);
+    EXPECT_THROW(search_entry({2, 3}, precision_preset("fp16-storage"), g, SelectBy::kProxy), Error);
+  }
+}
+
 TEST(ErrorDiscovery, UserModelName) {
   // A model that is not a preset: its name labels the entry.
   PrecisionModel model = precision_preset("bf16-storage");

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -204,6 +205,24 @@ TEST(Discover, OptionErrorsNameTheSettingNotACommandLineFlag) {
     EXPECT_EQ(message.find('\n'), std::string::npos) << message;
   }
   EXPECT_NE(cases[0].first.find("got -1"), std::string::npos) << cases[0].first;
+}
+
+TEST(Discover, InitialSigmaOutsideTheStepBoundsIsRefused) {
+  // The ES clamps sigma to [sigma_min, sigma_max] = [0.01, 2]: sigma0 100 or inf had run as 2 and
+  // 0.001 as 0.01, silently. The bounds themselves are accepted.
+  const KappaV kv;
+  for (double sigma0 : {100.0, std::numeric_limits<double>::infinity(), 0.001, -1.0, std::nan("")}) {
+    auto o = quick({4, 3});
+    o.es.sigma0 = sigma0;
+    const std::string message = error_of([&] { discover(o, kv); });
+    EXPECT_NE(message.find("initial sigma must be in [0.01, 2]"), std::string::npos)
+        << sigma0 << ": " << message;
+  }
+  for (double sigma0 : {0.01, 2.0}) {
+    auto o = quick({4, 3});
+    o.es.sigma0 = sigma0;
+    EXPECT_TRUE(discover(o, kv).verification.ok) << sigma0;
+  }
 }
 
 TEST(Discover, BudgetStopsEveryStepNotOnlyTheEs) {

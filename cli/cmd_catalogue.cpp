@@ -345,7 +345,9 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   });
   cor->add_option("--count", o->count, "Random point sets")->capture_default_str();
   cor->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
-  cor->add_option("--spread", o->spread, "Points uniform in [-spread, spread] (with --around: within spread of each)")
+  cor->add_option("--spread", o->spread,
+                  "Points uniform in [-spread, spread] on a 1/64 grid, at least 0.05 apart (with --around: "
+                  "within spread of each); at least 1/64")
       ->capture_default_str();
   cor->add_option("--around", o->around, "Random sets near these points (n-1 finite ones, e.g. a catalogue entry's)");
   cor->add_option("--train-tiles", o->train_tiles, "Tiles of the measurement")->capture_default_str();

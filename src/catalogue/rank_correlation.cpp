@@ -1,5 +1,7 @@
 #include "nova/catalogue/rank_correlation.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -55,7 +57,14 @@ CorrelationStudy proxy_correlation(TileSize tile, const std::string& preset, int
   if (count < 3) throw Error("the correlation study needs at least 3 point sets");
   if (!around.empty() && static_cast<int>(around.size()) != tile.n() - 1)
     throw Error("the correlation study's centre set needs n - 1 = " + std::to_string(tile.n() - 1) + " finite points");
+  // The points are drawn on a 1/64 grid: below one step every set is its centre (each rho read 0), and
+  // an infinite spread draws no number at all.
   if (!(spread > 0)) throw Error("the correlation study's spread must be positive");
+  if (!(spread >= 1.0 / 64 && std::isfinite(spread)))
+    throw Error(
+        fmt::format("the correlation study's spread must be finite and at least 1/64, the grid of its "
+                    "points (got {})",
+                    spread));
   const PrecisionModel model = precision_preset(preset);
   ErrorObjectiveOptions o;
   o.training = training;
@@ -71,6 +80,7 @@ CorrelationStudy proxy_correlation(TileSize tile, const std::string& preset, int
   s.seed = seed;
   Rng rng(seed, 7);
   const int q = tile.n() - 1;
+  int failed_sets = 0;
   while (static_cast<int>(s.points.size()) < count) {
     std::vector<double> pts;
     int guard = 0;
@@ -81,8 +91,18 @@ CorrelationStudy proxy_correlation(TileSize tile, const std::string& preset, int
       for (double p : pts) ok = ok && std::fabs(p - v) >= 0.05;
       if (ok) pts.push_back(v);
     }
+    // No room for q points 0.05 apart (a small spread, or centres closer than that): retrying the
+    // whole set forever had hung (--spread 1e-300, --spread inf). A tight but feasible spread gets
+    // 100 tries of 10000 draws.
+    if (static_cast<int>(pts.size()) < q) {
+      if (++failed_sets < 100) continue;
+      throw Error(
+          fmt::format("the correlation study cannot draw {} points at least 0.05 apart within +-{} of {}; "
+                      "widen the spread",
+                      q, spread, around.empty() ? "0" : "the centre set"));
+    }
     TransformF64 t;
-    if (static_cast<int>(pts.size()) < q || !float_cook_toom(tile, pts, t)) continue;
+    if (!float_cook_toom(tile, pts, t)) continue;
     s.points.push_back(pts);
     s.proxy.push_back(stage_proxy(t, model, po));
     s.measured.push_back(measured.measure(t));

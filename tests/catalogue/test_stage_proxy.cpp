@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "common/error_message.hpp"
 #include "nova/analysis/vandermonde.hpp"
 #include "nova/catalogue/catalogue.hpp"
 #include "nova/catalogue/rank_correlation.hpp"
@@ -132,6 +133,32 @@ TEST(ProxyCorrelation, SeesTheOutputTransformOverflowOfFp16All) {
   const auto s = proxy_correlation({8, 3}, "fp16-all", 24, 6, tr, 0.15, false, centre);
   EXPECT_GE(s.usable, 12);
   EXPECT_GE(s.rho_proxy, 0.9);
+}
+
+}  // namespace
+}  // namespace nova
+
+namespace nova {
+namespace {
+
+TEST(ProxyCorrelation, SpreadsThatCannotGiveDistinctSetsAreRefused) {
+  // The points are drawn on a 1/64 grid, at least 0.05 apart. Below one grid step every set was its
+  // centre and each rho read 0 (a study of 6 copies of one set); where q points do not fit (a tiny
+  // spread, or inf) the study retried whole sets forever.
+  TrainingData tr;
+  tr.tiles = 16;
+  tr.channels = 2;
+  const std::vector<double> centre{0, 1, -1, 2, -2};
+  const std::string same = testing::error_of([&] {
+    proxy_correlation({4, 3}, "fp16-storage", 6, 0, tr, 1e-9, false, centre);
+  });
+  EXPECT_NE(same.find("at least 1/64"), std::string::npos) << same;
+  for (const double spread : {0.05, 1e-300, HUGE_VAL}) {
+    const std::string m = testing::error_of([&] {
+      proxy_correlation({4, 3}, "fp16-storage", 6, 0, tr, spread);
+    });
+    EXPECT_NE(m.find("spread"), std::string::npos) << spread << ": " << m;
+  }
 }
 
 }  // namespace

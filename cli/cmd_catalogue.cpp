@@ -137,6 +137,13 @@ void run_search(const CatalogueOptions& o) {
                 " is --objective stage-proxy:" + o.preset + ")");
   // The lattice's own check names `nova discover`'s --max-denominator.
   if (o.max_den < 1) throw Error(fmt::format("--max-den must be at least 1, got {}", o.max_den));
+  // As nova discover's error objectives check them: a negative window had run as 0, and training sizes
+  // below 1 were accepted wherever the objective did not measure.
+  if (o.refine_window < 0)
+    throw Error(fmt::format("--refine-window must be 0 or more, got {}", o.refine_window));
+  if (o.train_tiles < 1 || o.train_channels < 1)
+    throw Error(fmt::format("--train-tiles and --train-channels must be positive, got {} and {}",
+                            o.train_tiles, o.train_channels));
   ErrorObjectiveOptions eo;
   eo.training.tiles = o.train_tiles;
   eo.training.channels = o.train_channels;

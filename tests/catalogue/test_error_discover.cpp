@@ -184,5 +184,17 @@ TEST(ErrorDiscoveryCli, OptionsTheErrorSearchDoesNotHonourAreRefused) {
   EXPECT_EQ(testing::run_cli(base + "--dtype any").status, 0);
 }
 
+TEST(CatalogueSearchCli, RefineWindowAndTrainingSizesAreChecked) {
+  // nova discover refused these; catalogue search ran --refine-window -1 as 0 and exited 0.
+  for (const auto& [args, part] :
+       {std::pair{"--objective measured-error:fp16-storage --refine-window -1", "--refine-window"},
+        std::pair{"-p fp16-storage --train-tiles 0", "--train-tiles"},
+        std::pair{"-p fp16-storage --train-channels -2", "--train-channels"}}) {
+    const auto r = testing::run_cli(std::string("catalogue search --tile 2,3 ") + args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_NE(r.output.find(part), std::string::npos) << args << ": " << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace nova

@@ -289,6 +289,7 @@ DiscoveryResult discover(const DiscoverOptions& o, const Objective& objective, c
   r.value = objective.evaluate(o.tile, finite);
   r.kappa_v = kappa2_vandermonde(finite);
   r.transform = Transform::construct(o.tile, r.points, scaling);
+  r.value_scaling = objective.value_scaling();
   r.verification = verify(r.transform);
   if (!r.verification) {
     throw Error("internal: discovered transform failed exact verification: " + r.verification.reason);

@@ -54,6 +54,12 @@ class WeightedSum final : public Objective {
     for (const auto& [w, o] : terms_) s += w * o->evaluate_symmetric(tile, mags, with_zero);
     return s;
   }
+  std::string value_scaling() const override {  // its terms are built-ins: wincnn, or none for kappa-v alone
+    for (const auto& t : terms_) {
+      if (!t.second->value_scaling().empty()) return t.second->value_scaling();
+    }
+    return "";
+  }
 
  private:
   std::string spec_;
@@ -75,8 +81,11 @@ std::vector<std::string> objective_names() {
 std::string objective_help() {
   return "kappa-v (kappa_2 of the finite-point Vandermonde V, the seed's), kappa-2d (product of kappa_2 of "
          "the 2D A^T, G, B^T, wincnn scaling), norm-product (||A^T||_2 ||G||_2 ||B^T||_2), error-proxy "
-         "(sum_a ||A^T[:,a]||^2 ||G[a,:]||^2 ||B^T[a,:]||^2), seed-fitness (the seed's eq. 14), or a weighted "
-         "sum such as kappa-v:1,norm-product:0.01";
+         "(sum_a ||A^T[:,a]||^2 ||G[a,:]||^2 ||B^T[a,:]||^2), seed-fitness (the seed's eq. 14), or a "
+         "weighted "
+         "sum such as kappa-v:1,norm-product:0.01 (all but kappa-v are of the wincnn-scaled transform, "
+         "whatever the "
+         "output's scaling)";
 }
 
 std::unique_ptr<Objective> make_objective(const std::string& spec) {

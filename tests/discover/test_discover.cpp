@@ -2,6 +2,7 @@
 // exact verification of every result, enumeration against brute force, dtype constraints, bad input.
 #include <gtest/gtest.h>
 
+#include <Eigen/Dense>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -271,6 +272,44 @@ TEST(Discover, BudgetStopsInsideAGeneration) {
   EXPECT_TRUE(r.stages[0].stopped_by_budget);
   EXPECT_LT(r.stages[0].evaluations, 1000);
   EXPECT_DOUBLE_EQ(r.value, slow.evaluate(o.tile, finite_doubles(r.points)));  // the best it evaluated
+}
+
+// ||M||_2 of a row-major float matrix, by Eigen's SVD (not the discover code's small SVD).
+double norm2(const std::vector<double>& a, int rows, int cols) {
+  const Eigen::MatrixXd m =
+      Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(a.data(), rows,
+                                                                                               cols);
+  return Eigen::JacobiSVD<Eigen::MatrixXd>(m).singularValues()(0);
+}
+
+double norm_product(const Transform& t) {
+  const TransformF64 f = t.to_f64();
+  return norm2(f.AT, f.m, f.n) * norm2(f.G, f.n, f.r) * norm2(f.BT, f.n, f.n);
+}
+
+TEST(DiscoverCli, ObjectiveValueSaysWhichScalingItIsOf) {
+  // norm-product is minimized on the wincnn-scaled transform whatever --scaling asks: with --scaling
+  // lagrange the value 26.52 stood unlabelled beside a lagrange transform whose norm product is 38.50.
+  const std::string args =
+      "discover --tile 4,3 --objective norm-product --scaling lagrange --generations 20 "
+      "--restarts 1 --threads 2 --no-analysis";
+  const auto r = testing::run_cli(args + " --format json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  const Transform out = transform_from_json(j);
+  const Transform wincnn = Transform::construct(out.tile(), out.points());
+  const double value = j.at("discovery").at("value").get<double>();
+  EXPECT_NEAR(value, norm_product(wincnn), 1e-9 * value);
+  EXPECT_GT(std::abs(norm_product(out) - value), 0.1 * value);  // the lagrange output's differs
+  EXPECT_EQ(j.at("discovery").at("value_scaling"), "wincnn");
+  const auto text = testing::run_cli(args);
+  EXPECT_NE(text.output.find("(of the wincnn-scaled transform, not the lagrange output)"), std::string::npos)
+      << text.output;
+  // kappa_2(V) has no scaling.
+  const auto kv = testing::run_cli(
+      "discover --tile 4,3 --generations 20 --restarts 1 --threads 2 --no-analysis "
+      "--scaling lagrange --format json");
+  EXPECT_TRUE(nlohmann::json::parse(kv.output).at("discovery").at("value_scaling").is_null());
 }
 
 TEST(DiscoverCli, BadInputGetsOneLine) {

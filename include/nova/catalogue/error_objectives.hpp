@@ -55,6 +55,7 @@ class StageProxyObjective final : public Objective {
  public:
   StageProxyObjective(PrecisionModel model, ErrorObjectiveOptions options = {});
   std::string name() const override { return "stage-proxy:" + model_.name; }
+  std::string value_scaling() const override { return "searched"; }
   double evaluate(TileSize tile, std::span<const double> finite) const override;
   ScaledCandidate scaled(TileSize tile, std::span<const double> finite) const;
   const PrecisionModel& model() const { return model_; }
@@ -69,6 +70,7 @@ class MeasuredErrorObjective final : public Objective {
  public:
   MeasuredErrorObjective(PrecisionModel model, ErrorObjectiveOptions options = {});
   std::string name() const override { return "measured-error:" + proxy_.model().name; }
+  std::string value_scaling() const override { return "searched"; }
   double evaluate(TileSize tile, std::span<const double> finite) const override;
   // The measured training error of a float transform of `tile`.
   double measure(const TransformF64& t) const;

@@ -61,6 +61,9 @@ struct DiscoveryResult {
   int threads = 1;
   PointList points;     // the best set, with infinity last
   double value = 0;     // objective value
+  // The scaling of the transform `value` was computed on (Objective::value_scaling(): "wincnn" for
+  // norm-product, kappa-2d, ..., whatever `transform`'s scaling; "" for kappa-v).
+  std::string value_scaling;
   double kappa_v = 0;   // kappa_2(V) of the result, whatever the objective
   Transform transform;  // exact, in the requested scaling
   Verification verification;

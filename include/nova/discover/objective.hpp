@@ -24,6 +24,10 @@ class Objective {
   // exploit the symmetry (kappa-v splits V into even and odd blocks) override it; the default builds
   // the full point list.
   virtual double evaluate_symmetric(TileSize tile, std::span<const double> magnitudes, bool with_zero) const;
+  // The scaling of the transform the value is computed on: the built-in objectives build theirs in the
+  // wincnn scaling whatever scaling discovery outputs; "" for kappa_2(V), which has none; the error
+  // objectives search a power-of-two scaling per candidate ("searched").
+  virtual std::string value_scaling() const { return "wincnn"; }
 };
 
 // Parses an objective: one of objective_names(), or a weighted sum "kappa-v:1,norm-product:0.01"

@@ -11,6 +11,7 @@ class KappaV final : public Objective {
   std::string name() const override { return "kappa-v"; }
   double evaluate(TileSize tile, std::span<const double> finite) const override;
   double evaluate_symmetric(TileSize tile, std::span<const double> magnitudes, bool with_zero) const override;
+  std::string value_scaling() const override { return ""; }
 };
 
 // kappa_2(A^T (x) A^T) kappa_2(G (x) G) kappa_2(B^T (x) B^T) of the wincnn-scaled transforms.

@@ -67,6 +67,30 @@ TEST(Analysis, IllConditionedMatricesHaveFiniteConditionNumbers) {
   EXPECT_TRUE(std::isinf(b.V->one_d.kappa1));
 }
 
+TEST(Analysis, RectangularMatricesUseTheirExactPseudoInverse) {
+  // A^T and G are rectangular: their small singular values and M^+ came from a float64 SVD, which
+  // loses them below eps * sigma_max. References: mpmath at 200 digits, M^+ = M^T (M M^T)^-1 for
+  // A^T and (M^T M)^-1 M^T for G from the exact rational matrices of the wincnn construction.
+  const auto a = analyze(Transform::construct({12, 3}, standard_points(13, true)));
+  ASSERT_TRUE(a.AT.two_d.has_value());
+  const Conditioning& k = *a.AT.two_d;  // A^T (x) A^T: all four were inf
+  EXPECT_NEAR(k.kappa2 / 5.8567178480276449e17, 1.0, 1e-10);
+  EXPECT_NEAR(k.kappa1 / 1.1376892409819634e18, 1.0, 1e-10);
+  EXPECT_NEAR(k.kappa_inf / 1.8985260624048433e18, 1.0, 1e-10);
+  EXPECT_NEAR(k.kappa_fro / 1.0023153342736976e18, 1.0, 1e-10);
+  EXPECT_NEAR(k.sigma.back() / 0.45803357028251699, 1.0, 1e-10);
+  EXPECT_NEAR(a.AT.kron_ratio, 1.0, 1e-10);
+
+  AnalysisOptions one_d;
+  one_d.two_d = false;
+  const auto b = analyze(Transform::construct({16, 3}, standard_points(17, true)), one_d);
+  EXPECT_NEAR(b.AT.one_d.kappa1 / 109286968063395.92, 1.0, 1e-10);  // was 1.6e-4 off
+  EXPECT_NEAR(b.AT.one_d.kappa2 / 80438295985266.764, 1.0, 1e-10);  // 3.2e-8 off
+  const auto c = analyze(Transform::construct({20, 13}, standard_points(31, true)), one_d);
+  EXPECT_NEAR(c.G.one_d.kappa2 / 1.4704065726539845e24, 1.0, 1e-10);  // 3.8 % off
+  EXPECT_NEAR(c.G.one_d.kappa1 / 1.6487918707116869e24, 1.0, 1e-10);  // 6.8 % off
+}
+
 TEST(Analysis, CostOfTheOutputTransformByHand) {
   // A^T of {0, 1, -1, inf} for m = 2 is [[1,1,1,0],[0,1,-1,1]] in every scaling convention that
   // leaves A^T alone: 6 non-zeros, all +-1, no multiplication, 2 + 2 additions.

@@ -1,6 +1,7 @@
 // Norms and condition numbers of one float64 matrix in the 1, 2, infinity and Frobenius norms.
 // For a rectangular matrix (A^T is m x n, G is n x r) the condition number is ||M|| ||M^+|| with the
-// Moore-Penrose pseudo-inverse, which for the 2-norm is sigma_max / sigma_min.
+// Moore-Penrose pseudo-inverse, which for the 2-norm is sigma_max / sigma_min. analyze() passes the
+// exact (pseudo-)inverse of every matrix, computed in rational arithmetic.
 #pragma once
 
 #include <Eigen/Dense>

@@ -472,6 +472,42 @@ TEST(ErrorHarness, OverflowIsCountedNotHidden) {
   EXPECT_EQ(f8.nan_count + f8.inf_count, 0);
 }
 
+TEST(ErrorHarness, DataThatOverflowsTheStoredFormatIsCountedNotRefused) {
+  // One input value of 1e5 is finite data, stored in fp16 as inf. The convolution of the stored data
+  // is inf at the outputs that see it: the harness refused the layer, blaming "NaN or inf in the
+  // data, or magnitudes that overflow float64". Now those outputs are counted.
+  LayerDataset layer = make_layer_dataset(1, 2, 8, 8, 2, 3, DataKind::kGaussian, 1);
+  layer.input[4 * 8 + 4] = 1e5;  // channel 0, row 4, column 4: in the 3x3 window of 9 outputs per filter
+  const ErrorEvaluator eval(layer, precision_preset("fp16-storage"), parse_tile("2,3"));
+  // The direct convolution in fp32 of the stored data: inf exactly where the window holds the inf
+  // (one infinite term in each sum, Gaussian weights are not 0): 9 positions x 2 filters.
+  const ErrorMetrics direct = eval.evaluate_direct();
+  EXPECT_EQ(direct.nan_count + direct.inf_count, 18);
+  const ErrorMetrics e = eval.evaluate(make("2,3", "0,±1,inf"));
+  EXPECT_GE(e.nan_count + e.inf_count, 18);
+  EXPECT_LT(e.nan_count + e.inf_count, e.count);
+  EXPECT_EQ(e.rel_l2, HUGE_VAL);
+  EXPECT_TRUE(std::isfinite(e.reference_rms));
+
+  // Every value overflows: every output is non-finite, and the reference is that of the data as given
+  // (fp64 storage keeps it as it is).
+  LayerDataset all = make_layer_dataset(1, 2, 8, 8, 2, 3, DataKind::kGaussian, 1);
+  for (std::size_t i = 0; i < all.input.size(); ++i) all.input[i] = i % 3 ? 1e5 : -7e4;
+  const ErrorMetrics a = ErrorEvaluator(all, precision_preset("fp16-storage"), parse_tile("4,3"))
+                             .evaluate(make("4,3", "0,±1,±2,inf"));
+  EXPECT_EQ(a.nan_count + a.inf_count, a.count);
+  const ErrorMetrics ref =
+      ErrorEvaluator(all, precision_preset("fp64"), parse_tile("4,3")).evaluate(make("4,3", "0,±1,±2,inf"));
+  EXPECT_EQ(a.reference_rms, ref.reference_rms);
+
+  // Tile data (the evaluator takes it over, so no original is left to fall back on): a message that
+  // names the overflow of the stored format, not the data.
+  TileDataset ds = make_tile_dataset(parse_tile("2,3"), DataKind::kGaussian, 16, 2, 1);
+  ds.d[7] = 1e5;
+  const std::string msg = testing::error_of([&] { ErrorEvaluator(ds, precision_preset("fp16-storage")); });
+  EXPECT_NE(msg.find("store 1 finite data values as inf or NaN"), std::string::npos) << msg;
+}
+
 TEST(ErrorHarness, NoMetricClaimsAccuracyWhenEveryOutputOverflows) {
   // fp16 storage of V for the point 1e3 overflows in every output: none finite to take a maximum of.
   const TileDataset ds = make_tile_dataset(parse_tile("2,3"), DataKind::kGaussian, 64, 8, 1);

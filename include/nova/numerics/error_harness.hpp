@@ -113,8 +113,9 @@ class ErrorEvaluator {
 
  private:
   void prepare_layer(const LayerDataset& data);
-  // Throws nova::Error when a reference output is not finite.
-  void check_reference() const;
+  // Throws nova::Error when a reference output is not finite; `overflowed`: finite data values that
+  // the input/filter stages stored as inf or NaN (tile data, stored reference), named in the message.
+  void check_reference(int64_t overflowed = 0) const;
   ErrorMetrics compare(const std::vector<double>& y) const;
   PrecisionModel model_;
   TileSize tile_;

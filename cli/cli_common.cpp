@@ -86,8 +86,14 @@ CLI::Validator non_negative_integer() {
   return CLI::Validator(
       [](std::string& text) {
         const auto first = text.find_first_not_of(" \t");
-        return first != std::string::npos && text[first] == '-' ? "must be 0 or more, got " + text
-                                                                : std::string();
+        if (first != std::string::npos && text[first] == '-') return "must be 0 or more, got " + text;
+        // CLI11 reads with strtoull, which saturates: "--seed 18446744073709551616" was seed 2^64 - 1.
+        errno = 0;
+        char* end = nullptr;
+        const unsigned long long value = std::strtoull(text.c_str(), &end, 0);
+        if (errno == ERANGE && end != text.c_str())
+          return "must be at most " + std::to_string(value) + ", got " + text;
+        return std::string();
       },
       "");
 }

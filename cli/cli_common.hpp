@@ -41,7 +41,8 @@ void require_verified(const Transform& t, const std::string& what);
 Transform load_verified_transform(const std::string& path);
 
 // For unsigned options (seeds): CLI11 reads "-1" into a uint64_t as 18446744073709551615; this
-// refuses a minus sign instead ("--seed: must be 0 or more, got -1").
+// refuses a minus sign instead ("--seed: must be 0 or more, got -1"), and a value beyond 2^64 - 1,
+// which strtoull saturates to 2^64 - 1.
 CLI::Validator non_negative_integer();
 
 // For --output: checks at parse time, before any long work (a catalogue search runs for minutes), that

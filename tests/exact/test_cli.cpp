@@ -217,6 +217,17 @@ TEST(Cli, NegativeSeedsAreRefusedByEveryCommand) {
     expect_error(std::string(cmd) + " --seed -1", "--seed: must be 0 or more, got -1");
 }
 
+// A seed beyond 2^64 - 1 was read (strtoull saturates) as 2^64 - 1 and the run went on with it.
+TEST(Cli, SeedsBeyondTheUnsignedRangeAreRefusedByEveryCommand) {
+  for (const char* cmd :
+       {"error --tile 2,3", "discover --tile 2,3", "report", "catalogue search --tile 2,3 -p fp32",
+        "catalogue generate -o /tmp/unused.json", "catalogue correlation"})
+    expect_error(std::string(cmd) + " --seed 18446744073709551616",
+                 "--seed: must be at most 18446744073709551615, got 18446744073709551616");
+  // The largest seed itself is accepted.
+  EXPECT_EQ(run_cli("error --tile 2,3 --tiles 2 --channels 1 --seed 18446744073709551615").status, 0);
+}
+
 // An unwritable --output is refused before the work (catalogue generate searched for minutes first), and
 // the check leaves no empty file behind when the command then fails.
 TEST(Cli, UnwritableOutputIsRefusedBeforeTheWork) {

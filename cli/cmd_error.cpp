@@ -30,6 +30,8 @@ struct ErrorOptions {
   uint64_t seed = 1;
   int64_t tiles = 4096;
   int64_t channels = 32;
+  bool tiles_given = false;  // --tiles/--channels shape tile data: beside a layer they would be ignored
+  bool channels_given = false;
   std::string layer;
   std::string format = "text";
   std::string output;
@@ -99,6 +101,10 @@ void run_error(const ErrorOptions& o) {
   if (!o.weights.empty() && !from_files)
     throw Error("--weights needs --data FILE.npy or a directory (generated --data " + o.data +
                 " makes its own weights)");
+  if ((from_files || !o.layer.empty()) && (o.tiles_given || o.channels_given))
+    throw Error(std::string(o.tiles_given ? "--tiles" : "--channels") + " applies to tile data; " +
+                (from_files ? "the --data file" : "--layer") +
+                " gives a layer, whose shape fixes the tiles and channels");
   if (from_files) {
     std::string input = o.data, weights = o.weights;
     if (std::filesystem::is_directory(input)) {
@@ -244,8 +250,12 @@ const CommandRegistration error_registration("error", 40, [](CLI::App& app) {
   sub->add_option("--seed", o->seed, "Seed of the generated data")
       ->capture_default_str()
       ->check(non_negative_integer());
-  sub->add_option("--tiles", o->tiles, "Number of independent tiles (tile-level data)")->capture_default_str();
-  sub->add_option("--channels", o->channels, "Input channels accumulated per tile (tile-level data)")->capture_default_str();
+  sub->add_option("--tiles", o->tiles, "Number of independent tiles (tile-level data)")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->tiles_given = true; });
+  sub->add_option("--channels", o->channels, "Input channels accumulated per tile (tile-level data)")
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->channels_given = true; });
   sub->add_option("--layer", o->layer, "A whole layer N,C,H,W,K (stride 1, same padding) instead of tiles");
   sub->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
   sub->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());

@@ -50,7 +50,7 @@ TEST(CliError, TextLayerAndNpyData) {
 }
 
 // Options that the data or the transform file decide were ignored: --layer beyond its K, --weights with
-// generated data, --tile beside a file.
+// generated data, --tile beside a file, --tiles and --channels beside a layer.
 TEST(CliError, OptionsTheDataOrFileFixMustAgree) {
   const std::string dir = testing::temp_dir();
   write_npy(dir + "/input.npy", std::vector<int64_t>{1, 2, 7, 7}, std::vector<double>(98, 0.5));
@@ -66,6 +66,13 @@ TEST(CliError, OptionsTheDataOrFileFixMustAgree) {
            dir + "/w.npy'"},
       {"--tile 2,3 --weights " + dir + "/w.npy", "--weights needs --data FILE.npy"},
       {dir + "/f23.json --tile 6,3", "--tile 6,3 disagrees with the tile of '" + dir + "/f23.json' (F(2,3))"},
+      // --tiles and --channels shape tile data only; beside a layer they were ignored.
+      {"--tile 2,3 --layer 1,2,8,8,2 --tiles 5",
+       "--tiles applies to tile data; --layer gives a layer, whose shape fixes the tiles and channels"},
+      {"--tile 2,3 --layer 1,2,8,8,2 --channels 64",
+       "--channels applies to tile data; --layer gives a layer"},
+      {"--tile 2,3 --data " + dir + "/input.npy --channels 2",
+       "--channels applies to tile data; the --data file gives a layer"},
   };
   for (const auto& c : cases) {
     const auto r = run_cli("error " + c.args);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "nova/error.hpp"
@@ -337,6 +338,15 @@ PrecisionModel precision_model_from_json(const json& j) {
       else throw Error("precision model: 'reference' must be \"stored\" or \"original\", not '" + r + "'");
     } else if (k == "accumulate_chunk") {
       if (!it.value().is_number_integer()) throw Error("precision model: 'accumulate_chunk' must be an integer");
+      // get<int>() wrapped: 4294967301 (2^32 + 5) was read as chunks of 5.
+      const bool fits =
+          it.value().is_number_unsigned()
+              ? it.value().get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int>::max())
+              : it.value().get<int64_t>() >= std::numeric_limits<int>::min() &&
+                    it.value().get<int64_t>() <= std::numeric_limits<int>::max();
+      if (!fits)
+        throw Error("precision model: 'accumulate_chunk' " + it.value().dump() +
+                    " is out of range (at most " + std::to_string(std::numeric_limits<int>::max()) + ")");
       m.accumulate_chunk = it.value().get<int>();
     } else if (k == "chunk_accumulate") {
       m.chunk_accumulate = parse_format_name(json_string(it.value(), k));

@@ -88,6 +88,21 @@ TEST(PrecisionModel, ChunkedAccumulationFieldsAndRules) {
                   R"({"filter_transform": "int8", "input_transform": "int8", "accumulate": "int32", "accumulate_chunk": 4})"));
             }).find("accumulate_chunk"),
             std::string::npos);
+  // A length beyond int was wrapped: 2^32 + 5 read as chunks of 5, -2^32 + 4 as 4, 2^63 as 0.
+  for (const char* big : {"4294967301", "-4294967292", "9223372036854775808", "2147483648"}) {
+    const std::string text =
+        std::string(R"({"accumulate": "fp16", "chunk_accumulate": "fp32", "accumulate_chunk": )") + big + "}";
+    EXPECT_NE(error_of([&] {
+                precision_model_from_json(nlohmann::json::parse(text));
+              }).find(std::string("'accumulate_chunk' ") + big + " is out of range"),
+              std::string::npos)
+        << big;
+  }
+  EXPECT_EQ(precision_model_from_json(
+                nlohmann::json::parse(
+                    R"({"accumulate": "fp16", "chunk_accumulate": "fp32", "accumulate_chunk": 2147483647})"))
+                .accumulate_chunk,
+            2147483647);
 }
 
 TEST(PrecisionModel, UserModelDefaultsToFp64AndParsesStages) {

@@ -166,7 +166,7 @@ ErrorMetrics ErrorEvaluator::evaluate(const TransformF64& t) const {
     throw Error(fmt::format("error harness: transform F({},{}) does not match the dataset's tile {}", t.m, t.r,
                             tile_.to_string()));
   const int64_t F = paired_ ? tiles_ : outputs_;
-  return compare(emulate_winograd(t, model_, d_, g_, tiles_, channels_, F, paired_));
+  return compare(emulate_winograd(t, model_, d_, g_, tiles_, channels_, F, paired_, &valid_));
 }
 
 ErrorMetrics ErrorEvaluator::evaluate_direct() const {
@@ -194,6 +194,7 @@ ErrorMetrics ErrorEvaluator::evaluate_direct() const {
           y[static_cast<std::size_t>((t * K + k) * mm + i * m + j)] = acc;
         }
     }
+  detail::clear_invalid_outputs(valid_, tiles_, K, mm, y);  // outside the layer: not in the output's scales
   const int64_t dims[] = {tiles_, K, mm};
   detail::apply_stage(model_.output, y, dims, {{1}, {}, {}});
   return compare(y);

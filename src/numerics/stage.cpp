@@ -36,4 +36,15 @@ void apply_stage(const StageFormat& s, std::span<double> data, std::span<const i
   fake_quantize_grouped(s.format, s.scheme, data, dims, group);
 }
 
+void clear_invalid_outputs(const std::vector<uint8_t>& valid, int64_t T, int64_t K, int64_t mm,
+                           std::vector<double>& y) {
+  if (static_cast<int64_t>(valid.size()) != T * mm || static_cast<int64_t>(y.size()) != T * K * mm)
+    throw Error("output mask: sizes do not match the outputs");
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t a = 0; a < mm; ++a)
+        if (!valid[static_cast<std::size_t>(t * mm + a)])
+          y[static_cast<std::size_t>((t * K + k) * mm + a)] = 0;
+}
+
 }  // namespace nova::detail

@@ -25,4 +25,9 @@ std::vector<int> stage_group_axes(const StageFormat& s, const StageAxes& axes);
 // time: it only rounds, or each of its scales lies within one index of axis 0.
 bool stage_is_chunk_local(const StageFormat& s, const StageAxes& axes);
 
+// Sets to 0 the outputs y [T][K][mm] whose valid [T][mm] is 0 (outside the layer), before an output
+// stage, so that they do not enter its scales.
+void clear_invalid_outputs(const std::vector<uint8_t>& valid, int64_t T, int64_t K, int64_t mm,
+                           std::vector<double>& y);
+
 }  // namespace nova::detail

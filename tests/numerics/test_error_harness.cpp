@@ -15,6 +15,7 @@
 #include "nova/numerics/first_order.hpp"
 #include "nova/numerics/precision_model.hpp"
 #include "nova/numerics/quantization.hpp"
+#include "nova/numerics/reference_conv.hpp"
 #include "numerics/harness_size.hpp"
 #include "numerics/sandwich.hpp"
 
@@ -247,6 +248,33 @@ TEST(ErrorHarness, LayerWithPartialEdgeTilesMatchesReference) {
   const LayerDataset five = make_layer_dataset(1, 2, 9, 9, 2, 5, DataKind::kGaussian, 2);
   const TransformF64 f45 = make("4,5", "0,±1,±2,±1/2,inf");
   EXPECT_LT(ErrorEvaluator(five, precision_preset("fp64"), parse_tile("4,5")).evaluate(f45).rel_l2, 1e-12);
+}
+
+TEST(ErrorHarness, OutputsBeyondTheLayerDoNotSetTheOutputScale) {
+  // H = 7 in F(2,3) tiles: output row 7 is computed and cropped. The input's last row is large and
+  // the filters' first row carries the weight, so the cropped row (d[6] under g[0]) is 20x larger
+  // than any output of the layer; with it in the per-tensor int8 output scale the error was 0.50.
+  LayerDataset layer = make_layer_dataset(1, 2, 7, 8, 2, 3, DataKind::kGaussian, 2);
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t x = 0; x < 8; ++x) layer.input[static_cast<std::size_t>((c * 7 + 6) * 8 + x)] = 100.0;
+  for (std::size_t i = 0; i < layer.weights.size(); ++i) layer.weights[i] = i % 9 < 3 ? 1.0 : 0.01 * (i % 5);
+  PrecisionModel model = precision_preset("fp64");
+  model.output.format = Format::kInt8;  // symmetric, one scale for the tensor
+  // Independent reference: the exact convolution quantized with s = max |y| / 127 over the layer.
+  const std::vector<double> y = reference_conv2d(layer.shape, layer.input, layer.weights);
+  double amax = 0;
+  for (const double v : y) amax = std::max(amax, std::fabs(v));
+  double err2 = 0, ref2 = 0;
+  for (const double v : y) {
+    const double q = std::nearbyint(v / (amax / 127)) * (amax / 127);
+    err2 += (q - v) * (q - v);
+    ref2 += v * v;
+  }
+  const double expected = std::sqrt(err2 / ref2);
+  const ErrorEvaluator eval(layer, model, parse_tile("2,3"));
+  EXPECT_NEAR(eval.evaluate(make("2,3", "0,±1,inf")).rel_l2 / expected, 1.0, 1e-6);
+  EXPECT_NEAR(eval.evaluate_direct().rel_l2 / expected, 1.0, 1e-6);
+  EXPECT_LT(expected, 0.02);
 }
 
 // The baseline: a float64 direct convolution is the reference to roundoff; in fp32 a direct

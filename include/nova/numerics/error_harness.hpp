@@ -130,8 +130,12 @@ class ErrorEvaluator {
 // The emulated Winograd pipeline itself, exposed for the engine's tests: stored input tiles
 // d [T][C][n*n], stored filters g [F][C][r*r] (F = T when paired, else K), result [T][K'][m*m]
 // with K' = 1 when paired, else K. Applies every stage of `model` after input and filter.
-std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel& model, const std::vector<double>& d,
-                                     const std::vector<double>& g, int64_t tiles, int64_t channels, int64_t filters,
-                                     bool paired);
+// `valid` [T][m*m], when given, marks the outputs that lie inside the layer: the others (the cropped
+// part of an edge tile) are no part of the output tensor, so they are set to 0 before the output
+// stage and do not enter its quantization scales.
+std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel& model,
+                                     const std::vector<double>& d, const std::vector<double>& g,
+                                     int64_t tiles, int64_t channels, int64_t filters, bool paired,
+                                     const std::vector<uint8_t>* valid = nullptr);
 
 }  // namespace nova

@@ -10,6 +10,7 @@
 #include "nova/catalogue/catalogue.hpp"
 #include "nova/catalogue/generate.hpp"
 #include "nova/discover/discover.hpp"
+#include "nova/discover/es.hpp"
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"
 
@@ -37,6 +38,19 @@ struct DiscoverCliOptions {
   int top_k = 4, refine_window = 1;
   bool no_symmetric = false, no_es = false, no_polish = false, no_analysis = false;
 };
+
+// The ES settings, named as the options (the library's own check, "ES population must be at least 2",
+// does not say which option). Both kinds of objective run the ES.
+void check_es_options(const DiscoverCliOptions& o) {
+  if (o.population < 2 || o.population > kMaxEsPopulation)
+    throw Error(fmt::format("--population must be 2 to {}, got {}", kMaxEsPopulation, o.population));
+  if (o.generations < 1) throw Error(fmt::format("--generations must be at least 1, got {}", o.generations));
+  if (o.restarts < 0) throw Error(fmt::format("--restarts must be 0 or more, got {}", o.restarts));
+  const EsParams bounds;
+  if (!(o.sigma0 >= bounds.sigma_min && o.sigma0 <= bounds.sigma_max))
+    throw Error(fmt::format("--sigma0 must be in [{}, {}] (the ES step-size bounds), got {}",
+                            bounds.sigma_min, bounds.sigma_max, o.sigma0));
+}
 
 // measured-error:<model>, proxy:<model> (or stage-proxy:<model>): the catalogue generator's search for
 // one tile and model, points and power-of-two scalings together; the winner is verified exactly and
@@ -134,6 +148,7 @@ bool run_error_discover(const DiscoverCliOptions& o, OutputFormat format) {
 
 void run_discover(const DiscoverCliOptions& o) {
   const OutputFormat format = parse_format(o.format, /*allow_cpp=*/false);
+  check_es_options(o);
   if (run_error_discover(o, format)) return;
   DiscoverOptions d;
   d.tile = parse_tile(o.tile);

@@ -13,6 +13,10 @@ namespace nova {
 
 void validate(const EsParams& p) {
   if (p.population < 2) throw Error("ES population must be at least 2");
+  // A generation's candidates are held at once (population x points doubles per thread): 10^8 asked for
+  // 4 GB per thread before the first evaluation. A million is far beyond any useful ES population.
+  if (p.population > kMaxEsPopulation)
+    throw Error(fmt::format("ES population must be at most {} (got {})", kMaxEsPopulation, p.population));
   if (p.generations < 1) throw Error("ES generations must be at least 1");
   if (p.restarts < 0) throw Error("ES restarts must be at least 0");
   if (!(p.elite_fraction > 0 && p.elite_fraction <= 1)) throw Error("ES elite fraction must be in (0, 1]");

@@ -226,6 +226,15 @@ TEST(Discover, InitialSigmaOutsideTheStepBoundsIsRefused) {
   }
 }
 
+TEST(Discover, EsPopulationIsBounded) {
+  // A population of 10^8 reserved 4 GB per thread for F(4,3) before the first evaluation.
+  const KappaV kv;
+  auto o = quick({4, 3});
+  o.es.population = 100000000;
+  EXPECT_NE(error_of([&] { discover(o, kv); }).find("ES population must be at most 1000000 (got 100000000)"),
+            std::string::npos);
+}
+
 TEST(Discover, BudgetStopsEveryStepNotOnlyTheEs) {
   // F(30,3): snapping breaks and the repair samples up to 100000 sets, then the polish descends; both
   // ran on past the budget (5 s took 7.7). Counted, not timed: past a budget that is spent at once,
@@ -321,7 +330,15 @@ TEST(DiscoverCli, BadInputGetsOneLine) {
         std::pair{"discover --tile 12,3 --dtype int8", "impossible constraint"},
         std::pair{"discover --tile 40,3", "32"},
         std::pair{"discover --tile 4,3 --objective kappa-v:0", "only zero weights"},
-        std::pair{"discover --tile 4,3 --threads -2", "--threads must be 0 (all cores) or more, got -2"}}) {
+        std::pair{"discover --tile 4,3 --threads -2", "--threads must be 0 (all cores) or more, got -2"},
+        // The ES settings are named as the options (the library's message said "ES population").
+        std::pair{"discover --tile 4,3 --population 1", "--population must be 2 to 1000000, got 1"},
+        std::pair{"discover --tile 4,3 --objective proxy:fp16-storage --population 100000000",
+                  "--population must be 2 to 1000000, got 100000000"},
+        std::pair{"discover --tile 4,3 --generations 0", "--generations must be at least 1, got 0"},
+        std::pair{"discover --tile 4,3 --restarts -1", "--restarts must be 0 or more, got -1"},
+        std::pair{"discover --tile 4,3 --sigma0 nan",
+                  "--sigma0 must be in [0.01, 2] (the ES step-size bounds), got nan"}}) {
     const auto r = testing::run_cli(args);
     EXPECT_EQ(r.status, 2) << args << ": " << r.output;
     EXPECT_NE(r.output.find(part), std::string::npos) << args << ": " << r.output;

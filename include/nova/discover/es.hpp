@@ -13,8 +13,10 @@
 
 namespace nova {
 
+inline constexpr int kMaxEsPopulation = 1000000;  // validate() refuses more (memory held per generation)
+
 struct EsParams {
-  int population = 50;
+  int population = 50;    // 2 .. kMaxEsPopulation
   int generations = 100;  // per restart
   int restarts = 3;
   double elite_fraction = 0.25;

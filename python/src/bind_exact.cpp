@@ -89,7 +89,8 @@ void bind_exact(nb::module_& m) {
             }
             return transform_from_json(j);
           }, nb::arg("text"), "Read a transform from its JSON text (not verified: call verify())");
-  m.def("load_transform", &load_transform, nb::arg("path"), "Read a transform JSON file");
+  m.def("load_transform", [](const std::string& path) { return load_transform(path); }, nb::arg("path"),
+        "Read a transform JSON file");
   m.def("max_points", [] { return kMaxPoints; }, "The largest n = m + r - 1 nova builds");
 }
 

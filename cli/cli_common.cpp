@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -96,6 +97,27 @@ CLI::Validator non_negative_integer() {
         return std::string();
       },
       "");
+}
+
+void read_integers_in_decimal(CLI::App& app) {
+  const CLI::Validator decimal(
+      [](std::string& text) {
+        std::size_t digits = text.find_first_not_of(" \t");
+        if (digits == std::string::npos) return std::string();
+        if (text[digits] == '-' || text[digits] == '+') ++digits;
+        if (text.find_first_of("xX", digits) != std::string::npos)
+          return "must be a decimal integer, got " + text;
+        while (digits + 1 < text.size() && text[digits] == '0' &&
+               std::isdigit(static_cast<unsigned char>(text[digits + 1])))
+          text.erase(digits, 1);
+        return std::string();
+      },
+      "", "decimal");
+  for (CLI::Option* option : app.get_options()) {
+    const std::string type = option->get_type_name();
+    if (type == "INT" || type == "UINT") option->transform(decimal);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) read_integers_in_decimal(*sub);
 }
 
 CLI::Validator writable_output() {

@@ -45,6 +45,11 @@ Transform load_verified_transform(const std::string& path);
 // which strtoull saturates to 2^64 - 1.
 CLI::Validator non_negative_integer();
 
+// CLI11 reads integers with base 0: "--seed 010" was seed 8 and "--population 0x10" 16. Every integer
+// option of `app` and its subcommands reads decimal instead: leading zeros are dropped, 0x is refused.
+// Call after every option is added.
+void read_integers_in_decimal(CLI::App& app);
+
 // For --output: checks at parse time, before any long work (a catalogue search runs for minutes), that
 // the file can be written. An existing file is opened without truncating it; a new one is created and
 // removed again, so a command that fails later leaves no empty file behind. "-" and "" are stdout.

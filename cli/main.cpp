@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "cli_common.hpp"
 #include "command_registry.hpp"
 #include "nova/error.hpp"
 
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
   auto& entries = nova::cli::command_registry();
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
   for (auto& entry : entries) entry.setup(app);
+  nova::cli::read_integers_in_decimal(app);
 
   // A first word that names no command: CLI11 would take it for an extra argument and answer only "A
   // subcommand is required"; say which word, and the commands there are.

@@ -228,6 +228,18 @@ TEST(Cli, SeedsBeyondTheUnsignedRangeAreRefusedByEveryCommand) {
   EXPECT_EQ(run_cli("error --tile 2,3 --tiles 2 --channels 1 --seed 18446744073709551615").status, 0);
 }
 
+// CLI11 reads integers with base 0: "--seed 010" ran with seed 8, "--tiles 0x10" measured 16 tiles.
+TEST(Cli, IntegersAreDecimal) {
+  auto r = run_cli("error -t 2,3 --seed 010 --tiles 0016 --channels 2 -f json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["data"]["source"], "gaussian seed 10") << r.output;
+  EXPECT_EQ(j["data"]["tiles"], 16) << r.output;
+  expect_error("error -t 2,3 --seed 0x10", "--seed: must be a decimal integer, got 0x10");
+  expect_error("error -t 2,3 --tiles 0X10", "--tiles: must be a decimal integer, got 0X10");
+  expect_error("error -t 2,3 --seed -010", "--seed: must be 0 or more, got -10");
+}
+
 // An unwritable --output is refused before the work (catalogue generate searched for minutes first), and
 // the check leaves no empty file behind when the command then fails.
 TEST(Cli, UnwritableOutputIsRefusedBeforeTheWork) {

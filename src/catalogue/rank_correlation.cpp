@@ -59,7 +59,6 @@ CorrelationStudy proxy_correlation(TileSize tile, const std::string& preset, int
     throw Error("the correlation study's centre set needs n - 1 = " + std::to_string(tile.n() - 1) + " finite points");
   // The points are drawn on a 1/64 grid: below one step every set is its centre (each rho read 0), and
   // an infinite spread draws no number at all.
-  if (!(spread > 0)) throw Error("the correlation study's spread must be positive");
   if (!(spread >= 1.0 / 64 && std::isfinite(spread)))
     throw Error(
         fmt::format("the correlation study's spread must be finite and at least 1/64, the grid of its "

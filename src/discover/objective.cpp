@@ -82,10 +82,8 @@ std::string objective_help() {
   return "kappa-v (kappa_2 of the finite-point Vandermonde V, the seed's), kappa-2d (product of kappa_2 of "
          "the 2D A^T, G, B^T, wincnn scaling), norm-product (||A^T||_2 ||G||_2 ||B^T||_2), error-proxy "
          "(sum_a ||A^T[:,a]||^2 ||G[a,:]||^2 ||B^T[a,:]||^2), seed-fitness (the seed's eq. 14), or a "
-         "weighted "
-         "sum such as kappa-v:1,norm-product:0.01 (all but kappa-v are of the wincnn-scaled transform, "
-         "whatever the "
-         "output's scaling)";
+         "weighted sum such as kappa-v:1,norm-product:0.01 (all but kappa-v are of the wincnn-scaled "
+         "transform, whatever the output's scaling)";
 }
 
 std::unique_ptr<Objective> make_objective(const std::string& spec) {

@@ -5,12 +5,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <regex>
 
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"
@@ -118,6 +120,29 @@ void read_integers_in_decimal(CLI::App& app) {
     if (type == "INT" || type == "UINT") option->transform(decimal);
   }
   for (CLI::App* sub : app.get_subcommands({})) read_integers_in_decimal(*sub);
+}
+
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error) {
+  std::string message = error.what();
+  std::replace(message.begin(), message.end(), '\n', ' ');
+  while (!message.empty() && message.back() == ' ') message.pop_back();
+
+  static const std::regex given_twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
+  if (std::smatch m; std::regex_match(message, m, given_twice))
+    return m[1].str() + " is given " + m[2].str() + " times; it takes one value";
+
+  if (message == "A subcommand is required") {
+    // The innermost command that was parsed is the one missing its subcommand.
+    const CLI::App* command = &app;
+    for (auto parsed = command->get_subcommands(); !parsed.empty(); parsed = command->get_subcommands())
+      command = parsed.front();
+    std::string names;
+    for (const CLI::App* sub : command->get_subcommands({}))
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    const std::string path = command == &app ? "nova" : "nova " + command->get_name();
+    return path + " needs a command: " + names + " (" + path + " --help says what each does)";
+  }
+  return message;
 }
 
 CLI::Validator writable_output() {

@@ -50,6 +50,11 @@ CLI::Validator non_negative_integer();
 // Call after every option is added.
 void read_integers_in_decimal(CLI::App& app);
 
+// One line for a CLI11 parse error, in nova's words where CLI11's would puzzle: an option given twice
+// ("--tile: At Most 1 required but received 2") says so, and a command without its subcommand
+// ("A subcommand is required") names the subcommands there are.
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error);
+
 // For --output: checks at parse time, before any long work (a catalogue search runs for minutes), that
 // the file can be written. An existing file is opened without truncating it; a new one is created and
 // removed again, so a command that fails later leaves no empty file behind. "-" and "" are stdout.

@@ -57,10 +57,7 @@ int main(int argc, char** argv) {
       }
       return status;
     }
-    std::string message = e.what();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    while (!message.empty() && message.back() == ' ') message.pop_back();
-    std::cerr << "nova: error: " << message << '\n';
+    std::cerr << "nova: error: " << nova::cli::parse_error_message(app, e) << '\n';
     return 2;
   } catch (const nova::Error& e) {
     std::cerr << "nova: error: " << e.what() << '\n';

@@ -188,7 +188,7 @@ def evaluate_config(model, x, y, ref_pred, ref64, transform, preset, backend="em
     nova_make = nova_factory() if backend in ("nova", "auto") else None
     if backend == "nova" and nova_make is None:
         raise RuntimeError("--backend nova: the nova Python package (nova.torch) does not import; "
-                           "build and install it (pip install ./python or as the README says) or use --backend emulation")
+                           "build and install it (pip install . in the repository root, as the README says) or use --backend emulation")
     paths = set()
 
     def make(conv):

@@ -151,3 +151,11 @@ def test_evaluate_grid_resume_and_v_scale(tmp_path, capsys):
     new = [json.loads(line) for line in out.read_text().splitlines()][len(rows):]
     assert [(r["points"], r["preset"], r["int8_v_scale"]) for r in new] == \
         [(p, "int8-tap", "batch") for p in wr.GRID_POINTS[(4, 3)]]
+
+
+def test_backend_nova_without_the_package_names_a_working_install_command(monkeypatch):
+    # python/ has no pyproject.toml: the package is built from the repository root (`pip install .`).
+    monkeypatch.setattr(evaluate, "nova_factory", lambda: None)
+    with pytest.raises(RuntimeError, match=r"pip install \. ") as e:
+        evaluate.evaluate_config(None, None, None, None, None, None, "fp32", backend="nova")
+    assert "./python" not in str(e.value)

@@ -249,10 +249,16 @@ void bind_conv(nb::module_& m) {
                    "because the input would have taken it past 65504 (2^12 with fp16 arithmetic; plans that read the input "
                    "in place, with a fused ReLU only in FP32 arithmetic: because it did, found from NaN/Inf results and run again); "
                    "0 on ordinary data")
-      .def_prop_ro("output_shape", [](const PyPlan& p) {
-        const ConvShape& s = p.plan.shape();
-        return std::make_tuple(s.N, s.K, s.out_h(), s.out_w());
-      })
+      .def_prop_ro(
+          "output_shape",
+          [](const PyPlan& p) {
+            const ConvShape& s = p.plan.shape();
+            nb::list dims;
+            for (int64_t d : tensor_dims(s.N, s.K, s.out_h(), s.out_w(), p.plan.layout())) dims.append(d);
+            return nb::tuple(dims);
+          },
+          "The output array's shape in the plan's layout: nchw (N, K, OH, OW), nhwc (N, OH, OW, K), nchw16c "
+          "(N, ceil(K/16), OH, OW, 16)")
       .def("set_profiling", [](PyPlan& p, bool on) { p.plan.set_profiling(on); }, nb::arg("on"),
            "Time the stages of later executes (off by default; turning it on or off clears what was "
            "gathered). It reads the clock a few times per block of tiles: time executes with it off")

@@ -398,6 +398,19 @@ def test_nchw16c_plans_take_blocked_arrays():
         nova.ConvPlan((2, 18, 11, 10, 20), weights=w, layout="nchw8c")
 
 
+def test_output_shape_is_the_output_arrays_shape_in_the_plans_layout():
+    """ConvPlan.output_shape was (N, K, OH, OW) whatever the layout: an array of that shape is refused by the
+    execute of an NHWC or NCHW16c plan, so np.zeros(plan.output_shape) only worked for NCHW."""
+    np = pytest.importorskip("numpy")
+    w = np.random.default_rng(4).standard_normal((8, 20, 3, 3)).astype(np.float32)
+    cases = [("nchw", (1, 20, 10, 10), (1, 8, 5, 5)), ("nhwc", (1, 10, 10, 20), (1, 5, 5, 8)),
+             ("nchw16c", (1, 2, 10, 10, 16), (1, 1, 5, 5, 16))]
+    for layout, in_shape, out_shape in cases:
+        plan = nova.ConvPlan((1, 20, 10, 10, 8), weights=w, stride=2, layout=layout)
+        assert plan.output_shape == out_shape, layout
+        plan.execute(np.ones(in_shape, np.float32), np.zeros(plan.output_shape, np.float32))
+
+
 def test_int8_spatial_is_more_accurate_than_winograd_domain_int8():
     """int8-spatial (input and filters quantized before exact integer transforms) has the error of a direct
     int8 convolution; the Winograd-domain int8 at F(4,3) is several times worse (docs/engine.md)."""

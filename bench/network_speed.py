@@ -169,7 +169,7 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--size", type=int, default=224)
-    ap.add_argument("--tile", default=None, help="drop-in tile (default: its own, F(6,3) in fp32)")
+    ap.add_argument("--tile", default=None, help="drop-in tile (default: its own: the engine's choice per input shape in fp32, bf16 and fp16; F(4,3) in int8)")
     ap.add_argument("--precision", default="fp32", help="drop-in precision (fp32, bf16, fp16, int8, ...)")
     ap.add_argument("--fuse-bn", action="store_true",
                     help="fold batch norms into the convolutions (torch.fx fuse) for both PyTorch and nova")

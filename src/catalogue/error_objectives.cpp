@@ -83,7 +83,8 @@ ScalingSearchResult MeasuredErrorObjective::refine(TileSize tile, std::span<cons
 
 std::unique_ptr<Objective> make_error_objective(const std::string& spec, const ErrorObjectiveOptions& options) {
   const auto colon = spec.find(':');
-  const std::string family = spec.substr(0, colon);
+  std::string family = spec.substr(0, colon);
+  if (family == "proxy") family = "stage-proxy";  // nova discover's shorter spelling
   if (family == "stage-proxy" || family == "measured-error") {
     if (colon == std::string::npos || colon + 1 >= spec.size())
       throw Error("objective '" + spec + "' needs a precision model: " + family + ":<preset or model.json>");
@@ -95,7 +96,9 @@ std::unique_ptr<Objective> make_error_objective(const std::string& spec, const E
 }
 
 std::string error_objective_help() {
-  return "stage-proxy:<precision> (the model-aware first-order error proxy, with its best power-of-two scaling), "
+  return "stage-proxy:<precision> or proxy:<precision> (the model-aware first-order error proxy, with its "
+         "best "
+         "power-of-two scaling), "
          "measured-error:<precision> (relative L2 error measured on a fixed Gaussian training set, scaling "
          "chosen by the proxy), or " +
          objective_help();

@@ -16,6 +16,9 @@ namespace {
 TEST(ErrorObjectives, ParseByName) {
   EXPECT_EQ(make_error_objective("stage-proxy:fp16-storage")->name(), "stage-proxy:fp16-storage");
   EXPECT_EQ(make_error_objective("measured-error:int8-tap")->name(), "measured-error:int8-tap");
+  // nova discover's spelling: catalogue search read "fp16-storage" as the weight of an objective "proxy".
+  EXPECT_EQ(make_error_objective("proxy:fp16-storage")->name(), "stage-proxy:fp16-storage");
+  EXPECT_THROW(make_error_objective("proxy:"), Error);
   EXPECT_EQ(make_error_objective("kappa-v")->name(), "kappa-v");  // the discover part's objectives still work
   EXPECT_THROW(make_error_objective("stage-proxy:fp17"), Error);
   EXPECT_THROW(make_error_objective("measured-error:"), Error);

@@ -236,8 +236,9 @@ void bind_conv(nb::module_& m) {
       .def_prop_ro("precision", [](const PyPlan& p) { return conv::to_string(p.plan.precision()); },
                    "Precision of the GEMMs actually run (fp32 on the direct path)")
       .def_prop_ro("gemm_path", [](const PyPlan& p) { return p.plan.gemm_path(); },
-                   "The GEMM kernel: avx512-fma, avx512-bf16, amx-bf16, avx512-vnni, amx-int8, avx512-f16c, avx512-fp16, portable, "
-                   "or the FP32 ISA")
+                   "The GEMM kernel: avx512-fma, avx512-bf16, amx-bf16, avx512-vnni, amx-int8, avx512-f16c, avx512-fp16; "
+                   "without AVX-512 avx2-fma (bf16), avx2-f16c (fp16), avx2 (int8, int8-spatial); portable; "
+                   "or the FP32 ISA (avx512, avx2, portable)")
       .def_prop_ro("gemm_detail", [](const PyPlan& p) { return p.plan.gemm_detail(); },
                    "The GEMM kernel with its instructions and why no faster one runs")
       .def_prop_ro("saturated", [](const PyPlan& p) { return p.plan.stats().saturated; },

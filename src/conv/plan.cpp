@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -53,6 +54,33 @@ void check_fp32_range(const Transform& t) {
     }
 }
 
+// An enum field holding a value that is none of its enumerators (an uninitialized or cast integer) was
+// taken for one of them, or indexed a kernel table out of bounds (segfault, or a hang on an input type
+// of -1).
+void check_enum(const char* field, int value, std::initializer_list<const char*> names) {
+  if (value >= 0 && value < static_cast<int>(names.size())) return;
+  std::string expected;
+  int i = 0;
+  for (const char* name : names) {
+    expected += (i == 0 ? "" : ", ") + std::to_string(i) + " " + name;
+    ++i;
+  }
+  throw Error("PlanOptions::" + std::string(field) + " holds " + std::to_string(value) +
+              ", which is none of its values (" + expected + ")");
+}
+
+void check_option_values(const PlanOptions& o) {
+  check_enum("layout", static_cast<int>(o.layout), {"nchw", "nhwc", "nchw16c"});
+  check_enum("algorithm", static_cast<int>(o.algorithm), {"auto", "winograd", "direct"});
+  if (o.isa) check_enum("isa", static_cast<int>(*o.isa), {"portable", "avx2", "avx512"});
+  check_enum("precision", static_cast<int>(o.precision), {"fp32", "bf16", "int8", "fp16", "int8-spatial"});
+  check_enum("lowp_kernel", static_cast<int>(o.lowp_kernel), {"auto", "portable", "simd", "avx512", "amx"});
+  check_enum("input.type", static_cast<int>(o.input.type), {"fp32", "bf16", "fp16", "int8"});
+  check_enum("output.type", static_cast<int>(o.output.type), {"fp32", "bf16", "fp16", "int8"});
+  check_enum("fp16_arithmetic", static_cast<int>(o.fp16_arithmetic), {"auto", "fp32", "fp16"});
+  check_enum("bf16_arithmetic", static_cast<int>(o.bf16_arithmetic), {"auto", "fma", "dot"});
+}
+
 int resolve_threads(int requested) {
   if (requested < 0 || requested > kMaxThreads)
     throw Error("thread count " + std::to_string(requested) +
@@ -75,6 +103,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   if (weights == nullptr) throw Error("weights pointer is null");
   check_finite(weights, shape.weight_size(), "weights", shape);
   if (bias != nullptr) check_finite(bias, shape.K, "bias", shape);
+  check_option_values(options);
   if (options.k_parts < 0)
     throw Error("k_parts must be 0 (automatic) or a number of parts, got " + std::to_string(options.k_parts));
 

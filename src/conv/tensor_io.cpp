@@ -55,9 +55,20 @@ void check_int8_scale(const TensorFormat& format, const std::string& what) {
   }
 }
 
+namespace {
+// A type that is none of DataType's values indexed the conversion tables out of bounds.
+void check_type(DataType type, const char* where) {
+  const int value = static_cast<int>(type);
+  if (value < 0 || value > static_cast<int>(DataType::kInt8))
+    throw Error(std::string(where) + ": tensor type " + std::to_string(value) +
+                " is none of DataType's values (0 fp32, 1 bf16, 2 fp16, 3 int8)");
+}
+}  // namespace
+
 ConvertCounts convert_from_fp32(const float* src, int64_t count, TensorFormat to, void* dst) {
   if (count < 0 || (count > 0 && (src == nullptr || dst == nullptr)))
     throw Error("convert_from_fp32: null buffer or negative count");
+  check_type(to.type, "convert_from_fp32");
   check_int8_scale(to, "the destination");
   NarrowCounts c;
   kernels(best_isa()).convert.narrow[static_cast<int>(to.type)](src, dst, count, 1.0f / to.scale, &c);
@@ -67,6 +78,7 @@ ConvertCounts convert_from_fp32(const float* src, int64_t count, TensorFormat to
 void convert_to_fp32(const void* src, int64_t count, TensorFormat from, float* dst) {
   if (count < 0 || (count > 0 && (src == nullptr || dst == nullptr)))
     throw Error("convert_to_fp32: null buffer or negative count");
+  check_type(from.type, "convert_to_fp32");
   kernels(best_isa()).convert.widen[static_cast<int>(from.type)](src, dst, count, from.scale);
 }
 

@@ -143,6 +143,36 @@ TEST(BadInput, WrongTransformOrTile) {
   expect_error([&] { Plan::create(s, p.weights.data(), nullptr, w); }, "stride");
 }
 
+// Option fields holding a value that is none of their enum's (an uninitialized or cast integer): a
+// layout of 3 ran as one of the others, an input type of 9 or an output type of 9 segfaulted in execute,
+// an input type of -1 hung in it, a precision of 9 segfaulted in create.
+TEST(BadInput, OptionValuesOutsideTheirEnums) {
+  const testing::Problem p = testing::random_problem(small(), 8);
+  const auto refused = [&](auto set, const std::string& needle) {
+    PlanOptions o;
+    o.algorithm = AlgorithmChoice::kWinograd;  // where the values reach the Winograd build
+    set(o);
+    expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, o); }, needle);
+  };
+  refused([](PlanOptions& o) { o.layout = static_cast<Layout>(3); }, "PlanOptions::layout holds 3");
+  refused([](PlanOptions& o) { o.algorithm = static_cast<AlgorithmChoice>(-1); }, "PlanOptions::algorithm");
+  refused([](PlanOptions& o) { o.isa = static_cast<Isa>(7); }, "PlanOptions::isa holds 7");
+  refused([](PlanOptions& o) { o.precision = static_cast<Precision>(9); }, "PlanOptions::precision holds 9");
+  refused([](PlanOptions& o) { o.lowp_kernel = static_cast<LowpKernel>(5); }, "PlanOptions::lowp_kernel");
+  refused([](PlanOptions& o) { o.input.type = static_cast<DataType>(9); }, "PlanOptions::input.type holds 9");
+  refused([](PlanOptions& o) { o.input.type = static_cast<DataType>(-1); }, "PlanOptions::input.type");
+  refused([](PlanOptions& o) { o.output.type = static_cast<DataType>(4); }, "PlanOptions::output.type");
+  refused([](PlanOptions& o) { o.fp16_arithmetic = static_cast<Fp16Arithmetic>(3); }, "fp16_arithmetic");
+  refused([](PlanOptions& o) { o.bf16_arithmetic = static_cast<Bf16Arithmetic>(3); }, "bf16_arithmetic");
+  // The public conversions index the same tables.
+  std::vector<float> values(4, 1.0f);
+  std::vector<int8_t> bytes(16);
+  expect_error([&] { convert_from_fp32(values.data(), 4, {static_cast<DataType>(9)}, bytes.data()); },
+               "tensor type 9");
+  expect_error([&] { convert_to_fp32(bytes.data(), 4, {static_cast<DataType>(-1)}, values.data()); },
+               "tensor type -1");
+}
+
 TEST(BadInput, UnavailableKernelPath) {
   const testing::Problem p = testing::random_problem(small(), 7);
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {

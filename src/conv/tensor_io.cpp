@@ -53,6 +53,15 @@ void check_int8_scale(const TensorFormat& format, const std::string& what) {
     std::snprintf(text, sizeof text, "%g", static_cast<double>(format.scale));
     throw Error(what + " is int8 but its scale " + text + " is not a finite normal number > 0");
   }
+  // value = scale * code must be an FP32 number for every code, -128 included: beyond, the codes were
+  // widened to +-inf (scale 1e37: the outputs NaN/Inf, and FP32 plans counted none).
+  if (!std::isfinite(format.scale * 128.0f)) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", static_cast<double>(format.scale));
+    throw Error(
+        what + " is int8 but its scale " + text +
+        " puts codes beyond FP32's range (128 x scale must be finite: scale below 2^121, about 2.66e36)");
+  }
 }
 
 namespace {
@@ -79,6 +88,7 @@ void convert_to_fp32(const void* src, int64_t count, TensorFormat from, float* d
   if (count < 0 || (count > 0 && (src == nullptr || dst == nullptr)))
     throw Error("convert_to_fp32: null buffer or negative count");
   check_type(from.type, "convert_to_fp32");
+  check_int8_scale(from, "the source");
   kernels(best_isa()).convert.widen[static_cast<int>(from.type)](src, dst, count, from.scale);
 }
 

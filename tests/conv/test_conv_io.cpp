@@ -661,10 +661,29 @@ TEST(TypedTensors, BadInputGetsAClearError) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   };
-  for (float bad : {0.0f, -1.0f, kNan, kInf, 1e-40f}) {
+  // Scales below 2^121 only: code 127 at a scale of 1e37 was widened to inf (2.7e36 x 127 is inf too),
+  // and an FP32 plan returned 72 NaN/Inf outputs of 1x8x10x10 -> 8 from one such code, counting none.
+  for (float bad : {0.0f, -1.0f, kNan, kInf, 1e-40f, 1e37f, 2.7e36f, std::ldexp(1.0f, 121)}) {
     PlanOptions o;
     o.output = {DataType::kInt8, bad};
     expect_error([&] { Plan::create(s, p.weights.data(), nullptr, o); }, "scale");
+    o.output = {};
+    o.input = {DataType::kInt8, bad};
+    expect_error([&] { Plan::create(s, p.weights.data(), nullptr, o); }, "scale");
+    const int8_t codes[2] = {127, -128};
+    float values[2];
+    expect_error([&] { convert_to_fp32(codes, 2, {DataType::kInt8, bad}, values); }, "scale");
+    expect_error([&] { convert_from_fp32(values, 2, {DataType::kInt8, bad}, values); }, "scale");
+  }
+  {  // the largest scale taken: every code's value finite
+    const float largest = std::nextafter(std::ldexp(1.0f, 121), 0.0f);
+    PlanOptions o;
+    o.input = {DataType::kInt8, largest};
+    EXPECT_NO_THROW(Plan::create(s, p.weights.data(), nullptr, o));
+    const int8_t codes[2] = {127, -128};
+    float values[2];
+    convert_to_fp32(codes, 2, o.input, values);
+    EXPECT_TRUE(std::isfinite(values[0]) && std::isfinite(values[1]));
   }
   PlanOptions o;
   o.input = {DataType::kBf16, 1.0f};

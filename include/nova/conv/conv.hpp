@@ -80,7 +80,7 @@ enum class LowpKernel { kAuto, kPortable, kSimd, kAvx512, kAmx };
 enum class DataType { kFp32, kBf16, kFp16, kInt8 };
 struct TensorFormat {
   DataType type = DataType::kFp32;
-  float scale = 1.0f;  // kInt8 only: value = scale * code; finite and > 0
+  float scale = 1.0f;  // kInt8 only: value = scale * code; normal, > 0 and below 2^121 (128 x scale finite)
 };
 // The arithmetic of the kFp16 GEMM:
 //   kFp32  products and sums in FP32 (U widened by vcvtph2ps, F16C): the fp16-storage preset

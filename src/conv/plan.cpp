@@ -90,6 +90,12 @@ int resolve_threads(int requested) {
   return hw == 0 ? 1 : static_cast<int>(hw);
 }
 
+// A plan that was moved from holds no Impl: its methods dereferenced null (segfault).
+Plan::Impl& live(const std::unique_ptr<Plan::Impl>& impl) {
+  if (!impl) throw Error("this plan was moved from: it holds nothing (use the plan it was moved to)");
+  return *impl;
+}
+
 }  // namespace
 
 Plan::Plan(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -218,7 +224,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
 }
 
 void Plan::execute(const float* input, float* output) const {
-  const Impl& p = *impl_;
+  const Impl& p = live(impl_);
   if (p.typed_io())
     throw Error("this plan takes " + to_string(p.input_format.type) + " input and " +
                 to_string(p.output_format.type) + " output; call execute(const void*, void*)");
@@ -226,7 +232,7 @@ void Plan::execute(const float* input, float* output) const {
 }
 
 void Plan::execute(const void* input, void* output) const {
-  Impl& p = *impl_;
+  Impl& p = live(impl_);
   if (input == nullptr) throw Error("input pointer is null");
   if (output == nullptr) throw Error("output pointer is null");
   const std::size_t in_size = element_size(p.input_format.type),
@@ -276,7 +282,7 @@ void Plan::execute(const void* input, void* output) const {
 }
 
 void Plan::calibrate(std::span<const float* const> inputs) {
-  Impl& p = *impl_;
+  Impl& p = live(impl_);
   if ((p.precision != Precision::kInt8 && p.precision != Precision::kInt8Spatial) || !p.wino)
     throw Error("calibration is for int8 Winograd plans (this plan: " + to_string(p.precision) + " " +
                 to_string(p.algorithm) + ")");
@@ -298,25 +304,25 @@ void Plan::calibrate(std::span<const float* const> inputs) {
 }
 
 void Plan::clear_calibration() {
-  std::lock_guard<std::mutex> lock(impl_->exec_mutex);
-  if (impl_->wino) impl_->wino->cal_scale.clear();
+  std::lock_guard<std::mutex> lock(live(impl_).exec_mutex);
+  if (live(impl_).wino) live(impl_).wino->cal_scale.clear();
 }
 
 bool Plan::calibrated() const {
-  return impl_->wino && !impl_->wino->cal_scale.empty();
+  return live(impl_).wino && !live(impl_).wino->cal_scale.empty();
 }
 
 std::vector<float> Plan::calibration_scales() const {
-  if (!impl_->wino) return {};
-  return impl_->wino->cal_scale;
+  if (!live(impl_).wino) return {};
+  return live(impl_).wino->cal_scale;
 }
 
 LowpStats Plan::stats() const {
-  return impl_->stats;
+  return live(impl_).stats;
 }
 
 void Plan::set_profiling(bool on) {
-  Impl& p = *impl_;
+  Impl& p = live(impl_);
   std::lock_guard<std::mutex> lock(p.exec_mutex);
   p.thread_stage_ns.assign(on ? static_cast<std::size_t>(p.threads) : 0, StageNs{});
   p.profiled_executes = 0;
@@ -324,7 +330,7 @@ void Plan::set_profiling(bool on) {
 }
 
 StageProfile Plan::stage_profile() const {
-  Impl& p = *impl_;
+  Impl& p = live(impl_);
   std::lock_guard<std::mutex> lock(p.exec_mutex);
   StageProfile r;
   r.executes = p.profiled_executes;
@@ -361,101 +367,101 @@ double StageProfile::idle_ms() const {
   return wall_ms * threads - busy;
 }
 Precision Plan::precision() const {
-  return impl_->precision;
+  return live(impl_).precision;
 }
 std::string Plan::gemm_path() const {
-  return impl_->gemm_path;
+  return live(impl_).gemm_path;
 }
 
 std::string Plan::gemm_detail() const {
-  return impl_->gemm_path_detail;
+  return live(impl_).gemm_path_detail;
 }
 TensorFormat Plan::input_format() const {
-  return impl_->input_format;
+  return live(impl_).input_format;
 }
 TensorFormat Plan::output_format() const {
-  return impl_->output_format;
+  return live(impl_).output_format;
 }
 
 const ConvShape& Plan::shape() const {
-  return impl_->shape;
+  return live(impl_).shape;
 }
 Layout Plan::layout() const {
-  return impl_->layout;
+  return live(impl_).layout;
 }
 Algorithm Plan::algorithm() const {
-  return impl_->algorithm;
+  return live(impl_).algorithm;
 }
 std::optional<TileSize> Plan::tile() const {
-  if (!impl_->wino) return std::nullopt;
-  return impl_->wino->transform.tile();
+  if (!live(impl_).wino) return std::nullopt;
+  return live(impl_).wino->transform.tile();
 }
 std::string Plan::reason() const {
-  return impl_->reason;
+  return live(impl_).reason;
 }
 Isa Plan::isa() const {
-  return impl_->isa;
+  return live(impl_).isa;
 }
 int Plan::threads() const {
-  return impl_->threads;
+  return live(impl_).threads;
 }
 bool Plan::generated_transform() const {
-  return impl_->wino && impl_->wino->generated;
+  return live(impl_).wino && live(impl_).wino->generated;
 }
 std::string Plan::transform_name() const {
-  if (!impl_->wino) return "";
-  return impl_->wino->transform.points().empty() ? "(points unknown)"
-                                                 : to_string(impl_->wino->transform.points());
+  if (!live(impl_).wino) return "";
+  return live(impl_).wino->transform.points().empty() ? "(points unknown)"
+                                                      : to_string(live(impl_).wino->transform.points());
 }
 
 std::string Plan::describe() const {
   std::string io;
-  if (impl_->typed_io()) {
+  if (live(impl_).typed_io()) {
     auto name = [](const TensorFormat& f) {
       return to_string(f.type) +
              (f.type == DataType::kInt8 ? " (scale " + std::to_string(f.scale) + ")" : "");
     };
-    io = ", " + name(impl_->input_format) + " in, " + name(impl_->output_format) + " out";
+    io = ", " + name(live(impl_).input_format) + " in, " + name(live(impl_).output_format) + " out";
   }
   std::string d = shape().to_string() + ": " + to_string(algorithm());
-  if (impl_->wino) {
-    d += " " + impl_->wino->transform.tile().to_string() + " {" + transform_name() + "} " +
-         (impl_->wino->generated ? "generated" : "generic") +
-         (impl_->wino->run_phased()
+  if (live(impl_).wino) {
+    d += " " + live(impl_).wino->transform.tile().to_string() + " {" + transform_name() + "} " +
+         (live(impl_).wino->generated ? "generated" : "generic") +
+         (live(impl_).wino->run_phased()
               ? std::string(" phased")
-              : " fused (blocks of " + std::to_string(impl_->wino->block) + " tiles" +
-                    (impl_->wino->k_parts > 1
-                         ? ", output channels in " + std::to_string(impl_->wino->k_parts) + " parts"
+              : " fused (blocks of " + std::to_string(live(impl_).wino->block) + " tiles" +
+                    (live(impl_).wino->k_parts > 1
+                         ? ", output channels in " + std::to_string(live(impl_).wino->k_parts) + " parts"
                          : "") +
                     ")") +
-         (impl_->wino->prefetch_u ? ", U larger than L2 (next panel prefetched)" : "") +
-         (impl_->wino->reads_input_directly ? ", input read in place"
-          : impl_->wino->spatial_codes_directly
+         (live(impl_).wino->prefetch_u ? ", U larger than L2 (next panel prefetched)" : "") +
+         (live(impl_).wino->reads_input_directly ? ", input read in place"
+          : live(impl_).wino->spatial_codes_directly
               ? ", int8 codes read in place at the plan's input scale (else quantized in a copy)"
               : "");
   }
-  if (impl_->direct && impl_->direct->depthwise_planes)
+  if (live(impl_).direct && live(impl_).direct->depthwise_planes)
     d += " (depthwise on NCHW planes: one input channel per group, taps summed a row of a plane at a time)";
-  else if (impl_->direct && impl_->direct->depthwise_runs)
+  else if (live(impl_).direct && live(impl_).direct->depthwise_runs)
     d += std::string(" (depthwise: one input channel per group, taps summed over runs of a row's pixels, ") +
          (layout() == Layout::kNCHW ? "in bands of rows packed 16 channels at a time)" : "read in place)");
-  else if (impl_->direct && impl_->direct->depthwise)
+  else if (live(impl_).direct && live(impl_).direct->depthwise)
     d += " (depthwise: one input channel per group, taps summed per pixel, no GEMM)";
-  if (impl_->direct && impl_->direct->grouped_lanes)
+  if (live(impl_).direct && live(impl_).direct->grouped_lanes)
     d += " (grouped, output channels in lanes: each group's input channels shuffled out of the loaded "
          "vectors, tasks of " +
-         std::to_string(impl_->direct->piece) + " channels, input rows staged, no GEMM)";
-  if (impl_->direct && impl_->direct->phases)
+         std::to_string(live(impl_).direct->piece) + " channels, input rows staged, no GEMM)";
+  if (live(impl_).direct && live(impl_).direct->phases)
     d += std::string(" (small filter ") + (layout() == Layout::kNCHW ? "on NCHW" : "over few channels") +
          ": output channels as GEMM rows over panels of pixels, read from the planes split into column "
          "phases" +
          (layout() == Layout::kNCHW ? ")" : ", output rows transposed)");
-  else if (impl_->direct && impl_->direct->nchw_rows)
+  else if (live(impl_).direct && live(impl_).direct->nchw_rows)
     d += " (small filter on NCHW: output channels as GEMM rows over panels of pixels, im2col from NCHW)";
-  else if (impl_->direct && impl_->direct->rows_in_place)
+  else if (live(impl_).direct && live(impl_).direct->rows_in_place)
     d += " (short kernel rows: inside pixels' rows read in place, im2col for the edges)";
-  d += ", " + to_string(isa()) + ", " + impl_->gemm_path_detail + ", " + std::to_string(threads()) +
-       " thread(s), " + to_string(impl_->layout) + io + "; " + reason();
+  d += ", " + to_string(isa()) + ", " + live(impl_).gemm_path_detail + ", " + std::to_string(threads()) +
+       " thread(s), " + to_string(live(impl_).layout) + io + "; " + reason();
   return d;
 }
 

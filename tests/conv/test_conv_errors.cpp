@@ -173,6 +173,36 @@ TEST(BadInput, OptionValuesOutsideTheirEnums) {
                "tensor type -1");
 }
 
+// A plan moved from holds nothing: every method dereferenced null (execute, describe, stats: segfault).
+// Now each says so; the plan it was moved to runs, and one assigned to it makes it usable again.
+TEST(BadInput, MovedFromPlanSaysSo) {
+  const testing::Problem p = testing::random_problem(small(), 9);
+  Plan plan = Plan::create(small(), p.weights.data(), p.bias.data());
+  std::vector<float> out(static_cast<std::size_t>(small().output_size())), want(out.size());
+  plan.execute(p.input.data(), want.data());
+  Plan moved = std::move(plan);
+  const std::string needle = "moved from";
+  expect_error([&] { plan.execute(p.input.data(), out.data()); }, needle);  // NOLINT(bugprone-use-after-move)
+  expect_error(
+      [&] { plan.execute(static_cast<const void*>(p.input.data()), static_cast<void*>(out.data())); },
+      needle);
+  expect_error([&] { plan.describe(); }, needle);
+  expect_error([&] { plan.stats(); }, needle);
+  expect_error([&] { plan.shape(); }, needle);
+  expect_error([&] { plan.threads(); }, needle);
+  expect_error([&] { plan.calibrated(); }, needle);
+  expect_error([&] { plan.set_profiling(true); }, needle);
+  expect_error([&] { plan.stage_profile(); }, needle);
+  const float* samples[] = {p.input.data()};
+  expect_error([&] { plan.calibrate(samples); }, needle);
+  moved.execute(p.input.data(), out.data());
+  EXPECT_TRUE(testing::same_bits(out, want));
+  plan = std::move(moved);
+  std::fill(out.begin(), out.end(), 0.0f);
+  plan.execute(p.input.data(), out.data());
+  EXPECT_TRUE(testing::same_bits(out, want));
+}
+
 TEST(BadInput, UnavailableKernelPath) {
   const testing::Problem p = testing::random_problem(small(), 7);
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {

@@ -295,6 +295,8 @@ class Plan {
   TensorFormat input_format() const;
   TensorFormat output_format() const;
 
+  // Plans move but do not copy. A plan moved from holds nothing: its methods throw nova::Error until a
+  // plan is assigned to it.
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
   Plan(Plan&&) noexcept;

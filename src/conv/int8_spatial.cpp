@@ -78,11 +78,18 @@ void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights) {
     row_scale[ui] = to_double(Rational(sb * sg));
     b_sum[ui] = abs_sum(bt[ui]);
   }
-  // |V'| <= 127 * b_sum_i * b_sum_j for any input codes: it must fit int16.
+  // The largest |code| of the input: 127 where the plan quantizes it (clamped), 128 where it reads an
+  // int8 tensor's codes as given (at its own scale: a code of -128 is taken as it is). The bounds below
+  // assumed 127: 76 channels of -128 and 127 codes built against one tap of F(4,3) took an int32 run sum
+  // past 2^31 (relative error 52, nothing counted). 128 for every plan, so that plans of a layer with
+  // FP32 and with int8 input run the same channel runs (the same bits on the same codes).
+  const int64_t code_max = 128;
+  // |V'| <= code_max * b_sum_i * b_sum_j for any input codes: it must fit int16.
   int64_t v_max = 0;
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j)
-      v_max = std::max(v_max, 127 * b_sum[static_cast<std::size_t>(i)] * b_sum[static_cast<std::size_t>(j)]);
+      v_max =
+          std::max(v_max, code_max * b_sum[static_cast<std::size_t>(i)] * b_sum[static_cast<std::size_t>(j)]);
   if (v_max > kInt16Max)
     throw Error("int8-spatial: the integer input transform of " + tile_text(t) +
                 " reaches |V'| = " + std::to_string(v_max) +
@@ -159,8 +166,8 @@ void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights) {
       for (int b = 0; b < n; ++b) {
         const int64_t um = tap_u_max[static_cast<std::size_t>(k * nn + a * n + b)];
         u_max = std::max(u_max, um);
-        worst = std::max(worst,
-                         um * 127 * b_sum[static_cast<std::size_t>(a)] * b_sum[static_cast<std::size_t>(b)]);
+        worst = std::max(
+            worst, um * code_max * b_sum[static_cast<std::size_t>(a)] * b_sum[static_cast<std::size_t>(b)]);
       }
   if (u_max > kInt16Max)
     throw Error("int8-spatial: the integer filter transform of " + tile_text(t) +

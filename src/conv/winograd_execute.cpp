@@ -528,7 +528,9 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
   // int8-spatial on an int8 tensor whose scale is the input scale of this call (calibrated, or the
   // tensor's largest code is 127): its codes are the ones the quantization pass would give back
   // (fl(fl(c * s) * fl(1 / s)) rounds to c for |c| <= 127), so the blocked copy takes the codes
-  // themselves and the pass is skipped. The same bits, one pass over the input fewer.
+  // themselves and the pass is skipped. The same bits, one pass over the input fewer. A code of -128
+  // (outside the symmetric range, which the pass would clamp to -127) is taken as it is; the plan's
+  // int16 and int32 bounds allow for it (build_int8_spatial).
   // Whether the transform writes the GEMM's operand itself, with no conversion pass over an FP32 V after
   // it (int8: once the scales are known).
   const bool v_direct = words_fn != nullptr || int16_direct || int8_direct || round_direct;

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "nova/error.hpp"
 #include "openmp_team.hpp"
@@ -201,8 +202,30 @@ void ThreadPool::run_on_openmp(const OpenMpTeam& team, std::size_t tasks,
 }
 
 void ThreadPool::run_on_workers(std::size_t tasks, const std::function<void(std::size_t, int)>& fn) {
-  if (workers_.empty())
-    for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
+  if (workers_.empty()) {
+    try {
+      for (int w = 1; w < threads_; ++w) workers_.emplace_back([this, w] { worker_loop(w); });
+    } catch (const std::system_error& e) {
+      // The system would not start them all (thread or address-space limits). This was std::system_error's
+      // bare "Resource temporarily unavailable", and the next job ran on the workers that had started. The
+      // started ones are stopped, and every job says why it cannot run.
+      const std::size_t started = workers_.size();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = true;
+      }
+      wake_.notify_all();
+      for (auto& t : workers_) t.join();
+      workers_.clear();
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        stop_ = false;
+      }
+      throw Error("could not start the " + std::to_string(threads_ - 1) + " worker threads of a pool of " +
+                  std::to_string(threads_) + " threads (" + e.what() + " after " + std::to_string(started) +
+                  "); ask for fewer threads");
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &fn;

@@ -3,11 +3,13 @@
 // workers that arrive after the job is done (no spinning), a task that throws, a forked child, and the
 // NOVA_SPIN_US setting.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <stdexcept>
@@ -174,6 +176,50 @@ TEST(ThreadPool, AForkedChildRunsItsJobsAndGetsAPoolOfItsOwn) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// Workers the system will not start (here: an address space too small for 1023 thread stacks, in a
+// child process) are a nova::Error that says so, at every job; before, the first job threw
+// std::system_error ("Resource temporarily unavailable") and the next ones ran on the workers that had
+// started.
+TEST(ThreadPool, WorkersTheSystemWillNotStartAreAnError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves the address space the limit is taken from";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer reserves the address space the limit is taken from";
+#endif
+#endif
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    long pages = 0;  // the process's virtual size now, in pages (/proc/self/statm's first field)
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    if (pages <= 0) _exit(3);
+    const rlim_t room =
+        static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (256u << 20);
+    const rlimit limit{room, room};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    ThreadPool pool(1024);  // 1023 stacks of 8 MiB: not within 256 MiB more
+    int refused = 0;
+    for (int round = 0; round < 2; ++round) {
+      try {
+        pool.run(2048, [](std::size_t, int) {});
+      } catch (const Error& e) {
+        refused += std::string(e.what()).find("could not start the 1023 worker threads") != std::string::npos;
+      } catch (...) {
+      }
+    }
+    _exit(refused == 2 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "could not read or limit the address space";
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 

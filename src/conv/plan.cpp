@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <initializer_list>
 #include <mutex>
+#include <new>
 #include <thread>
 #include <utility>
 
@@ -103,8 +104,10 @@ Plan::Plan(Plan&&) noexcept = default;
 Plan& Plan::operator=(Plan&&) noexcept = default;
 Plan::~Plan() = default;
 
+// A function-try-block: memory the plan cannot get (a valid shape whose scratch or transformed filters
+// exceed what the system gives: 1x1x524288x524288 -> 1) is a nova::Error, not std::bad_alloc.
 Plan Plan::create(const ConvShape& shape, const float* weights, const float* bias,
-                  const PlanOptions& options) {
+                  const PlanOptions& options) try {
   shape.validate();
   if (weights == nullptr) throw Error("weights pointer is null");
   check_finite(weights, shape.weight_size(), "weights", shape);
@@ -221,6 +224,9 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     p.output_count_limit = overflow_limit(out_type);
   allocate_io_scratch(p);
   return Plan(std::move(impl));
+} catch (const std::bad_alloc&) {
+  throw Error("not enough memory for a plan of " + shape.to_string() +
+              " (its scratch and transformed filters could not be allocated)");
 }
 
 void Plan::execute(const float* input, float* output) const {

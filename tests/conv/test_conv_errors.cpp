@@ -1,6 +1,10 @@
 // Bad input gets a one-line nova::Error, never a crash.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <limits>
 
 #include "conv_test_util.hpp"
@@ -201,6 +205,53 @@ TEST(BadInput, MovedFromPlanSaysSo) {
   std::fill(out.begin(), out.end(), 0.0f);
   plan.execute(p.input.data(), out.data());
   EXPECT_TRUE(testing::same_bits(out, want));
+}
+
+// A valid shape whose plan needs more memory than the process may have: std::bad_alloc escaped
+// Plan::create. In a child process whose address space is limited to 1 GiB more than it uses.
+TEST(BadInput, PlansBeyondTheMemoryAreAnError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer reserves the address space the limit is taken from";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "AddressSanitizer reserves the address space the limit is taken from";
+#endif
+#endif
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    long pages = 0;  // the process's virtual size now, in pages (/proc/self/statm's first field)
+    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
+      std::fclose(f);
+    }
+    if (pages <= 0) _exit(3);
+    const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (1u << 30);
+    const rlimit limit{room, room};
+    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+    ConvShape s;  // 2^38 input values: a TiB of blocked copy
+    s.H = s.W = 1 << 19;
+    const std::vector<float> w(9, 0.5f);
+    PlanOptions o;
+    o.threads = 1;
+    int refused = 0;
+    for (AlgorithmChoice a : {AlgorithmChoice::kAuto, AlgorithmChoice::kWinograd, AlgorithmChoice::kDirect}) {
+      o.algorithm = a;
+      try {
+        Plan::create(s, w.data(), nullptr, o);
+      } catch (const Error& e) {
+        refused += std::string(e.what()).find("not enough memory for a plan of 1x1x524288x524288") !=
+                   std::string::npos;
+      } catch (...) {
+      }
+    }
+    _exit(refused == 3 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "could not read or limit the address space";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 TEST(BadInput, UnavailableKernelPath) {

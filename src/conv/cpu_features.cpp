@@ -233,12 +233,25 @@ Layout parse_layout(const std::string& text) {
   throw Error("unknown layout '" + text + "' (expected nchw, nhwc or nchw16c)");
 }
 
+namespace {
+// The element counts of a shape that validate() refuses were negative (N = -2: -128), or a division by
+// zero (stride 0: SIGFPE in output_elements); a layout that is none of Layout's values was counted as NCHW.
+void check_counted(const ConvShape& s, Layout layout) {
+  s.validate();
+  if (layout != Layout::kNCHW && layout != Layout::kNHWC && layout != Layout::kNCHW16c)
+    throw Error("layout " + std::to_string(static_cast<int>(layout)) +
+                " is none of Layout's values (0 nchw, 1 nhwc, 2 nchw16c)");
+}
+}  // namespace
+
 int64_t input_elements(const ConvShape& s, Layout layout) {
+  check_counted(s, layout);
   const int64_t channels = layout == Layout::kNCHW16c ? (s.C + 15) / 16 * 16 : s.C;
   return s.N * channels * s.H * s.W;
 }
 
 int64_t output_elements(const ConvShape& s, Layout layout) {
+  check_counted(s, layout);
   const int64_t channels = layout == Layout::kNCHW16c ? (s.K + 15) / 16 * 16 : s.K;
   return s.N * channels * s.out_h() * s.out_w();
 }

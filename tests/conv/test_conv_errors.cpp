@@ -254,6 +254,24 @@ TEST(BadInput, PlansBeyondTheMemoryAreAnError) {
   EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
+// The public element counts of impossible shapes: N = -2 gave -128 input elements, stride 0 a division
+// by zero (SIGFPE) in output_elements, a layout of 7 the NCHW count.
+TEST(BadInput, ElementCountsOfImpossibleShapes) {
+  ConvShape s = small();
+  s.N = -2;
+  expect_error([&] { input_elements(s, Layout::kNCHW); }, "N must be at least 1");
+  s = small();
+  s.stride = 0;
+  expect_error([&] { output_elements(s, Layout::kNHWC); }, "stride must be at least 1");
+  s = small();
+  s.H = s.W = 1;
+  s.pad_h = s.pad_w = 0;  // kernel larger than the input: out_h() was -1
+  expect_error([&] { output_elements(s, Layout::kNCHW16c); }, "exceeds padded input");
+  expect_error([&] { input_elements(small(), static_cast<Layout>(7)); }, "layout 7");
+  EXPECT_EQ(input_elements(small(), Layout::kNCHW16c), 16 * 8 * 8);
+  EXPECT_EQ(output_elements(small(), Layout::kNHWC), 4 * 8 * 8);
+}
+
 TEST(BadInput, UnavailableKernelPath) {
   const testing::Problem p = testing::random_problem(small(), 7);
   for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {

@@ -104,6 +104,7 @@ std::string to_string(Algorithm algorithm);
 std::string to_string(Isa isa);
 Layout parse_layout(const std::string& text);  // "nchw" | "nhwc" | "nchw16c"; throws nova::Error
 // Elements of the input and output tensors of a layer in a layout (NCHW16c counts the padding lanes).
+// Throws nova::Error for a shape that ConvShape::validate refuses or a layout that is none of Layout's.
 int64_t input_elements(const ConvShape& shape, Layout layout);
 int64_t output_elements(const ConvShape& shape, Layout layout);
 Isa parse_isa(const std::string& text);        // "portable" | "avx2" | "avx512"; throws nova::Error

@@ -434,6 +434,34 @@ def fmt_ms(v):
     return "-" if v is None else f"{v:8.3f}"
 
 
+def check_args(ap, args):
+    """Refuse what would crash mid-run, run nothing, or be ignored."""
+    try:
+        threads = [int(t) for t in args.threads.split(",")]
+    except ValueError:
+        ap.error(f"--threads wants comma-separated thread counts, got {args.threads!r}")
+    if any(t < 1 for t in threads):
+        ap.error(f"--threads: every thread count must be 1 or more, got {args.threads!r}")
+    if args.rounds < 1:
+        ap.error(f"--rounds must be 1 or more, got {args.rounds}")
+    if args.wall and not args.lowp:
+        ap.error("--wall is for the --lowp table (the FP32 table prints wall and process CPU times both)")
+    if args.errors and args.lowp:
+        ap.error("--errors is for the FP32 table; --lowp prints its own error rows")
+    nova = os.path.join(args.build, "nova")
+    if not (os.path.isfile(nova) and os.access(nova, os.X_OK)):
+        ap.error(f"no nova executable in --build {args.build!r} ({nova})")
+    if args.json:  # before the run, not after it
+        existed = os.path.exists(args.json)
+        try:
+            with open(args.json, "a"):
+                pass
+        except OSError as e:
+            ap.error(f"--json: cannot write {args.json!r}: {e.strerror}")
+        if not existed:
+            os.remove(args.json)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="nova build directory (with nova and nova_peer_onednn)")
@@ -448,6 +476,8 @@ def main():
                     help="--lowp: median wall ms instead of process CPU ms (for several threads on a quiet machine)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if not args.worker:
+        check_args(ap, args)
     if args.worker:
         configs = [(tuple(l), t) for l, t in json.loads(sys.stdin.read())]
         if args.worker == "torch":

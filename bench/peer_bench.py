@@ -49,6 +49,18 @@ def flops(layer, k=3):
     return 2.0 * n * kk * c * h * w * k * k
 
 
+def layer_name(layer):
+    return "x".join(map(str, layer[:4])) + "->" + str(layer[4])
+
+
+def machine_line(what):
+    """The machine and the data behind every figure of the run, printed above its tables."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
+    import machine
+    return (f"{machine.cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}; "
+            f"{what}; input uniform in [-1, 1], weights in [-0.1, 0.1], bias in [-1, 1] (nova and oneDNN)")
+
+
 def shape_text(layer):
     return ",".join(str(v) for v in layer)
 
@@ -178,10 +190,19 @@ def run_onednn(build, layer, threads, algorithm, dtype="f32", check=False):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     r = subprocess.run([exe, "--shape", shape_text(layer), "--algorithm", algorithm, "--dtype", dtype,
                         *(["--check"] if check else [])], capture_output=True, text=True, env=env)
-    if r.returncode != 0:
-        return None
+    if r.returncode != 0:  # built, but failed: not the same as missing
+        return {"created": False, "error": (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]}
     j = json.loads(r.stdout)
     return j if j.get("created") else {"created": False}
+
+
+def onednn_why(o):
+    """Why run_onednn's answer `o` has no time for the layer: not built, failed, or not created."""
+    if o is None:
+        return "build/nova_peer_onednn not built (oneDNN not found)"
+    if o.get("error"):
+        return "failed: " + o["error"]
+    return "oneDNN created no primitive for it (no implementation on this CPU)"
 
 
 def best(old, new):
@@ -214,9 +235,11 @@ def measure(args):
             res["cpu"]["nova_16c"] = best(res["cpu"].get("nova_16c"), j.get("cpu_ms_per_execute"))
             for alg in ("direct", "winograd"):
                 o = run_onednn(args.build, layer, t, alg)
-                if o is None:
-                    missing["onednn"] = "build/nova_peer_onednn not built (oneDNN not found)"
-                elif o.get("created"):
+                if not (o and o.get("created")):
+                    seen = missing.setdefault("onednn " + alg, {}).setdefault(onednn_why(o), [])
+                    if layer_name(layer) not in seen:
+                        seen.append(layer_name(layer))
+                else:
                     res["onednn_" + alg] = best(res["onednn_" + alg], o["median_ms"])
                     res["cpu"]["onednn_" + alg] = best(res["cpu"].get("onednn_" + alg), o.get("cpu_ms_per_execute"))
                     if alg == "winograd":
@@ -315,6 +338,10 @@ def lowp_table(args):
     if ncnn_why:
         print(f"ncnn int8/bf16: not measured ({ncnn_why})", file=sys.stderr)
     ncnn_notes = {}  # column -> why it is n/a, printed once under the table
+    dnnl_notes = {}  # oneDNN column -> {why it has no time: layers}, printed under the table
+    print(machine_line(f"nova's Winograd in each GEMM precision against the peers' low-precision convolutions; "
+                       f"{'median wall' if args.wall else 'process CPU'} ms per execute, best of {args.rounds} "
+                       f"round(s)"))
     rows = []
     for layer in LAYERS:
         for t in threads_list:
@@ -331,7 +358,9 @@ def lowp_table(args):
                         err[name], path[name] = j.get("rel_l2_error"), j.get("gemm_path")
                 for name, alg, dtype in LOWP_ONEDNN:
                     o = run_onednn(args.build, layer, t, alg, dtype, check=rnd == 0)
-                    if o is not None and o.get("created"):
+                    if not (o and o.get("created")):
+                        dnnl_notes.setdefault(name, {}).setdefault(onednn_why(o), set()).add(layer_name(layer))
+                    else:
                         cpu[name] = best(cpu.get(name), o.get(tkey))
                         if rnd == 0:
                             dnnl_checks[name] = {k: o[k] for k in ("rel_l2_error", "check_s8", "check_u8", "check_why")
@@ -387,6 +416,10 @@ def lowp_table(args):
                     print(f"{label:>21} | " + " ".join(f"{r[n]:11.2f}" if n in r else f"{'':>11}" for n in names))
     for name, why in ncnn_notes.items():
         print(f"{name}: n/a: {why}")
+    for name, whys in dnnl_notes.items():
+        for why, layers in whys.items():
+            print(f"{name}: not measured ({why}): " + ("every layer" if len(layers) == len(LAYERS)
+                                                      else ", ".join(sorted(layers))))
     return rows
 
 
@@ -498,6 +531,9 @@ def main():
                 json.dump({"lowp": rows}, f, indent=2)
         return
     results, missing = measure(args)
+    print(machine_line(f"FP32 convolutions, 3x3, padding 1; median wall ms per execute, best of {args.rounds} "
+                       f"round(s); ratio, 16c: the best peer's time over nova's on NCHW and on NCHW16c tensors "
+                       f"(above 1: nova is faster)"))
     head = (f"{'layer':>18} {'T':>2} | {'nova ms':>8} {'GFLOP/s':>7} {'nova algorithm':>16} {'nova 16c':>8} | "
             f"{'oneDNN d':>8} {'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'best peer':>9} {'ratio':>6} {'16c':>6}")
     print(head)
@@ -525,7 +561,8 @@ def main():
         table.append(row)
     # One thread, process CPU time per execute: on a shared machine the steadier comparison (it leaves
     # out the time a process waits for a core; with one thread there is no OpenMP spinning in it).
-    print("\none thread, process CPU time per execute (ms) and nova's ratio to the best peer")
+    print("\none thread, process CPU time per execute (ms); ratio: the best peer's time over nova's "
+          "(above 1: nova is faster)")
     print(f"{'layer':>18} | {'nova':>8} {'oneDNN d':>8} {'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'ratio':>6}")
     for (layer, t), r in results.items():
         if t != 1:
@@ -541,7 +578,12 @@ def main():
                 row["cpu_ms"] = dict(c)
                 row["cpu_ratio_vs_best_peer"] = ratio
     for name, why in missing.items():
-        print(f"peer {name} missing: {why}")
+        if isinstance(why, dict):  # oneDNN: {why: layers}
+            for w, layers in why.items():
+                print(f"peer {name} not measured ({w}): " + ("every layer" if len(layers) == len(LAYERS)
+                                                            else ", ".join(layers)))
+        else:
+            print(f"peer {name} missing: {why}")
     out = {"layers": table, "missing": missing}
     if args.errors:
         rows = errors_table(args.build)

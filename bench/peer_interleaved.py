@@ -111,6 +111,21 @@ def main():
     ap.add_argument("--ncnn", action="store_true", help="also ncnn's int8 and bf16, and nova's int8-spatial")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.threads < 1:
+        ap.error(f"--threads must be 1 or more, got {args.threads}")
+    if args.reps < 1:
+        ap.error(f"--reps must be 1 or more, got {args.reps}")
+    if not os.access(os.path.join(args.build, "nova"), os.X_OK):
+        ap.error(f"no nova executable in --build {args.build!r}")
+    if args.json:  # before the run, not after it
+        existed = os.path.exists(args.json)
+        try:
+            with open(args.json, "a"):
+                pass
+        except OSError as e:
+            ap.error(f"--json: cannot write {args.json!r}: {e.strerror}")
+        if not existed:
+            os.remove(args.json)
     if not os.path.exists(os.path.join(args.build, "nova_peer_onednn")):
         sys.exit(f"{args.build}/nova_peer_onednn not built (oneDNN not found)")
     nova_cols, onednn_cols, pairs = (NOVA_FP32, ONEDNN_FP32, PAIRS_FP32) if args.fp32 else (NOVA, ONEDNN, PAIRS)
@@ -131,8 +146,12 @@ def main():
             return cache[layer][kind]
         columns += [("ncnn int8", lambda l: ncnn_col(l, "int8")), ("ncnn bf16", lambda l: ncnn_col(l, "bf16"))]
     rows = []
-    print(f"{args.threads} threads, {args.reps} interleaved repetitions; ms: median (best); speed-up: oneDNN's time "
-          "over nova's, from the best times / median of the per-repetition ratios")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
+    import machine
+    print(f"{machine.cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}; "
+          f"{'FP32' if args.fp32 else 'bf16 and int8'} convolutions, 3x3, padding 1, nova's input uniform in [-1, 1]")
+    print(f"{args.threads} threads, {args.reps} interleaved repetitions; ms: median (best); speed-up: the peer's time "
+          "over nova's (above 1: nova is faster), from the best times / median of the per-repetition ratios")
     for layer in LAYERS:
         times = {n: [] for n, _ in columns}
         what = {}
@@ -142,6 +161,8 @@ def main():
                 times[n].append(ms)
                 what[n] = w
         ok = {n: v for n, v in times.items() if None not in v}
+        # A column with no time in some repetition is left out of the medians and speed-ups: say so, and why.
+        dropped = {n: what.get(n) or "no time" for n in times if n not in ok}
         if args.fp32:  # the faster oneDNN algorithm of each repetition
             peers = [ok[n] for n, _, _ in ONEDNN_FP32 if n in ok]
             if peers:
@@ -154,13 +175,16 @@ def main():
             if a in ok and b in ok:
                 speedup[f"{b} / {a}"] = {"best": min(ok[b]) / min(ok[a]),
                                          "median_paired": statistics.median(y / x for x, y in zip(ok[a], ok[b]))}
-        rows.append({"layer": list(layer), "threads": args.threads, "ms": times, "what": what, "speedup": speedup})
+        rows.append({"layer": list(layer), "threads": args.threads, "ms": times, "what": what, "speedup": speedup,
+                     "not_measured": dropped})
         name = "x".join(map(str, layer[:4])) + "->" + str(layer[4])
         print(f"{name:>16} | " + "  ".join(f"{n} {statistics.median(v):.3f} ({min(v):.3f})" for n, v in ok.items()))
         print(f"{'':>16} | " + "  ".join(f"{k}: {v['best']:.2f} / {v['median_paired']:.2f}"
                                          for k, v in speedup.items()) +
               f"  [{what.get('dnnl fp32 w' if args.fp32 else 'dnnl bf16 d', '')}; nova {what.get(nova_cols[0][0], '')}]",
               flush=True)
+        if dropped:
+            print(f"{'':>16} | not measured: " + "; ".join(f"{n} ({w})" for n, w in dropped.items()), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -61,6 +61,8 @@ def load_model(arch: str, weights_dir: Path = WEIGHTS):
 
 
 def load_test(info: dict, limit: int = 0):
+    if limit < 0:
+        raise ValueError(f"limit must be 0 (all images) or more, got {limit}")
     img, lab = fashion_mnist.load("test")
     if limit:
         img, lab = img[:limit], lab[:limit]
@@ -250,6 +252,12 @@ def main(argv=None):
                          "over the batch (nova's C++ definition)")
     args = ap.parse_args(argv)
 
+    for opt, value, low in (("--limit", args.limit, 0), ("--batch", args.batch, 1), ("--threads", args.threads, 1)):
+        if value < low:  # a negative --limit sliced img[:limit]: all but the last |limit| images
+            ap.error(f"{opt} must be {low} or more, got {value}")
+    for a in args.arch.split(","):
+        if a not in ("vgg", "resnet"):
+            ap.error(f"unknown --arch {a!r}; choose from vgg, resnet")
     torch.set_num_threads(args.threads)
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
     for p in presets:
@@ -262,6 +270,19 @@ def main(argv=None):
     for t in tiles:
         if t not in TILES:
             ap.error(f"tile {t} not evaluated; choose from {sorted(TILES)}")
+
+    def defined(p, mm, rr):
+        if p == "practitioners":  # F(7,3): none shipped
+            return (mm, rr) in wr.PRACTITIONERS
+        return p == "catalogue" or p.startswith("catalogue:") or \
+            p.removesuffix("+bal") in wr.POINT_SETS[(mm, rr)]
+    if args.points not in ("all", "published", "grid"):
+        for p in (p.strip() for p in args.points.split(",")):
+            if not any(defined(p, *TILES[t]) for t in tiles):  # it would run nothing, silently
+                known = sorted({n for t in tiles for n in wr.POINT_SETS[TILES[t]]} | {"practitioners"})
+                named = ", ".join("F(%d,%d)" % TILES[t] for t in tiles)
+                ap.error(f"unknown point set {p!r} for tile(s) {named}; known: {', '.join(known)}, catalogue, "
+                         f"catalogue:<preset>, a name with '+bal', or all, published, grid")
     out = args.out
     if out:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -324,6 +345,9 @@ def main(argv=None):
                 sel = wr.GRID_POINTS[(mm, rr)]
             else:
                 sel = []
+                absent = [p.strip() for p in args.points.split(",") if not defined(p.strip(), mm, rr)]
+                if absent:
+                    print(f"# F({mm},{rr}): no point set {', '.join(absent)} for this tile, skipped", flush=True)
                 for p in (p.strip() for p in args.points.split(",")):
                     if p == "practitioners" and (mm, rr) != (6, 3):
                         p = wr.PRACTITIONERS.get((mm, rr), "")  # F(7,3): none shipped

@@ -159,3 +159,26 @@ def test_backend_nova_without_the_package_names_a_working_install_command(monkey
     with pytest.raises(RuntimeError, match=r"pip install \. ") as e:
         evaluate.evaluate_config(None, None, None, None, None, None, "fp32", backend="nova")
     assert "./python" not in str(e.value)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--points", "bogus"], "unknown point set 'bogus'"),  # ran nothing but the direct row, exit 0
+    (["--tiles", "4", "--points", "tvm"], "unknown point set 'tvm'"),  # tvm is F(8,3)'s only
+    (["--limit", "-5"], "--limit must be 0 or more"),  # evaluated all but the last 5 images
+    (["--batch", "0"], "--batch must be 1 or more"),
+    (["--threads", "0"], "--threads must be 1 or more"),
+    (["--arch", "vgg,bogus"], "unknown --arch 'bogus'"),
+])
+def test_evaluate_refuses_bad_arguments(argv, message, capsys):
+    with pytest.raises(SystemExit) as e:
+        evaluate.main(["--backend", "emulation", "--presets", "fp32"] + argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err
+    with pytest.raises(ValueError):
+        evaluate.load_test({"norm_mean": 0.0, "norm_std": 1.0}, -5)
+
+
+def test_evaluate_says_which_point_sets_a_tile_lacks(capsys):
+    evaluate.main(["--arch", "vgg", "--tiles", "4,8", "--points", "tvm", "--presets", "fp32", "--limit", "4",
+                   "--threads", "1", "--backend", "emulation"])
+    out = capsys.readouterr().out
+    assert "# F(4,3): no point set tvm for this tile, skipped" in out and "F(8,3) tvm" in out

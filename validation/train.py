@@ -63,7 +63,18 @@ def main(argv=None):
     ap.add_argument("--limit", type=int, default=0, help="train on the first N images only (smoke test)")
     ap.add_argument("--out", type=Path, default=HERE / "weights")
     args = ap.parse_args(argv)
-    epochs = args.epochs or (6 if args.arch == "vgg" else 5)
+    for opt, value, low in (("--epochs", args.epochs, 1), ("--batch", args.batch, 1), ("--threads", args.threads, 1),
+                            ("--limit", args.limit, 0)):
+        if value is not None and value < low:  # --epochs 0 trained the default 6; --limit -5 all but 5 images
+            ap.error(f"{opt} must be {low} or more, got {value}")
+    if not args.limit:  # the weights are saved: find out now, not after the training
+        try:
+            args.out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            ap.error(f"--out: cannot create {str(args.out)!r}: {e.strerror}")
+        if not os.access(args.out, os.W_OK):
+            ap.error(f"--out: cannot write in {str(args.out)!r}")
+    epochs = args.epochs if args.epochs is not None else (6 if args.arch == "vgg" else 5)
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -138,6 +149,8 @@ def main(argv=None):
         torch.save({"arch": args.arch, "state_dict": infer.state_dict(), "info": info}, path)
         (args.out / f"{args.arch}.json").write_text(json.dumps(info, indent=1) + "\n")
         print(f"saved {path} ({path.stat().st_size / 1e6:.2f} MB)")
+    else:
+        print(f"--limit {args.limit}: a smoke test, nothing saved")
     print(f"{args.arch}: trained {epochs} epochs in {train_s:.1f} s; FP32 direct test accuracy {acc * 100:.2f}% "
           f"(before folding {acc_train_model * 100:.2f}%); load {load0[0]:.2f} -> {load1[0]:.2f}")
     return info

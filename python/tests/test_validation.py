@@ -182,3 +182,16 @@ def test_evaluate_says_which_point_sets_a_tile_lacks(capsys):
                    "--threads", "1", "--backend", "emulation"])
     out = capsys.readouterr().out
     assert "# F(4,3): no point set tvm for this tile, skipped" in out and "F(8,3) tvm" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--epochs", "0"], "--epochs must be 1 or more"),  # trained the default 6 epochs
+    (["--limit", "-5"], "--limit must be 0 or more"),  # trained on all but 5 images
+    (["--batch", "0"], "--batch must be 1 or more"),
+    (["--out", "/proc/nova-weights"], "--out: cannot create"),  # failed after the training
+])
+def test_train_refuses_bad_arguments(argv, message, capsys):
+    import train
+    with pytest.raises(SystemExit) as e:
+        train.main(["--arch", "vgg"] + argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err

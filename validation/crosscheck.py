@@ -52,7 +52,10 @@ def run_nova(nova: str, t: wr.Transform, presets: list, data: Path) -> dict:
             cmd.append(str(f))
         else:
             cmd += ["--points", t.points_str(), "--scaling", "wincnn"]
-        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"crosscheck: `{' '.join(cmd)}` failed (exit {r.returncode}): {r.stderr.strip()}")
+        out = r.stdout
     res = {}
     for r in json.loads(out)["results"]:
         v = r["rel_l2"]
@@ -78,6 +81,38 @@ def main(argv=None):
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     presets = args.presets.split(",")
+    for p in presets:
+        if p not in wr.PRESETS:
+            ap.error(f"unknown preset {p!r}; known: {', '.join(wr.PRESETS)}")
+    for spec in args.sets.split(","):  # each set made once here: a bad one is refused before any work
+        tile, _, name = spec.partition(":")
+        if not tile.isdigit() or not name:
+            ap.error(f"--sets wants TILE:NAME items (e.g. 6:nova), got {spec!r}")
+        m = int(tile)
+        if (m, 3) not in wr.POINT_SETS:
+            tiles = ", ".join(str(k[0]) for k in wr.POINT_SETS if k[1] == 3)
+            ap.error(f"--sets {spec!r}: no tile F({m},3); tiles: {tiles}")
+        if name == "practitioners" and m != 6 and (m, 3) not in wr.PRACTITIONERS:
+            ap.error(f"--sets {spec!r}: no practitioners' set for F({m},3)")
+        try:
+            for p in presets:
+                wr.point_set(m, 3, wr.PRACTITIONERS[(m, 3)] if name == "practitioners" and m != 6 else name, p)
+        except (ValueError, KeyError) as e:
+            ap.error(f"--sets {spec!r}: {e}")
+    for f in ("input.npy", "weights.npy"):
+        if not (args.data / f).is_file():
+            ap.error(f"--data {str(args.data)!r} has no {f} (an exported layer: validation/export_npy.py)")
+    if args.nova and not (os.path.isfile(args.nova) and os.access(args.nova, os.X_OK)):
+        ap.error(f"--nova {args.nova!r} is not an executable")
+    if args.out:  # before the work, not after it
+        existed = args.out.exists()
+        try:
+            with open(args.out, "a"):
+                pass
+        except OSError as e:
+            ap.error(f"--out: cannot write {str(args.out)!r}: {e.strerror}")
+        if not existed:
+            args.out.unlink()
     x = torch.from_numpy(np.load(args.data / "input.npy"))
     w = torch.from_numpy(np.load(args.data / "weights.npy"))
     pad = w.shape[-1] // 2

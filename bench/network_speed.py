@@ -28,14 +28,19 @@ import copy
 import json
 import os
 import statistics
+import sys
 import time
 
 import torch
 import torch.nn as nn
 from torch.fx.experimental.optimization import fuse as fx_fuse
 
-import nova
-import nova.torch as nt
+try:
+    import nova
+    import nova.torch as nt
+except ImportError as e:  # --help still works; a run says what is missing
+    nova = nt = None
+    NOVA_IMPORT_ERROR = str(e)
 
 
 def vgg16_features():
@@ -181,8 +186,30 @@ def main():
                          "so only --direct puts them on nova)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    for opt, value, low in (("--threads", args.threads, 1), ("--reps", args.reps, 1), ("--batch", args.batch, 1),
+                            ("--size", args.size, 32)):  # 32: VGG-16's five 2x2 max-pools
+        if value < low:
+            ap.error(f"{opt} must be {low} or more, got {value}")
+    unknown = [n for n in args.networks.split(",") if n not in NETWORKS]
+    if unknown:
+        ap.error(f"unknown network(s) {', '.join(unknown)}; choose from {', '.join(NETWORKS)}")
+    if args.json:  # before the run, not after it
+        existed = os.path.exists(args.json)
+        try:
+            with open(args.json, "a"):
+                pass
+        except OSError as e:
+            ap.error(f"--json: cannot write {args.json!r}: {e.strerror}")
+        if not existed:
+            os.remove(args.json)
+    if nova is None:
+        sys.exit(f"network_speed.py: the nova package does not import ({NOVA_IMPORT_ERROR}); `pip install .` first")
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
+    import machine
     torch.set_num_threads(args.threads)
     omp = ", ".join(f"{v}={os.environ[v]}" for v in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY") if v in os.environ)
+    print(f"{machine.cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}; "
+          f"input normal(0, 1), random He-scaled weights, eval mode")
     print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, {args.size}x{args.size}, "
           f"{args.reps} repetitions; nova drop-in precision {args.precision}, tile {args.tile or 'default'}; "
           f"OpenMP spin-wait: {omp or 'the default (GOMP_SPINCOUNT, OMP_WAIT_POLICY unset)'}; nova's threads: "
@@ -190,9 +217,6 @@ def main():
     if args.fuse_bn:
         print("batch norms folded into the convolutions (torch.fx fuse) for both")
     results = []
-    unknown = [n for n in args.networks.split(",") if n not in NETWORKS]
-    if unknown:
-        ap.error(f"unknown network(s) {', '.join(unknown)}; choose from {', '.join(NETWORKS)}")
     for name, make in (NETWORKS[n] for n in args.networks.split(",")):
         ref = randomize(make(), 1)
         if args.fuse_bn:
@@ -223,10 +247,17 @@ def main():
             for k in order:
                 m, xi = variants[k]
                 times[k].append(forward_ms(m, xi))
+        # What the drop-in made of them: a --tile whose r fits no layer is not used (the layers get their
+        # kernel's default tile), so the header's 'tile' alone does not say what ran.
+        used = {}
+        for _, what in report.replaced:
+            used[what] = used.get(what, 0) + 1
         print(f"\n{name}: {len(report.replaced)} convolutions replaced, {len(report.skipped)} left to PyTorch"
               + (f"; with direct=True {len(direct_report.replaced)} replaced, {len(direct_report.skipped)} left"
                  if args.direct else ""))
-        row = {"network": name, "replaced": len(report.replaced), "skipped": len(report.skipped), "ms": times,
+        print("  replaced as: " + "; ".join(f"{n} x {w}" for w, n in used.items()))
+        row = {"network": name, "replaced": len(report.replaced), "skipped": len(report.skipped), "replaced_as": used,
+               "ms": times,
                "rel_l2_vs_torch": diff}
         for fmt in ("nchw", "channels_last"):
             for kind in kinds:

@@ -119,6 +119,22 @@ void run_bench(const BenchOptions& o) {
   } else if (o.algorithm != "auto") {
     throw Error("--algorithm wants auto, winograd or direct, got '" + o.algorithm + "'");
   }
+  // Options the plan would take and not use, silently: Winograd's with --algorithm direct, a GEMM
+  // precision's settings with another precision.
+  if (o.algorithm == "direct") {
+    for (const auto& [given, name] :
+         {std::pair{!o.tile.empty(), "--tile"}, std::pair{!o.transform_file.empty(), "--transform"},
+          std::pair{o.tile_block != 0, "--tile-block"}, std::pair{o.k_parts != 0, "--k-parts"},
+          std::pair{o.generic, "--generic"}})
+      if (given) throw Error(std::string(name) + " is a Winograd option; --algorithm direct does not use it");
+  }
+  if (o.fp16_arith != "auto" && po.precision != conv::Precision::kFp16)
+    throw Error("--fp16-arith is for --dtype fp16 GEMMs; the precision is " + o.dtype);
+  if (o.bf16_arith != "auto" && po.precision != conv::Precision::kBf16)
+    throw Error("--bf16-arith is for --dtype bf16 GEMMs; the precision is " + o.dtype);
+  if (o.lowp_kernel != "auto" && po.precision == conv::Precision::kFp32 &&
+      po.lowp_kernel != conv::LowpKernel::kAmx)
+    throw Error("--lowp-kernel is for low-precision GEMMs; the precision is fp32");
   if (!o.tile.empty()) po.tile = parse_tile(o.tile);
   if (!o.transform_file.empty()) po.transform = load_verified_transform(o.transform_file);
   // The plan takes the file's transform and would ignore the tile.

@@ -107,7 +107,17 @@ TEST(BenchConvCli, OutOfRangeValuesAreRefusedNotReplaced) {
       {"--k-parts -1", "--k-parts must be 0 (automatic) or more, got -1"},
       {"--input-scale 0.5", "--input-scale is for int8 input tensors; the input is fp32"},
       {"--io bf16 --output-scale 2", "--output-scale is for int8 output tensors; the output is bf16"},
-      {"--transform " + file + " --tile 6,3", "--tile 6,3 disagrees with the tile of --transform"}};
+      {"--transform " + file + " --tile 6,3", "--tile 6,3 disagrees with the tile of --transform"},
+      // Accepted and not used: --algorithm direct timed the direct path with any of these.
+      {"--algorithm direct --tile 6,3", "--tile is a Winograd option; --algorithm direct does not use it"},
+      {"--algorithm direct --transform " + file, "--transform is a Winograd option"},
+      {"--algorithm direct --tile-block 4", "--tile-block is a Winograd option"},
+      {"--algorithm direct --k-parts 2", "--k-parts is a Winograd option"},
+      {"--algorithm direct --generic", "--generic is a Winograd option"},
+      {"--fp16-arith fp32", "--fp16-arith is for --dtype fp16 GEMMs; the precision is fp32"},
+      {"--dtype bf16 --fp16-arith fp16", "--fp16-arith is for --dtype fp16 GEMMs; the precision is bf16"},
+      {"--dtype fp16 --bf16-arith dot", "--bf16-arith is for --dtype bf16 GEMMs; the precision is fp16"},
+      {"--lowp-kernel portable", "--lowp-kernel is for low-precision GEMMs; the precision is fp32"}};
   for (const auto& c : cases) {
     const nova::testing::CliResult r = nova::testing::run_cli("bench conv --shape 1,8,8,8,8 " + c.args);
     EXPECT_EQ(r.status, 2) << c.args;

@@ -195,3 +195,19 @@ def test_train_refuses_bad_arguments(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         train.main(["--arch", "vgg"] + argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--tiles", "5"], "--tiles: no F(5,3) in the engine"),  # a ValueError traceback from nova.torch
+    (["--precisions", "fp32,bogus"], "--precisions: precision 'bogus'"),  # after the fp32 rows
+    (["--limit", "-5"], "--limit must be 0 or more"),
+    (["--threads", "0"], "--threads must be 1 or more"),
+    (["--arch", "bogus"], "unknown --arch 'bogus'"),
+    (["--out", "/nonexistent/dir/r.jsonl"], "--out: cannot write"),  # after the first configuration
+])
+def test_engine_lowp_refuses_bad_arguments(argv, message, capsys):
+    pytest.importorskip("nova.torch")
+    import engine_lowp
+    with pytest.raises(SystemExit) as e:
+        engine_lowp.main(["--arch", "vgg", "--tiles", "4", "--precisions", "fp32", "--limit", "4"] + argv)
+    assert e.value.code == 2 and message in capsys.readouterr().err

@@ -6,6 +6,10 @@
 # logs start/end, wall time and load to validation/results/full_grid.log. POINTS defaults to 'grid'
 # (standard, the tile's practitioners' set, seed nova, nova's catalogue); PRESETS to all seven.
 set -euo pipefail
+if [ $# -lt 2 ] || [ $# -gt 4 ]; then
+  echo "usage: validation/full_grid.sh ARCH TILES [POINTS] [PRESETS]   e.g. validation/full_grid.sh vgg 6,4" >&2
+  exit 2
+fi
 cd "$(dirname "$0")/.."
 arch="$1"; tiles="$2"; points="${3:-grid}"
 presets="${4:-fp32,fp16-storage,fp16-all,bf16-storage,int8-tensor,int8-channel,int8-tap}"

@@ -108,4 +108,7 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except (OSError, evaluate.fashion_mnist.IDXError) as e:  # missing or malformed data, weights, unwritable output
+        sys.exit(f"engine_lowp.py: {e}")

@@ -390,4 +390,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, fashion_mnist.IDXError) as e:  # missing or malformed data, weights, unwritable output
+        sys.exit(f"evaluate.py: {e}")

@@ -77,6 +77,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.images < 1:
         ap.error("--images must be >= 1")
+    for a in args.arch.split(","):
+        if a not in ("vgg", "resnet"):
+            ap.error(f"unknown --arch {a!r}; choose from vgg, resnet")
     torch.set_num_threads(2)
     for arch in args.arch.split(","):
         export(arch, args.out, args.images, args.weights)
@@ -85,4 +88,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except (OSError, evaluate.fashion_mnist.IDXError) as e:  # missing or malformed data, weights, unwritable output
+        sys.exit(f"export_npy.py: {e}")

@@ -16,12 +16,33 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import evaluate  # noqa: E402
 
 
+KEYS = ("arch", "images", "tile", "points", "preset", "top1", "agree", "rel_l2")  # of every evaluate.py row
+
+
 def load(paths):
+    """evaluate.py's rows from JSON-lines files; a file that cannot be read or is not such output ends the
+    run with its name and line (a line cut short by a killed run is skipped, as evaluate.py --resume does)."""
     rows = []
     for p in paths:
-        for line in Path(p).read_text().splitlines():
-            if line.strip():
-                rows.append(json.loads(line))
+        try:
+            text = Path(p).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            sys.exit(f"table.py: cannot read {p}: {e}")
+        lines = text.splitlines()
+        for i, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                if i == len(lines) and i > 1:
+                    print(f"table.py: {p}:{i}: last line cut short (a killed run?), skipped", file=sys.stderr)
+                    continue
+                sys.exit(f"table.py: {p}:{i}: not JSON (expected evaluate.py's JSON-lines output)")
+            missing = [k for k in KEYS if not isinstance(row, dict) or k not in row]
+            if missing:
+                sys.exit(f"table.py: {p}:{i}: not an evaluate.py result row (no {', '.join(missing)})")
+            rows.append(row)
     return rows
 
 

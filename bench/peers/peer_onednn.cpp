@@ -44,6 +44,18 @@ struct Args {
   bool check = false;
 };
 
+// A whole number of at least 1 (atol/atoi read 'abc' as 0 and '-3' as an automatic choice).
+long positive(const std::string& option, const std::string& v) {
+  char* end = nullptr;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || n < 1) {
+    std::fprintf(stderr, "peer_onednn: %s wants a whole number of 1 or more, got '%s'\n", option.c_str(),
+                 v.c_str());
+    std::exit(2);
+  }
+  return n;
+}
+
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; i += 2) {
@@ -63,10 +75,21 @@ Args parse(int argc, char** argv) {
         std::fprintf(stderr, "peer_onednn: --shape wants N,C,H,W,K\n");
         std::exit(2);
       }
+      // 0 ran an empty convolution at 0 GFLOP/s, a negative size reported 'created: false' (no oneDNN
+      // implementation), exit 0 both.
+      if (std::min({a.N, a.C, a.H, a.W, a.K}) < 1) {
+        std::fprintf(stderr, "peer_onednn: --shape sizes must be 1 or more, got %s\n", v.c_str());
+        std::exit(2);
+      }
     } else if (k == "--kernel") {
-      a.R = std::atol(v.c_str());
+      a.R = positive(k, v);
     } else if (k == "--algorithm") {
       a.algorithm = v;
+      if (a.algorithm != "direct" &&
+          a.algorithm != "winograd") {  // anything else ran direct, labelled as given
+        std::fprintf(stderr, "peer_onednn: --algorithm wants direct or winograd, got '%s'\n", v.c_str());
+        std::exit(2);
+      }
     } else if (k == "--dtype") {
       a.dtype = v;
       if (a.dtype != "f32" && a.dtype != "bf16" && a.dtype != "int8") {
@@ -74,7 +97,7 @@ Args parse(int argc, char** argv) {
         std::exit(2);
       }
     } else if (k == "--repeat") {
-      a.repeat = std::atoi(v.c_str());
+      a.repeat = static_cast<int>(std::min(positive(k, v), 1000000L));
     } else {
       std::fprintf(stderr, "peer_onednn: unknown option %s\n", k.c_str());
       std::exit(2);

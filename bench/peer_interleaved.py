@@ -57,9 +57,12 @@ def shape(layer):
 def nova(args, layer, extra):
     r = subprocess.run([os.path.join(args.build, "nova"), "bench", "conv", "--shape", shape(layer), "--threads",
                         str(args.threads), "--format", "json", *extra], capture_output=True, text=True, timeout=120)
-    if r.returncode != 0:
-        raise RuntimeError("nova failed: " + r.stderr.strip())
+    if r.returncode != 0:  # e.g. --calibrate on a layer whose plan is direct: a column without a time
+        return None, "nova failed: " + r.stderr.strip()
     j = json.loads(r.stdout)
+    asked = extra[extra.index("--dtype") + 1] if "--dtype" in extra else "fp32"
+    if j.get("dtype") != asked or (asked != "fp32" and j.get("algorithm") != "winograd"):
+        return None, f"nova ran {j.get('dtype')} {j.get('algorithm')}, not {asked} Winograd"  # not this column's
     return j["median_ms"], j.get("tile") or j.get("algorithm", "")
 
 

@@ -274,4 +274,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except ValueError as e:  # nova.torch refusing --precision or --tile (at replacement or first forward)
+        sys.exit(f"network_speed.py: {e}")

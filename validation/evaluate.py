@@ -284,8 +284,17 @@ def main(argv=None):
                 ap.error(f"unknown point set {p!r} for tile(s) {named}; known: {', '.join(known)}, catalogue, "
                          f"catalogue:<preset>, a name with '+bal', or all, published, grid")
     out = args.out
-    if out:
-        out.parent.mkdir(parents=True, exist_ok=True)
+    for opt, path in (("--out", out), ("--markdown", args.markdown)):  # before the run, not after it
+        if path:
+            existed = path.exists()
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                with open(path, "a"):
+                    pass
+            except OSError as e:
+                ap.error(f"{opt}: cannot write {str(path)!r}: {e.strerror}")
+            if not existed and opt == "--markdown":
+                path.unlink()
     if args.resume and not out:
         ap.error("--resume needs --out")
 

@@ -211,3 +211,12 @@ def test_engine_lowp_refuses_bad_arguments(argv, message, capsys):
     with pytest.raises(SystemExit) as e:
         engine_lowp.main(["--arch", "vgg", "--tiles", "4", "--precisions", "fp32", "--limit", "4"] + argv)
     assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("opt", ["--out", "--markdown"])
+def test_evaluate_refuses_unwritable_outputs_before_the_run(opt, capsys):
+    """--markdown was written after the whole run (a traceback then), --out after the first configuration."""
+    with pytest.raises(SystemExit) as e:
+        evaluate.main(["--arch", "vgg", "--tiles", "4", "--points", "nova", "--presets", "fp32", "--limit", "4",
+                       "--backend", "emulation", opt, "/proc/nova-results/r.txt"])
+    assert e.value.code == 2 and f"{opt}: cannot write" in capsys.readouterr().err

@@ -6,11 +6,13 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -64,6 +66,19 @@ struct BenchOptions {
   std::string format = "text";
   std::string output;
 };
+
+// The machine behind the figures: the CPU model (/proc/cpuinfo) and its hardware threads.
+std::string machine() {
+  std::ifstream cpu("/proc/cpuinfo");
+  std::string line, model = "unknown CPU";
+  while (std::getline(cpu, line))
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 1);
+      model.erase(0, model.find_first_not_of(" \t"));
+      break;
+    }
+  return fmt::format("{}, {} hardware threads", model, std::thread::hardware_concurrency());
+}
 
 ConvShape parse_shape(const BenchOptions& o) {
   const auto v = parse_nchwk(o.shape, "--shape");
@@ -302,6 +317,8 @@ void run_bench(const BenchOptions& o) {
                      {"min_ms", times.front()},
                      {"cpu_ms_per_execute", cpu_per_execute},
                      {"gflops", gflops}};
+    j["machine"] = machine();
+    j["data_range"] = o.data_range;  // input and bias uniform in [-range, range], weights in [-0.1, 0.1]
     if (err) j["rel_l2_error"] = *err;
     j["stats"] = {{"saturated", counts.saturated},
                   {"nonfinite_tiles", counts.nonfinite_tiles},
@@ -316,8 +333,12 @@ void run_bench(const BenchOptions& o) {
     emit(o.output, json_text(j, 2) + "\n");
   } else {
     std::string text =
-        fmt::format("{}\n  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; process CPU {:.4f} ms per execute (all threads)\n",
-                    plan.describe(), median, times.front(), reps, gflops, cpu_per_execute);
+        fmt::format("{}\n  on {}; input and bias uniform in [-{:g}, {:g}], weights in [-0.1, 0.1]\n",
+                    plan.describe(), machine(), o.data_range, o.data_range);
+    text += fmt::format(
+        "  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; process CPU {:.4f} ms "
+        "per execute (all threads)\n",
+        median, times.front(), reps, gflops, cpu_per_execute);
     if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
     if (counts.v_shift > 0)
       text += fmt::format("  fp16: V scaled by 2^-{} (the input's largest value would take V past its limit: 65504, 2^12 "

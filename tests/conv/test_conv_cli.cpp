@@ -71,6 +71,19 @@ TEST(BenchConvCli, ProfileGivesTheStagesOfThePlan) {
   EXPECT_FALSE(bench_json("--shape 1,24,17,15,20").contains("profile"));
 }
 
+// Every figure names the machine and the data behind it (the text said neither; the JSON had the ISA).
+TEST(BenchConvCli, NamesTheMachineAndTheData) {
+  const nlohmann::json j = bench_json("--shape 1,8,8,8,8 --data-range 4");
+  EXPECT_NE(j["machine"].get<std::string>().find("hardware threads"), std::string::npos);
+  EXPECT_EQ(j["data_range"].get<double>(), 4.0);
+  const nova::testing::CliResult r = nova::testing::run_cli("bench conv --shape 1,8,8,8,8 --repeat 1");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_NE(r.output.find(
+                " hardware threads; input and bias uniform in [-1, 1], weights in [-0.1, 0.1]\n  median "),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(BenchConvCli, BadRequestsGetAClearMessage) {
   const struct {
     std::string args, message;

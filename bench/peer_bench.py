@@ -451,8 +451,9 @@ def harness_fp32(build, layer, kernel_tile, points):
 
 def errors_table(build):
     """Relative L2 error against the float64 reference, per tile, next to nova's FP32 direct path and
-    to what the error harness's fp32 preset measures and predicts for the same transform."""
-    rows = []
+    to what the error harness's fp32 preset measures and predicts for the same transform. Returns the rows and
+    notes on what has no figure (a oneDNN algorithm without a primitive here, a harness run that failed)."""
+    rows, notes = [], []
     for kernel, layer, tiles in ((3, (1, 64, 56, 56, 64), ["2,3", "4,3", "6,3", "7,3", "8,3"]),
                                  (5, (1, 32, 28, 28, 32), ["2,5", "4,5"])):
         extra = ["--kernel", str(kernel), "--check", "--repeat", "1"]
@@ -464,17 +465,22 @@ def errors_table(build):
             # (wino_2x3) at batch 1 on this machine, F(4,3) (wino_4x3) at batch 8, so batch 8 too.
             for alg, lay in (("direct", layer), ("winograd", layer), ("winograd", (8,) + layer[1:])):
                 o = run_onednn(build, lay, 2, alg, check=True)
-                if o and o.get("rel_l2_error") is not None:
+                if not (o and o.get("rel_l2_error") is not None):
+                    notes.append(f"oneDNN {alg} on {shape_text(lay)}: not measured ("
+                                 f"{onednn_why(o) if not (o and o.get('created')) else 'no error reported'})")
+                else:
                     rows.append({"layer": shape_text(lay), "kernel": kernel, "tile": "oneDNN " + alg[0],
                                  "rel_l2": o["rel_l2_error"], "vs_direct": o["rel_l2_error"] / d["rel_l2_error"],
                                  "harness_fp32": None, "first_order": None, "points": o.get("impl", "")})
         for t in tiles:
             j = run_nova(build, layer, 2, extra + ["--tile", t])
             h, fo = harness_fp32(build, layer, t, j["transform"])
+            if h is None:
+                notes.append(f"error harness on {shape_text(layer)} {j['tile']}: nova error failed, no figure")
             rows.append({"layer": shape_text(layer), "kernel": kernel, "tile": j["tile"], "points": j["transform"],
                          "rel_l2": j["rel_l2_error"], "vs_direct": j["rel_l2_error"] / d["rel_l2_error"],
                          "harness_fp32": h, "first_order": fo})
-    return rows
+    return rows, notes
 
 
 def fmt_ms(v):
@@ -607,7 +613,7 @@ def run(args):
             print(f"peer {name} missing: {why}")
     out = {"layers": table, "missing": missing}
     if args.errors:
-        rows = errors_table(args.build)
+        rows, notes = errors_table(args.build)
         print("\nrelative L2 error vs float64 reference (input uniform in [-1,1], weights uniform in [-0.1,0.1], bias in [-1,1]; 2 threads)")
         print(f"{'layer':>16} {'tile':>8} {'rel L2':>10} {'x direct':>8} {'harness':>10} {'1st-order':>10}  points")
         for e in rows:
@@ -615,7 +621,9 @@ def run(args):
             fo = "-" if e["first_order"] is None else f"{e['first_order']:10.3e}"
             print(f"{e['layer']:>16} {e['tile']:>8} {e['rel_l2']:10.3e} {e['vs_direct']:8.1f} {h:>10} {fo:>10}  "
                   f"{e.get('points', '')}")
-        out["errors"] = rows
+        for n in notes:
+            print(n)
+        out["errors"], out["errors_not_measured"] = rows, notes
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2)

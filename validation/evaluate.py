@@ -297,6 +297,16 @@ def main(argv=None):
                 path.unlink()
     if args.resume and not out:
         ap.error("--resume needs --out")
+    if args.backend == "nova":  # what evaluate_config would refuse after the configurations before it
+        if nova_factory() is None:
+            ap.error("--backend nova: the nova Python package (nova.torch) does not import; build and install it "
+                     "or use --backend emulation")
+        other = [p for p in presets if p != "fp32"]
+        bal = ([p for p in args.points.split(",") if p.strip().endswith("+bal")] if args.points != "all"
+               else ["all (its '+bal' sets)"])
+        if other or bal:
+            ap.error(f"--backend nova: nova's engine runs the fp32 preset on unbalanced point sets only "
+                     f"(asked: {', '.join(other + bal)}); use --backend auto (emulation for the rest) or emulation")
 
     def key(row):
         vs = row.get("int8_v_scale", "image") if str(row["preset"]).startswith("int8") else "-"

@@ -220,3 +220,12 @@ def test_evaluate_refuses_unwritable_outputs_before_the_run(opt, capsys):
         evaluate.main(["--arch", "vgg", "--tiles", "4", "--points", "nova", "--presets", "fp32", "--limit", "4",
                        "--backend", "emulation", opt, "/proc/nova-results/r.txt"])
     assert e.value.code == 2 and f"{opt}: cannot write" in capsys.readouterr().err
+
+
+def test_evaluate_backend_nova_refuses_what_it_cannot_run_before_the_run(capsys):
+    """--backend nova with a preset its engine does not run failed with a traceback after the fp32 rows."""
+    pytest.importorskip("nova.torch")
+    with pytest.raises(SystemExit) as e:
+        evaluate.main(["--arch", "vgg", "--tiles", "4", "--points", "nova", "--presets", "fp32,fp16-storage",
+                       "--limit", "4", "--backend", "nova"])
+    assert e.value.code == 2 and "--backend nova: nova's engine runs the fp32 preset" in capsys.readouterr().err

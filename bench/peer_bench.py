@@ -588,9 +588,12 @@ def run(args):
         table.append(row)
     # One thread, process CPU time per execute: on a shared machine the steadier comparison (it leaves
     # out the time a process waits for a core; with one thread there is no OpenMP spinning in it).
-    print("\none thread, process CPU time per execute (ms); ratio: the best peer's time over nova's "
-          "(above 1: nova is faster)")
-    print(f"{'layer':>18} | {'nova':>8} {'oneDNN d':>8} {'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'ratio':>6}")
+    if any(t == 1 for _, t in results):
+        print("\none thread, process CPU time per execute (ms); ratio: the best peer's time over nova's "
+              "(above 1: nova is faster)")
+        print(f"{'layer':>18} | {'nova':>8} {'oneDNN d':>8} {'oneDNN w':>8} {'ncnn':>8} {'torch':>8} | {'ratio':>6}")
+    else:
+        print("\n(no one-thread process CPU table: --threads has no 1)")
     for (layer, t), r in results.items():
         if t != 1:
             continue

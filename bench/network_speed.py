@@ -31,6 +31,9 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
+import script_checks  # noqa: E402
+
 import torch
 import torch.nn as nn
 from torch.fx.experimental.optimization import fuse as fx_fuse
@@ -193,18 +196,9 @@ def main():
     unknown = [n for n in args.networks.split(",") if n not in NETWORKS]
     if unknown:
         ap.error(f"unknown network(s) {', '.join(unknown)}; choose from {', '.join(NETWORKS)}")
-    if args.json:  # before the run, not after it
-        existed = os.path.exists(args.json)
-        try:
-            with open(args.json, "a"):
-                pass
-        except OSError as e:
-            ap.error(f"--json: cannot write {args.json!r}: {e.strerror}")
-        if not existed:
-            os.remove(args.json)
+    script_checks.require_writable(ap, "--json", args.json)  # before the run
     if nova is None:
         sys.exit(f"network_speed.py: the nova package does not import ({NOVA_IMPORT_ERROR}); `pip install .` first")
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
     import machine
     torch.set_num_threads(args.threads)
     omp = ", ".join(f"{v}={os.environ[v]}" for v in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY") if v in os.environ)

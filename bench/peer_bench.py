@@ -39,6 +39,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
+import script_checks  # noqa: E402
+
 LAYERS = [(1, 64, 56, 56, 64), (1, 128, 28, 28, 128), (1, 256, 14, 14, 256), (1, 512, 7, 7, 512),
           (8, 64, 56, 56, 64), (8, 128, 28, 28, 128), (8, 256, 14, 14, 256), (8, 512, 7, 7, 512),
           (1, 64, 224, 224, 64)]
@@ -55,7 +58,6 @@ def layer_name(layer):
 
 def machine_line(what):
     """The machine and the data behind every figure of the run, printed above its tables."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
     import machine
     return (f"{machine.cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}; "
             f"{what}; input uniform in [-1, 1], weights in [-0.1, 0.1], bias in [-1, 1] (nova and oneDNN)")
@@ -504,15 +506,7 @@ def check_args(ap, args):
     nova = os.path.join(args.build, "nova")
     if not (os.path.isfile(nova) and os.access(nova, os.X_OK)):
         ap.error(f"no nova executable in --build {args.build!r} ({nova})")
-    if args.json:  # before the run, not after it
-        existed = os.path.exists(args.json)
-        try:
-            with open(args.json, "a"):
-                pass
-        except OSError as e:
-            ap.error(f"--json: cannot write {args.json!r}: {e.strerror}")
-        if not existed:
-            os.remove(args.json)
+    script_checks.require_writable(ap, "--json", args.json)  # before the run
 
 
 def main():

@@ -31,6 +31,9 @@ import statistics
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
+import script_checks  # noqa: E402
+
 LAYERS = [(1, 64, 56, 56, 64), (1, 128, 28, 28, 128), (1, 256, 14, 14, 256), (1, 512, 7, 7, 512),
           (8, 64, 56, 56, 64), (8, 128, 28, 28, 128), (8, 256, 14, 14, 256), (8, 512, 7, 7, 512),
           (1, 64, 224, 224, 64)]
@@ -120,15 +123,7 @@ def main():
         ap.error(f"--reps must be 1 or more, got {args.reps}")
     if not os.access(os.path.join(args.build, "nova"), os.X_OK):
         ap.error(f"no nova executable in --build {args.build!r}")
-    if args.json:  # before the run, not after it
-        existed = os.path.exists(args.json)
-        try:
-            with open(args.json, "a"):
-                pass
-        except OSError as e:
-            ap.error(f"--json: cannot write {args.json!r}: {e.strerror}")
-        if not existed:
-            os.remove(args.json)
+    script_checks.require_writable(ap, "--json", args.json)  # before the run
     if not os.path.exists(os.path.join(args.build, "nova_peer_onednn")):
         sys.exit(f"{args.build}/nova_peer_onednn not built (oneDNN not found)")
     nova_cols, onednn_cols, pairs = (NOVA_FP32, ONEDNN_FP32, PAIRS_FP32) if args.fp32 else (NOVA, ONEDNN, PAIRS)
@@ -149,7 +144,6 @@ def main():
             return cache[layer][kind]
         columns += [("ncnn int8", lambda l: ncnn_col(l, "int8")), ("ncnn bf16", lambda l: ncnn_col(l, "bf16"))]
     rows = []
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "validation"))
     import machine
     print(f"{machine.cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}; "
           f"{'FP32' if args.fp32 else 'bf16 and int8'} convolutions, 3x3, padding 1, nova's input uniform in [-1, 1]")

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import winograd_ref as wr  # noqa: E402
+import script_checks  # noqa: E402
 
 PRESETS = ["fp32", "fp16-storage", "fp16-all", "bf16-storage", "int8-tensor", "int8-channel", "int8-tap"]
 DEFAULT_SETS = ["4:standard", "4:catalogue", "6:practitioners", "6:nova", "6:catalogue", "8:tvm", "8:catalogue"]
@@ -104,15 +105,7 @@ def main(argv=None):
             ap.error(f"--data {str(args.data)!r} has no {f} (an exported layer: validation/export_npy.py)")
     if args.nova and not (os.path.isfile(args.nova) and os.access(args.nova, os.X_OK)):
         ap.error(f"--nova {args.nova!r} is not an executable")
-    if args.out:  # before the work, not after it
-        existed = args.out.exists()
-        try:
-            with open(args.out, "a"):
-                pass
-        except OSError as e:
-            ap.error(f"--out: cannot write {str(args.out)!r}: {e.strerror}")
-        if not existed:
-            args.out.unlink()
+    script_checks.require_writable(ap, "--out", args.out)  # before the run
     x = torch.from_numpy(np.load(args.data / "input.npy"))
     w = torch.from_numpy(np.load(args.data / "weights.npy"))
     pad = w.shape[-1] // 2

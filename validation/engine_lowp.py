@@ -28,6 +28,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import evaluate  # noqa: E402
 import machine  # noqa: E402
+import script_checks  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -60,12 +61,8 @@ def main(argv=None) -> int:
             nt._engine_precision(p)
         except ValueError as e:
             ap.error(f"--precisions: {e}")
-    if args.out:  # before the work, not after the first configuration
-        try:
-            with open(args.out, "a"):
-                pass
-        except OSError as e:
-            ap.error(f"--out: cannot write {args.out!r}: {e.strerror}")
+    # before the work, not after the first configuration; kept: the rows are appended to it
+    script_checks.require_writable(ap, "--out", args.out, keep=True)
     torch.set_num_threads(args.threads)
     rows = []
     for arch in args.arch.split(","):

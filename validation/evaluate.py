@@ -39,6 +39,7 @@ sys.path.insert(0, str(HERE))
 import fashion_mnist  # noqa: E402
 import machine  # noqa: E402
 import models  # noqa: E402
+import script_checks  # noqa: E402
 import winograd_ref as wr  # noqa: E402
 
 WEIGHTS = HERE / "weights"
@@ -284,17 +285,9 @@ def main(argv=None):
                 ap.error(f"unknown point set {p!r} for tile(s) {named}; known: {', '.join(known)}, catalogue, "
                          f"catalogue:<preset>, a name with '+bal', or all, published, grid")
     out = args.out
-    for opt, path in (("--out", out), ("--markdown", args.markdown)):  # before the run, not after it
-        if path:
-            existed = path.exists()
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                with open(path, "a"):
-                    pass
-            except OSError as e:
-                ap.error(f"{opt}: cannot write {str(path)!r}: {e.strerror}")
-            if not existed and opt == "--markdown":
-                path.unlink()
+    # before the run, not after it; --out is kept (the rows are appended to it)
+    script_checks.require_writable(ap, "--out", out, keep=True, make_parents=True)
+    script_checks.require_writable(ap, "--markdown", args.markdown, make_parents=True)
     if args.resume and not out:
         ap.error("--resume needs --out")
     if args.backend == "nova":  # what evaluate_config would refuse after the configurations before it

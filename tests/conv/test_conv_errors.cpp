@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "common/address_space_limit.hpp"
 #include "conv_test_util.hpp"
 #include "nova/conv/default_transforms.hpp"
 #include "nova/error.hpp"
@@ -210,25 +211,10 @@ TEST(BadInput, MovedFromPlanSaysSo) {
 // A valid shape whose plan needs more memory than the process may have: std::bad_alloc escaped
 // Plan::create. In a child process whose address space is limited to 1 GiB more than it uses.
 TEST(BadInput, PlansBeyondTheMemoryAreAnError) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer reserves the address space the limit is taken from";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#ifdef NOVA_UNDER_ADDRESS_SANITIZER
   GTEST_SKIP() << "AddressSanitizer reserves the address space the limit is taken from";
 #endif
-#endif
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    long pages = 0;  // the process's virtual size now, in pages (/proc/self/statm's first field)
-    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-      std::fclose(f);
-    }
-    if (pages <= 0) _exit(3);
-    const rlim_t room = static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (1u << 30);
-    const rlimit limit{room, room};
-    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+  const int status = nova::testing::exit_status_with_address_space_room(rlim_t{1} << 30, [] {
     ConvShape s;  // 2^38 input values: a TiB of blocked copy
     s.H = s.W = 1 << 19;
     const std::vector<float> w(9, 0.5f);
@@ -245,13 +231,11 @@ TEST(BadInput, PlansBeyondTheMemoryAreAnError) {
       } catch (...) {
       }
     }
-    _exit(refused == 3 ? 0 : 1);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "could not read or limit the address space";
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+    return refused == 3 ? 0 : 1;
+  });
+  if (status == nova::testing::kAddressSpaceNotLimited)
+    GTEST_SKIP() << "could not read or limit the address space";
+  EXPECT_EQ(status, 0);
 }
 
 // The public element counts of impossible shapes: N = -2 gave -128 input elements, stride 0 a division

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/address_space_limit.hpp"
 #include "conv/thread_pool.hpp"
 #include "nova/error.hpp"
 
@@ -184,26 +185,10 @@ TEST(ThreadPool, AForkedChildRunsItsJobsAndGetsAPoolOfItsOwn) {
 // std::system_error ("Resource temporarily unavailable") and the next ones ran on the workers that had
 // started.
 TEST(ThreadPool, WorkersTheSystemWillNotStartAreAnError) {
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer reserves the address space the limit is taken from";
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#ifdef NOVA_UNDER_ADDRESS_SANITIZER
   GTEST_SKIP() << "AddressSanitizer reserves the address space the limit is taken from";
 #endif
-#endif
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    long pages = 0;  // the process's virtual size now, in pages (/proc/self/statm's first field)
-    if (FILE* f = std::fopen("/proc/self/statm", "r")) {
-      if (std::fscanf(f, "%ld", &pages) != 1) pages = 0;
-      std::fclose(f);
-    }
-    if (pages <= 0) _exit(3);
-    const rlim_t room =
-        static_cast<rlim_t>(pages) * static_cast<rlim_t>(sysconf(_SC_PAGESIZE)) + (256u << 20);
-    const rlimit limit{room, room};
-    if (setrlimit(RLIMIT_AS, &limit) != 0) _exit(3);
+  const int status = nova::testing::exit_status_with_address_space_room(rlim_t{256} << 20, [] {
     ThreadPool pool(1024);  // 1023 stacks of 8 MiB: not within 256 MiB more
     int refused = 0;
     for (int round = 0; round < 2; ++round) {
@@ -214,13 +199,11 @@ TEST(ThreadPool, WorkersTheSystemWillNotStartAreAnError) {
       } catch (...) {
       }
     }
-    _exit(refused == 2 ? 0 : 1);
-  }
-  int status = 0;
-  ASSERT_EQ(waitpid(pid, &status, 0), pid);
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "could not read or limit the address space";
-  EXPECT_EQ(WEXITSTATUS(status), 0);
+    return refused == 2 ? 0 : 1;
+  });
+  if (status == nova::testing::kAddressSpaceNotLimited)
+    GTEST_SKIP() << "could not read or limit the address space";
+  EXPECT_EQ(status, 0);
 }
 
 TEST(ThreadPool, SpinLimitComesFromTheEnvironment) {

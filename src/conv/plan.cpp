@@ -310,17 +310,20 @@ void Plan::calibrate(std::span<const float* const> inputs) {
 }
 
 void Plan::clear_calibration() {
-  std::lock_guard<std::mutex> lock(live(impl_).exec_mutex);
-  if (live(impl_).wino) live(impl_).wino->cal_scale.clear();
+  Impl& p = live(impl_);
+  std::lock_guard<std::mutex> lock(p.exec_mutex);
+  if (p.wino) p.wino->cal_scale.clear();
 }
 
 bool Plan::calibrated() const {
-  return live(impl_).wino && !live(impl_).wino->cal_scale.empty();
+  const Impl& p = live(impl_);
+  return p.wino && !p.wino->cal_scale.empty();
 }
 
 std::vector<float> Plan::calibration_scales() const {
-  if (!live(impl_).wino) return {};
-  return live(impl_).wino->cal_scale;
+  const Impl& p = live(impl_);
+  if (!p.wino) return {};
+  return p.wino->cal_scale;
 }
 
 LowpStats Plan::stats() const {
@@ -399,8 +402,9 @@ Algorithm Plan::algorithm() const {
   return live(impl_).algorithm;
 }
 std::optional<TileSize> Plan::tile() const {
-  if (!live(impl_).wino) return std::nullopt;
-  return live(impl_).wino->transform.tile();
+  const Impl& p = live(impl_);
+  if (!p.wino) return std::nullopt;
+  return p.wino->transform.tile();
 }
 std::string Plan::reason() const {
   return live(impl_).reason;
@@ -412,62 +416,64 @@ int Plan::threads() const {
   return live(impl_).threads;
 }
 bool Plan::generated_transform() const {
-  return live(impl_).wino && live(impl_).wino->generated;
+  const Impl& p = live(impl_);
+  return p.wino && p.wino->generated;
 }
 std::string Plan::transform_name() const {
-  if (!live(impl_).wino) return "";
-  return live(impl_).wino->transform.points().empty() ? "(points unknown)"
-                                                      : to_string(live(impl_).wino->transform.points());
+  const Impl& p = live(impl_);
+  if (!p.wino) return "";
+  return p.wino->transform.points().empty() ? "(points unknown)" : to_string(p.wino->transform.points());
 }
 
 std::string Plan::describe() const {
+  const Impl& p = live(impl_);
   std::string io;
-  if (live(impl_).typed_io()) {
+  if (p.typed_io()) {
     auto name = [](const TensorFormat& f) {
       return to_string(f.type) +
              (f.type == DataType::kInt8 ? " (scale " + std::to_string(f.scale) + ")" : "");
     };
-    io = ", " + name(live(impl_).input_format) + " in, " + name(live(impl_).output_format) + " out";
+    io = ", " + name(p.input_format) + " in, " + name(p.output_format) + " out";
   }
   std::string d = shape().to_string() + ": " + to_string(algorithm());
-  if (live(impl_).wino) {
-    d += " " + live(impl_).wino->transform.tile().to_string() + " {" + transform_name() + "} " +
-         (live(impl_).wino->generated ? "generated" : "generic") +
-         (live(impl_).wino->run_phased()
-              ? std::string(" phased")
-              : " fused (blocks of " + std::to_string(live(impl_).wino->block) + " tiles" +
-                    (live(impl_).wino->k_parts > 1
-                         ? ", output channels in " + std::to_string(live(impl_).wino->k_parts) + " parts"
-                         : "") +
-                    ")") +
-         (live(impl_).wino->prefetch_u ? ", U larger than L2 (next panel prefetched)" : "") +
-         (live(impl_).wino->reads_input_directly ? ", input read in place"
-          : live(impl_).wino->spatial_codes_directly
-              ? ", int8 codes read in place at the plan's input scale (else quantized in a copy)"
-              : "");
+  if (p.wino) {
+    d +=
+        " " + p.wino->transform.tile().to_string() + " {" + transform_name() + "} " +
+        (p.wino->generated ? "generated" : "generic") +
+        (p.wino->run_phased()
+             ? std::string(" phased")
+             : " fused (blocks of " + std::to_string(p.wino->block) + " tiles" +
+                   (p.wino->k_parts > 1 ? ", output channels in " + std::to_string(p.wino->k_parts) + " parts"
+                                        : "") +
+                   ")") +
+        (p.wino->prefetch_u ? ", U larger than L2 (next panel prefetched)" : "") +
+        (p.wino->reads_input_directly ? ", input read in place"
+         : p.wino->spatial_codes_directly
+             ? ", int8 codes read in place at the plan's input scale (else quantized in a copy)"
+             : "");
   }
-  if (live(impl_).direct && live(impl_).direct->depthwise_planes)
+  if (p.direct && p.direct->depthwise_planes)
     d += " (depthwise on NCHW planes: one input channel per group, taps summed a row of a plane at a time)";
-  else if (live(impl_).direct && live(impl_).direct->depthwise_runs)
+  else if (p.direct && p.direct->depthwise_runs)
     d += std::string(" (depthwise: one input channel per group, taps summed over runs of a row's pixels, ") +
          (layout() == Layout::kNCHW ? "in bands of rows packed 16 channels at a time)" : "read in place)");
-  else if (live(impl_).direct && live(impl_).direct->depthwise)
+  else if (p.direct && p.direct->depthwise)
     d += " (depthwise: one input channel per group, taps summed per pixel, no GEMM)";
-  if (live(impl_).direct && live(impl_).direct->grouped_lanes)
+  if (p.direct && p.direct->grouped_lanes)
     d += " (grouped, output channels in lanes: each group's input channels shuffled out of the loaded "
          "vectors, tasks of " +
-         std::to_string(live(impl_).direct->piece) + " channels, input rows staged, no GEMM)";
-  if (live(impl_).direct && live(impl_).direct->phases)
+         std::to_string(p.direct->piece) + " channels, input rows staged, no GEMM)";
+  if (p.direct && p.direct->phases)
     d += std::string(" (small filter ") + (layout() == Layout::kNCHW ? "on NCHW" : "over few channels") +
          ": output channels as GEMM rows over panels of pixels, read from the planes split into column "
          "phases" +
          (layout() == Layout::kNCHW ? ")" : ", output rows transposed)");
-  else if (live(impl_).direct && live(impl_).direct->nchw_rows)
+  else if (p.direct && p.direct->nchw_rows)
     d += " (small filter on NCHW: output channels as GEMM rows over panels of pixels, im2col from NCHW)";
-  else if (live(impl_).direct && live(impl_).direct->rows_in_place)
+  else if (p.direct && p.direct->rows_in_place)
     d += " (short kernel rows: inside pixels' rows read in place, im2col for the edges)";
-  d += ", " + to_string(isa()) + ", " + live(impl_).gemm_path_detail + ", " + std::to_string(threads()) +
-       " thread(s), " + to_string(live(impl_).layout) + io + "; " + reason();
+  d += ", " + to_string(isa()) + ", " + p.gemm_path_detail + ", " + std::to_string(threads()) +
+       " thread(s), " + to_string(p.layout) + io + "; " + reason();
   return d;
 }
 

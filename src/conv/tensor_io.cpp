@@ -48,20 +48,17 @@ std::size_t element_size(DataType type) {
 
 void check_int8_scale(const TensorFormat& format, const std::string& what) {
   if (format.type != DataType::kInt8) return;
-  if (!(std::isfinite(format.scale) && format.scale >= std::numeric_limits<float>::min())) {
-    char text[32];  // %g: std::to_string's %f printed 1e-45 as 0.000000
-    std::snprintf(text, sizeof text, "%g", static_cast<double>(format.scale));
-    throw Error(what + " is int8 but its scale " + text + " is not a finite normal number > 0");
-  }
   // value = scale * code must be an FP32 number for every code, -128 included: beyond, the codes were
   // widened to +-inf (scale 1e37: the outputs NaN/Inf, and FP32 plans counted none).
-  if (!std::isfinite(format.scale * 128.0f)) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", static_cast<double>(format.scale));
-    throw Error(
-        what + " is int8 but its scale " + text +
-        " puts codes beyond FP32's range (128 x scale must be finite: scale below 2^121, about 2.66e36)");
-  }
+  const bool normal = std::isfinite(format.scale) && format.scale >= std::numeric_limits<float>::min();
+  if (normal && std::isfinite(format.scale * 128.0f)) return;
+  char text[32];  // %g: std::to_string's %f printed 1e-45 as 0.000000
+  std::snprintf(text, sizeof text, "%g", static_cast<double>(format.scale));
+  throw Error(what + " is int8 but its scale " + text +
+              (normal
+                   ? " puts codes beyond FP32's range (128 x scale must be finite: scale below 2^121, about "
+                     "2.66e36)"
+                   : " is not a finite normal number > 0"));
 }
 
 namespace {

@@ -6,13 +6,11 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <span>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <vector>
 
@@ -22,6 +20,7 @@
 #include "nova/conv/default_transforms.hpp"
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"
+#include "nova/numerics/machine.hpp"
 #include "nova/numerics/reference_conv.hpp"
 
 namespace nova::cli {
@@ -66,19 +65,6 @@ struct BenchOptions {
   std::string format = "text";
   std::string output;
 };
-
-// The machine behind the figures: the CPU model (/proc/cpuinfo) and its hardware threads.
-std::string machine() {
-  std::ifstream cpu("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(cpu, line))
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      model = line.substr(line.find(':') + 1);
-      model.erase(0, model.find_first_not_of(" \t"));
-      break;
-    }
-  return fmt::format("{}, {} hardware threads", model, std::thread::hardware_concurrency());
-}
 
 ConvShape parse_shape(const BenchOptions& o) {
   const auto v = parse_nchwk(o.shape, "--shape");
@@ -317,7 +303,7 @@ void run_bench(const BenchOptions& o) {
                      {"min_ms", times.front()},
                      {"cpu_ms_per_execute", cpu_per_execute},
                      {"gflops", gflops}};
-    j["machine"] = machine();
+    j["machine"] = machine_description();
     j["data_range"] = o.data_range;  // input and bias uniform in [-range, range], weights in [-0.1, 0.1]
     if (err) j["rel_l2_error"] = *err;
     j["stats"] = {{"saturated", counts.saturated},
@@ -334,7 +320,7 @@ void run_bench(const BenchOptions& o) {
   } else {
     std::string text =
         fmt::format("{}\n  on {}; input and bias uniform in [-{:g}, {:g}], weights in [-0.1, 0.1]\n",
-                    plan.describe(), machine(), o.data_range, o.data_range);
+                    plan.describe(), machine_description(), o.data_range, o.data_range);
     text += fmt::format(
         "  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; process CPU {:.4f} ms "
         "per execute (all threads)\n",

@@ -202,7 +202,7 @@ def main():
     import machine
     torch.set_num_threads(args.threads)
     omp = ", ".join(f"{v}={os.environ[v]}" for v in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY") if v in os.environ)
-    print(f"{machine.cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}; "
+    print(f"{machine.summary()}; "
           f"input normal(0, 1), random He-scaled weights, eval mode")
     print(f"torch {torch.__version__}, {args.threads} threads, batch {args.batch}, {args.size}x{args.size}, "
           f"{args.reps} repetitions; nova drop-in precision {args.precision}, tile {args.tile or 'default'}; "

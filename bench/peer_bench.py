@@ -59,7 +59,7 @@ def layer_name(layer):
 def machine_line(what):
     """The machine and the data behind every figure of the run, printed above its tables."""
     import machine
-    return (f"{machine.cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}; "
+    return (f"{machine.summary()}; "
             f"{what}; input uniform in [-1, 1], weights in [-0.1, 0.1], bias in [-1, 1] (nova and oneDNN)")
 
 

@@ -145,7 +145,7 @@ def main():
         columns += [("ncnn int8", lambda l: ncnn_col(l, "int8")), ("ncnn bf16", lambda l: ncnn_col(l, "bf16"))]
     rows = []
     import machine
-    print(f"{machine.cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}; "
+    print(f"{machine.summary()}; "
           f"{'FP32' if args.fp32 else 'bf16 and int8'} convolutions, 3x3, padding 1, nova's input uniform in [-1, 1]")
     print(f"{args.threads} threads, {args.reps} interleaved repetitions; ms: median (best); speed-up: the peer's time "
           "over nova's (above 1: nova is faster), from the best times / median of the per-repetition ratios")

@@ -1,4 +1,5 @@
 """What machine a result came from: every reported figure names it."""
+import os
 import platform
 
 
@@ -12,3 +13,8 @@ def cpu_name() -> str:
     except OSError:
         pass
     return platform.processor()
+
+
+def summary() -> str:
+    """The machine and its load now, for the first line of a benchmark's output."""
+    return f"{cpu_name()} ({os.cpu_count()} logical CPUs), load average {os.getloadavg()[0]:.2f}"

@@ -45,9 +45,7 @@ def main(argv=None) -> int:
         ap.error(f"--limit must be 0 or more, got {args.limit}")
     if args.threads < 1:
         ap.error(f"--threads must be 1 or more, got {args.threads}")
-    for a in args.arch.split(","):
-        if a not in ("vgg", "resnet"):
-            ap.error(f"unknown --arch {a!r}; choose from vgg, resnet")
+    script_checks.require_archs(ap, args.arch)
     for m in args.tiles.split(","):
         if m not in ("2", "4", "6", "7", "8", "auto"):  # the engine's default F(m,3) transforms
             ap.error(f"--tiles: no F({m},3) in the engine; choose from 2, 4, 6, 7, 8, auto")

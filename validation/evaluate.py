@@ -256,9 +256,7 @@ def main(argv=None):
     for opt, value, low in (("--limit", args.limit, 0), ("--batch", args.batch, 1), ("--threads", args.threads, 1)):
         if value < low:  # a negative --limit sliced img[:limit]: all but the last |limit| images
             ap.error(f"{opt} must be {low} or more, got {value}")
-    for a in args.arch.split(","):
-        if a not in ("vgg", "resnet"):
-            ap.error(f"unknown --arch {a!r}; choose from vgg, resnet")
+    script_checks.require_archs(ap, args.arch)
     torch.set_num_threads(args.threads)
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]
     for p in presets:

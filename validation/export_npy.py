@@ -27,6 +27,7 @@ import torch
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import evaluate  # noqa: E402
+import script_checks  # noqa: E402
 
 
 def export(arch: str, out: Path, n_images: int, weights_dir: Path) -> list[dict]:
@@ -77,9 +78,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.images < 1:
         ap.error("--images must be >= 1")
-    for a in args.arch.split(","):
-        if a not in ("vgg", "resnet"):
-            ap.error(f"unknown --arch {a!r}; choose from vgg, resnet")
+    script_checks.require_archs(ap, args.arch)
     torch.set_num_threads(2)
     for arch in args.arch.split(","):
         export(arch, args.out, args.images, args.weights)

@@ -74,12 +74,13 @@ class ResNet(nn.Module):
         return self.fc(x)
 
 
+ARCHS = {"vgg": VGGNet, "resnet": ResNet}  # the validation networks by name
+
+
 def build(arch: str) -> nn.Module:
-    if arch == "vgg":
-        return VGGNet()
-    if arch == "resnet":
-        return ResNet()
-    raise ValueError(f"unknown architecture {arch!r} (expected 'vgg' or 'resnet')")
+    if arch not in ARCHS:
+        raise ValueError(f"unknown architecture {arch!r} (expected 'vgg' or 'resnet')")
+    return ARCHS[arch]()
 
 
 @torch.no_grad()

@@ -17,3 +17,11 @@ def require_writable(ap, option, path, keep=False, make_parents=False):
         ap.error(f"{option}: cannot write {str(path)!r}: {e.strerror}")
     if not existed and not keep:
         os.remove(path)
+
+
+def require_archs(ap, text):
+    """Ends the script through `ap.error` unless every name of the comma-separated --arch is a network."""
+    import models
+    for arch in text.split(","):
+        if arch not in models.ARCHS:
+            ap.error(f"unknown --arch {arch!r}; choose from {', '.join(models.ARCHS)}")

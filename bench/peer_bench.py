@@ -56,6 +56,15 @@ def layer_name(layer):
     return "x".join(map(str, layer[:4])) + "->" + str(layer[4])
 
 
+def not_as_asked(extra, j):
+    """Why nova's JSON `j`, asked for with the options `extra`, is not that column's time (the plan ran
+    another precision, or the FP32 direct path), or None when it is."""
+    asked = extra[extra.index("--dtype") + 1] if "--dtype" in extra else "fp32"
+    if j.get("dtype") != asked or (asked != "fp32" and j.get("algorithm") != "winograd"):
+        return f"nova ran {j.get('dtype')} {j.get('algorithm')}, not {asked} Winograd"
+    return None
+
+
 def machine_line(what):
     """The machine and the data behind every figure of the run, printed above its tables."""
     import machine
@@ -354,18 +363,14 @@ def lowp_table(args):
                 err["torch bf16"] = torch_bf16_err[(layer, t)]
             for rnd in range(args.rounds):
                 for name, extra in LOWP_NOVA:
-                    asked = extra[extra.index("--dtype") + 1]
                     try:
                         j = run_nova(args.build, layer, t, extra + (["--check"] if rnd == 0 else []))
                     except RuntimeError as e:  # e.g. --calibrate on a layer whose plan is direct
                         dnnl_notes.setdefault(name, {}).setdefault(str(e), set()).add(layer_name(layer))
                         continue
-                    if j.get("dtype") != asked or (asked != "fp32" and j.get("algorithm") != "winograd"):
-                        # The plan ran something else (a layer the automatic choice gives to the FP32 direct
-                        # path): its time is not this column's. Said under the table, left out of it.
-                        dnnl_notes.setdefault(name, {}).setdefault(
-                            f"nova ran {j.get('dtype')} {j.get('algorithm')}, not {asked} Winograd", set()).add(
-                            layer_name(layer))
+                    other = not_as_asked(extra, j)
+                    if other:  # said under the table, left out of it
+                        dnnl_notes.setdefault(name, {}).setdefault(other, set()).add(layer_name(layer))
                         continue
                     cpu[name] = best(cpu.get(name), j.get(tkey))
                     if rnd == 0:

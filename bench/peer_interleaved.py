@@ -63,9 +63,9 @@ def nova(args, layer, extra):
     if r.returncode != 0:  # e.g. --calibrate on a layer whose plan is direct: a column without a time
         return None, "nova failed: " + r.stderr.strip()
     j = json.loads(r.stdout)
-    asked = extra[extra.index("--dtype") + 1] if "--dtype" in extra else "fp32"
-    if j.get("dtype") != asked or (asked != "fp32" and j.get("algorithm") != "winograd"):
-        return None, f"nova ran {j.get('dtype')} {j.get('algorithm')}, not {asked} Winograd"  # not this column's
+    other = peer_bench().not_as_asked(extra, j)
+    if other:  # not this column's time
+        return None, other
     return j["median_ms"], j.get("tile") or j.get("algorithm", "")
 
 
@@ -79,14 +79,19 @@ def onednn(args, layer, algorithm, dtype):
     return (j["median_ms"], j.get("impl", "")) if j.get("created") else (None, "not created")
 
 
-def peer_worker(name, layer, threads):
-    """peer_bench.py's worker `name` on one layer: its result dict, or None and why."""
+def peer_bench():
+    """The module peer_bench.py beside this one (its workers and checks)."""
     here = os.path.dirname(os.path.abspath(__file__))
     if here not in sys.path:
         sys.path.insert(0, here)
     sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-    import peer_bench
-    out, why = peer_bench.run_worker(name, [(list(layer), threads)])
+    import peer_bench as module
+    return module
+
+
+def peer_worker(name, layer, threads):
+    """peer_bench.py's worker `name` on one layer: its result dict, or None and why."""
+    out, why = peer_bench().run_worker(name, [(list(layer), threads)])
     return (out[0], "") if out else (None, why or "no result")
 
 

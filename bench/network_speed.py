@@ -189,10 +189,9 @@ def main():
                          "so only --direct puts them on nova)")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
-    for opt, value, low in (("--threads", args.threads, 1), ("--reps", args.reps, 1), ("--batch", args.batch, 1),
-                            ("--size", args.size, 32)):  # 32: VGG-16's five 2x2 max-pools
-        if value < low:
-            ap.error(f"{opt} must be {low} or more, got {value}")
+    script_checks.require_at_least(ap, ("--threads", args.threads, 1), ("--reps", args.reps, 1),
+                                   ("--batch", args.batch, 1),
+                                   ("--size", args.size, 32))  # 32: VGG-16's five 2x2 max-pools
     unknown = [n for n in args.networks.split(",") if n not in NETWORKS]
     if unknown:
         ap.error(f"unknown network(s) {', '.join(unknown)}; choose from {', '.join(NETWORKS)}")

@@ -253,9 +253,9 @@ def main(argv=None):
                          "over the batch (nova's C++ definition)")
     args = ap.parse_args(argv)
 
-    for opt, value, low in (("--limit", args.limit, 0), ("--batch", args.batch, 1), ("--threads", args.threads, 1)):
-        if value < low:  # a negative --limit sliced img[:limit]: all but the last |limit| images
-            ap.error(f"{opt} must be {low} or more, got {value}")
+    # a negative --limit sliced img[:limit]: all but the last |limit| images
+    script_checks.require_at_least(ap, ("--limit", args.limit, 0), ("--batch", args.batch, 1),
+                                   ("--threads", args.threads, 1))
     script_checks.require_archs(ap, args.arch)
     torch.set_num_threads(args.threads)
     presets = [p.strip() for p in args.presets.split(",") if p.strip()]

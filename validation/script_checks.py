@@ -25,3 +25,11 @@ def require_archs(ap, text):
     for arch in text.split(","):
         if arch not in models.ARCHS:
             ap.error(f"unknown --arch {arch!r}; choose from {', '.join(models.ARCHS)}")
+
+
+def require_at_least(ap, *checks):
+    """Each check is (option, value, lowest): ends the script through `ap.error` where a value given is below
+    its lowest (None: not given)."""
+    for option, value, lowest in checks:
+        if value is not None and value < lowest:
+            ap.error(f"{option} must be {lowest} or more, got {value}")

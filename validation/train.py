@@ -31,6 +31,7 @@ sys.path.insert(0, str(HERE))
 import fashion_mnist  # noqa: E402
 import machine  # noqa: E402
 import models  # noqa: E402
+import script_checks  # noqa: E402
 
 SEED = 20261122
 
@@ -63,10 +64,9 @@ def main(argv=None):
     ap.add_argument("--limit", type=int, default=0, help="train on the first N images only (smoke test)")
     ap.add_argument("--out", type=Path, default=HERE / "weights")
     args = ap.parse_args(argv)
-    for opt, value, low in (("--epochs", args.epochs, 1), ("--batch", args.batch, 1), ("--threads", args.threads, 1),
-                            ("--limit", args.limit, 0)):
-        if value is not None and value < low:  # --epochs 0 trained the default 6; --limit -5 all but 5 images
-            ap.error(f"{opt} must be {low} or more, got {value}")
+    # --epochs 0 trained the default 6; --limit -5 all but 5 images
+    script_checks.require_at_least(ap, ("--epochs", args.epochs, 1), ("--batch", args.batch, 1),
+                                   ("--threads", args.threads, 1), ("--limit", args.limit, 0))
     if not args.limit:  # the weights are saved: find out now, not after the training
         try:
             args.out.mkdir(parents=True, exist_ok=True)

@@ -100,11 +100,18 @@ TEST(TensorConvert, NarrowMatchesTheFormatDefinitionsOnEveryPath) {
     }
     // int8: code = RNE(x * (1/scale)) clamped to +-127, NaN -> 0 and Inf -> +-127 counted apart. The
     // second set has every |x| within 127.5, ties at the edges included, so that whole vectors take the
-    // AVX-512 fast path (the special values mostly take its full path).
+    // AVX-512 fast path (the special values mostly take its full path). The third, at FP32's smallest
+    // normal scale (1/scale = 2^126), has finite values whose quotient overflows FP32: they saturate,
+    // counted as saturated, not as NaN/Inf (the quotient below is taken in float64, where it is finite).
     const std::vector<float> in_range = {127.5f, -127.5f, 126.5f,  -126.5f, 127.49f, -127.49f, 0.5f,
                                          -0.5f,  1.5f,    -1.5f,   2.5f,    -0.0f,   0.0f,     64.5f,
                                          -64.5f, 100.5f,  -127.5f, 127.5f,  -3.5f};  // a tail of 3
-    for (const auto& [values, scale] : {std::pair{v, 0.5f}, std::pair{in_range, 1.0f}}) {
+    const float tiny = std::numeric_limits<float>::min();
+    const std::vector<float> overflowing = {4.0f,  -4.0f, 1e30f,  -1e30f,  0.0f,    kInf,
+                                            -kInf, kNan,  1e-36f, -1e-36f, 2.0f,    100.0f,
+                                            -7.0f, 3e38f, 1e-45f, 8.0f,    -1e-37f, 5.0f};  // a tail of 2
+    for (const auto& [values, scale] :
+         {std::pair{v, 0.5f}, std::pair{in_range, 1.0f}, std::pair{overflowing, tiny}}) {
       const float inv = 1.0f / scale;
       const auto count = static_cast<int64_t>(values.size());
       std::vector<int8_t> out(values.size());
@@ -112,13 +119,13 @@ TEST(TensorConvert, NarrowMatchesTheFormatDefinitionsOnEveryPath) {
       t.narrow[static_cast<int>(DataType::kInt8)](values.data(), out.data(), count, inv, &counts);
       int64_t saturated = 0, nonfinite = 0;
       for (std::size_t i = 0; i < values.size(); ++i) {
-        const double q = static_cast<double>(values[i] * inv);
+        const double x = values[i], q = x * static_cast<double>(inv);  // inv is a power of two: exact
         double want;
-        if (std::isnan(q)) {
+        if (std::isnan(x)) {
           want = 0.0;
           ++nonfinite;
-        } else if (std::isinf(q)) {
-          want = q > 0 ? 127.0 : -127.0;
+        } else if (std::isinf(x)) {
+          want = x > 0 ? 127.0 : -127.0;
           ++nonfinite;
         } else {
           if (std::fabs(q) > 127.5) ++saturated;
@@ -126,8 +133,8 @@ TEST(TensorConvert, NarrowMatchesTheFormatDefinitionsOnEveryPath) {
         }
         EXPECT_EQ(out[i], static_cast<int8_t>(want)) << "int8 of " << values[i];
       }
-      EXPECT_EQ(counts.saturated, saturated);
-      EXPECT_EQ(counts.nonfinite, nonfinite);
+      EXPECT_EQ(counts.saturated, saturated) << "scale " << scale;
+      EXPECT_EQ(counts.nonfinite, nonfinite) << "scale " << scale;
       std::vector<float> back(values.size());
       t.widen[static_cast<int>(DataType::kInt8)](out.data(), back.data(), count, scale);
       for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(back[i], static_cast<float>(out[i]) * scale);
@@ -600,6 +607,31 @@ TEST(TypedTensors, NonFiniteOutputsPropagateAndAreCounted) {
     std::vector<int8_t> yi(static_cast<std::size_t>(s.output_size()));
     i8.execute(static_cast<const void*>(x.bytes.data()), static_cast<void*>(yi.data()));
     EXPECT_EQ(i8.stats().output_nonfinite, nans) << to_string(i8.algorithm());
+  }
+}
+
+// An int8 output scale of FP32's smallest normal puts finite results beyond FP32 once divided by it: they
+// saturate to +-127 and are counted as saturated, not as NaN/Inf (none is). Winograd (FP32 and int8
+// GEMMs) and direct, every layout and GEMM precision.
+TEST(TypedTensors, FiniteResultsOverflowingTheInt8ScaleSaturate) {
+  const ConvShape s{1, 8, 9, 9, 8};  // 3x3, padding 1 (the ConvShape defaults)
+  const testing::Problem p = testing::random_problem(s, 23);
+  for (const Case& c : engine_cases()) {
+    PlanOptions o = c.options;
+    o.relu = false;
+    o.output = {DataType::kInt8, std::numeric_limits<float>::min()};
+    std::vector<float> x = p.input;
+    if (o.layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
+    if (o.layout == Layout::kNCHW16c) x = nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W);
+    const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+    std::vector<int8_t> y(static_cast<std::size_t>(output_elements(s, o.layout)), 0);
+    plan.execute(static_cast<const void*>(x.data()), static_cast<void*>(y.data()));
+    const std::string what = std::string(c.name) + " " + to_string(o.layout);
+    int64_t extremes = 0;
+    for (int8_t v : y) extremes += v == 127 || v == -127 ? 1 : 0;
+    EXPECT_EQ(plan.stats().output_nonfinite, 0) << what;
+    EXPECT_GE(extremes, s.output_size() * 9 / 10) << what;  // every result of magnitude above 2^-119
+    EXPECT_EQ(plan.stats().output_saturated, extremes) << what;
   }
 }
 

@@ -100,8 +100,11 @@ class Int8NarrowAvx2 {
   [[gnu::always_inline]] inline __m128i operator()(__m256 x) {
     const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
     const __m256 q = _mm256_mul_ps(x, inv_);
+    // Finite is of x, not q: a finite x whose quotient overflows saturates (counted so), as in the portable
+    // form.
+    const __m256 finite = _mm256_cmp_ps(_mm256_and_ps(x, abs_mask), _mm256_set1_ps(__builtin_inff()),
+                                        _CMP_LT_OQ);  // false: NaN, Inf
     const __m256 a = _mm256_and_ps(q, abs_mask);
-    const __m256 finite = _mm256_cmp_ps(a, _mm256_set1_ps(__builtin_inff()), _CMP_LT_OQ);  // false: NaN, Inf
     const __m256 over = _mm256_and_ps(_mm256_cmp_ps(a, _mm256_set1_ps(127.5f), _CMP_GT_OQ), finite);
     const int finite_bits = _mm256_movemask_ps(finite), over_bits = _mm256_movemask_ps(over);
     if (finite_bits != 0xFF) nonfinite_ += __builtin_popcount(static_cast<unsigned>(~finite_bits) & 0xFFu);

@@ -66,7 +66,9 @@ class Int8NarrowAvx512 {
       return _mm512_maskz_cvtepi32_epi8(kAll, r);
     }
     const __mmask16 nan = _mm512_mask_cmp_ps_mask(m, q, q, _CMP_UNORD_Q);
-    const __mmask16 infinite = _mm512_mask_cmp_ps_mask(m, a, inf_, _CMP_EQ_OQ);
+    // Inf in x, not in q: a finite x whose quotient overflows saturates (counted so), as in the portable
+    // form.
+    const __mmask16 infinite = _mm512_mask_cmp_ps_mask(m, _mm512_abs_ps(x), inf_, _CMP_EQ_OQ);
     const __mmask16 over =
         _mm512_mask_cmp_ps_mask(m, a, half_over_, _CMP_GT_OQ) & static_cast<__mmask16>(~infinite);
     nonfinite_ += __builtin_popcount(static_cast<unsigned>(nan | infinite));

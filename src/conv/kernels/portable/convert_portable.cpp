@@ -52,13 +52,15 @@ void narrow_fp16(const float* src, void* dst, int64_t count, float, NarrowCounts
 void narrow_int8(const float* src, void* dst, int64_t count, float inv_scale, NarrowCounts* counts) {
   auto* d = static_cast<int8_t*>(dst);
   for (int64_t i = 0; i < count; ++i) {
-    const float q = src[i] * inv_scale;
+    // NaN and Inf are told by the result itself: a finite result whose quotient overflows (a scale near
+    // FP32's smallest normal) saturates like any other beyond +-127.5.
+    const float x = src[i], q = x * inv_scale;
     float code;
-    if (std::isnan(q)) {
+    if (std::isnan(x)) {
       code = 0.0f;
       ++counts->nonfinite;
-    } else if (std::isinf(q)) {
-      code = q > 0.0f ? 127.0f : -127.0f;
+    } else if (std::isinf(x)) {
+      code = x > 0.0f ? 127.0f : -127.0f;
       ++counts->nonfinite;
     } else {
       if (std::fabs(q) > 127.5f) ++counts->saturated;

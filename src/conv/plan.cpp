@@ -315,19 +315,25 @@ void Plan::clear_calibration() {
   if (p.wino) p.wino->cal_scale.clear();
 }
 
+// The readers below take the execute lock too: an execute or calibrate on another thread writes what
+// they read (one execute at a time per plan, conv.hpp), so they wait for it and see its whole result.
 bool Plan::calibrated() const {
-  const Impl& p = live(impl_);
+  Impl& p = live(impl_);
+  std::lock_guard<std::mutex> lock(p.exec_mutex);
   return p.wino && !p.wino->cal_scale.empty();
 }
 
 std::vector<float> Plan::calibration_scales() const {
-  const Impl& p = live(impl_);
+  Impl& p = live(impl_);
+  std::lock_guard<std::mutex> lock(p.exec_mutex);
   if (!p.wino) return {};
   return p.wino->cal_scale;
 }
 
 LowpStats Plan::stats() const {
-  return live(impl_).stats;
+  Impl& p = live(impl_);
+  std::lock_guard<std::mutex> lock(p.exec_mutex);
+  return p.stats;
 }
 
 void Plan::set_profiling(bool on) {

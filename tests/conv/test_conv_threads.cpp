@@ -2,7 +2,11 @@
 // or phased): bit-for-bit identical outputs.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <limits>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "conv_test_util.hpp"
 
@@ -76,6 +80,41 @@ TEST(Determinism, RepeatedExecuteIsStable) {
   plan.execute(p.input.data(), a.data());
   plan.execute(p.input.data(), b.data());
   EXPECT_EQ(a, b);
+}
+
+// stats() read from another thread while executes run waits for the execute in progress (conv.hpp: one
+// execute at a time per plan) and sees a whole execute's counts: here every execute saturates the same
+// number of int8 outputs, so once the first has finished every read must give that number (an execute
+// clears its counts when it starts, which an unguarded read saw as 0).
+TEST(Concurrency, StatsReadDuringExecutesSeeWholeCounts) {
+  const ConvShape s = shape(1, 32, 28, 28, 32);
+  const testing::Problem p = testing::random_problem(s, 3);
+  PlanOptions o;
+  o.output = {DataType::kInt8, std::numeric_limits<float>::min()};  // every nonzero result saturates
+  const Plan plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+  std::vector<int8_t> y(static_cast<std::size_t>(s.output_size()));
+  plan.execute(static_cast<const void*>(p.input.data()), static_cast<void*>(y.data()));
+  const int64_t want = plan.stats().output_saturated;
+  ASSERT_GT(want, 0);
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> reads{0}, wrong{0}, last_wrong{want};
+  std::thread reader([&] {
+    while (!done.load()) {
+      const int64_t got = plan.stats().output_saturated;
+      reads.fetch_add(1);
+      if (got != want) {
+        wrong.fetch_add(1);
+        last_wrong.store(got);
+      }
+    }
+  });
+  for (int i = 0; i < 100; ++i)
+    plan.execute(static_cast<const void*>(p.input.data()), static_cast<void*>(y.data()));
+  done.store(true);
+  reader.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(wrong.load(), 0) << "of " << reads.load() << " reads; one gave " << last_wrong.load() << ", not "
+                             << want;
 }
 
 }  // namespace

@@ -6,8 +6,10 @@
 #include <initializer_list>
 #include <mutex>
 #include <new>
+#include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "algorithm_choice.hpp"
 #include "nova/conv/conv.hpp"
@@ -95,6 +97,22 @@ int resolve_threads(int requested) {
 Plan::Impl& live(const std::unique_ptr<Plan::Impl>& impl) {
   if (!impl) throw Error("this plan was moved from: it holds nothing (use the plan it was moved to)");
   return *impl;
+}
+
+// The options that only Winograd plans read, where a plan that runs direct was given them: named in its
+// reason, so that a tuning that had no effect is not mistaken for one that did ("" when none).
+std::string unused_winograd_options(const PlanOptions& o) {
+  std::vector<std::string> unused;
+  if (o.tile_block != 0) unused.push_back("tile_block " + std::to_string(o.tile_block));
+  if (o.k_parts != 0) unused.push_back("k_parts " + std::to_string(o.k_parts));
+  if (!o.allow_generated) unused.push_back("generic tile transforms");
+  if (o.lowp_kernel != LowpKernel::kAuto) unused.push_back("the low-precision kernel choice");
+  if (o.fp16_arithmetic != Fp16Arithmetic::kAuto) unused.push_back("the fp16 arithmetic choice");
+  if (o.bf16_arithmetic != Bf16Arithmetic::kAuto) unused.push_back("the bf16 arithmetic choice");
+  if (unused.empty()) return "";
+  std::string text = "; Winograd options not used: ";
+  for (std::size_t i = 0; i < unused.size(); ++i) text += (i ? ", " : "") + unused[i];
+  return text;
 }
 
 }  // namespace
@@ -214,6 +232,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
       p.reason += "; " + to_string(p.precision) + " requested but the direct path runs in fp32";
       p.precision = Precision::kFp32;
     }
+    p.reason += unused_winograd_options(options);
     build_direct(p, weights, bias);
   }
   // NaN/Inf results counted (LowpStats::output_nonfinite) by plans with low-precision GEMMs, and by every

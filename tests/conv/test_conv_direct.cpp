@@ -60,6 +60,35 @@ TEST(DirectFallback, UnsupportedShapesRunDirectAndSayWhy) {
   }
 }
 
+// Options only Winograd plans read, given to a plan that runs direct, are named in its reason as not used;
+// the same options on a Winograd plan are not.
+TEST(DirectFallback, NamesTheWinogradOptionsItDoesNotUse) {
+  PlanOptions o;
+  o.tile_block = 4;
+  o.k_parts = 2;
+  o.allow_generated = false;
+  o.precision = Precision::kBf16;
+  o.bf16_arithmetic = Bf16Arithmetic::kFma;
+  const ConvShape stride2 = make(1, 16, 12, 12, 16, 3, 3, 1, 2, 1, 1);
+  const testing::Problem p = testing::random_problem(stride2, 7);
+  const Plan direct = Plan::create(stride2, p.weights.data(), nullptr, o);
+  ASSERT_EQ(direct.algorithm(), Algorithm::kDirect);
+  EXPECT_NE(
+      direct.reason().find(
+          "Winograd options not used: tile_block 4, k_parts 2, generic tile transforms, the bf16 arithmetic "
+          "choice"),
+      std::string::npos)
+      << direct.reason();
+  const ConvShape stride1 = make(1, 16, 12, 12, 16, 3, 3, 1, 1, 1, 1);
+  o.algorithm = AlgorithmChoice::kWinograd;
+  const Plan winograd = Plan::create(stride1, testing::random_problem(stride1, 7).weights.data(), nullptr, o);
+  ASSERT_EQ(winograd.algorithm(), Algorithm::kWinograd);
+  EXPECT_EQ(winograd.reason().find("not used"), std::string::npos) << winograd.reason();
+  o = PlanOptions{};  // no Winograd option given: nothing named
+  const Plan plain = Plan::create(stride2, p.weights.data(), nullptr, o);
+  EXPECT_EQ(plain.reason().find("not used"), std::string::npos) << plain.reason();
+}
+
 TEST(DirectFallback, ForcedDirectOnRandomWinogradShapes) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 6; ++trial) {

@@ -50,17 +50,22 @@ void run_transform(const TransformOptions& o) {
   PointList points = o.points.empty() ? standard_points(o.no_infinity ? tile.n() : tile.n() - 1, !o.no_infinity)
                                       : parse_points(o.points);
   const Transform t = Transform::construct(tile, std::move(points), ScalingSpec::parse(o.scaling));
-  if (const Verification v = verify(t); !v) throw Error("internal: constructed transform failed verification: " + v.reason);
+  const Verification verified = verify(t);  // once: the exporters are given it
+  if (!verified) throw Error("internal: constructed transform failed verification: " + verified.reason);
   switch (format) {
     case OutputFormat::kJson:
       if (beyond_double(t))
         std::cerr
             << "nova: warning: some entries are beyond float64's range: the \"float64\" arrays hold null for "
                "them (the exact matrices are complete)\n";
-      emit(o.output, json_text(to_json(t), 2));
+      emit(o.output, json_text(to_json(t, verified), 2));
       break;
-    case OutputFormat::kCpp: emit(o.output, to_cpp_header(t, o.name)); break;
-    case OutputFormat::kText: emit(o.output, to_text(t)); break;
+    case OutputFormat::kCpp:
+      emit(o.output, to_cpp_header(t, o.name, verified));
+      break;
+    case OutputFormat::kText:
+      emit(o.output, to_text(t, verified));
+      break;
   }
 }
 

@@ -21,7 +21,7 @@ nlohmann::json num(double x) {
 }  // namespace
 
 nlohmann::json to_json(const DiscoveryResult& r, bool with_analysis) {
-  nlohmann::json j = to_json(r.transform);
+  nlohmann::json j = to_json(r.transform, r.verification);  // verified once, by discover
   nlohmann::json stages = nlohmann::json::array();
   for (const auto& s : r.stages) {
     nlohmann::json js = {{"stage", s.stage},

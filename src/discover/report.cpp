@@ -126,7 +126,9 @@ std::string seed_report(const ReportOptions& o) {
       {{2, 3}, "0, 1, -1, inf"}, {{4, 3}, "0, 1, -1, 2, -2, inf"}, {{6, 3}, "0, 1, -1, 1/2, -1/2, 2, -2, inf"}};
   for (const auto& [tile, p] : common) {
     const Transform t = Transform::construct(tile, parse_points(p));
-    out += to_text(t) + fmt::format("exact verification: {}\n\n", verify(t).ok ? "passed" : "FAILED");
+    const Verification verified = verify(t);
+    out +=
+        to_text(t, verified) + fmt::format("exact verification: {}\n\n", verified.ok ? "passed" : "FAILED");
   }
   out += "```\n\n";
 

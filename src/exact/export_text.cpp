@@ -24,6 +24,10 @@ void emit_matrix(std::string& out, const RationalMatrix& x, const std::string& t
 }  // namespace
 
 std::string to_text(const Transform& t) {
+  return to_text(t, verify(t));
+}
+
+std::string to_text(const Transform& t, const Verification& v) {
   std::string out;
   out += fmt::format("{}  n = {}  points: {}\n", t.tile().to_string(), t.n(),
                      t.points().empty() ? std::string("(not given)") : to_string(t.points()));
@@ -36,7 +40,6 @@ std::string to_text(const Transform& t) {
     out += "]";
   }
   out += "\n";
-  const Verification v = verify(t);
   out += v ? "verified: exact (1D and 2D identities hold in rational arithmetic)\n" : "verification FAILED: " + v.reason + "\n";
   emit_matrix(out, t.AT(), "AT");
   emit_matrix(out, t.G(), "G");

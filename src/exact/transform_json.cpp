@@ -109,6 +109,10 @@ std::vector<Rational> diagonal_from_json(const json& s, const char* key, std::si
 }  // namespace
 
 nlohmann::json to_json(const Transform& t) {
+  return to_json(t, verify(t));
+}
+
+nlohmann::json to_json(const Transform& t, const Verification& verified) {
   json j;
   j["format"] = "nova-transform";
   j["version"] = 1;
@@ -129,7 +133,7 @@ nlohmann::json to_json(const Transform& t) {
   j["G"] = matrix_to_json(t.G());
   j["BT"] = matrix_to_json(t.BT());
   j["float64"] = {{"AT", matrix_to_json_f64(t.AT())}, {"G", matrix_to_json_f64(t.G())}, {"BT", matrix_to_json_f64(t.BT())}};
-  j["verified"] = static_cast<bool>(verify(t));
+  j["verified"] = verified.ok;
   j["id"] = transform_id(t);
   return j;
 }

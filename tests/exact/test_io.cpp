@@ -172,6 +172,22 @@ TEST(TransformJson, PointsAndScalingMustBeTheMatricesOwn) {
   EXPECT_EQ(error_of(j), "");
 }
 
+// The exporters given the result of verify(t) write what they write when they verify themselves, and
+// state the result they are given: a failed one is reported as failed (with its reason in the text).
+TEST(TransformExport, GivenVerificationIsTheOneStated) {
+  const Transform t =
+      Transform::construct(TileSize{4, 3}, parse_points("0,1,-1,2,-2,inf"), ScalingSpec::parse("wincnn"));
+  const Verification ok = verify(t);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(to_json(t, ok), to_json(t));
+  EXPECT_EQ(to_text(t, ok), to_text(t));
+  EXPECT_EQ(to_cpp_header(t, "f43", ok), to_cpp_header(t, "f43"));
+  const Verification failed{false, "a reason of the caller's"};
+  EXPECT_EQ(to_json(t, failed)["verified"], false);
+  EXPECT_NE(to_text(t, failed).find("verification FAILED: a reason of the caller's"), std::string::npos);
+  EXPECT_NE(to_cpp_header(t, "f43", failed).find("FAILED exact verification"), std::string::npos);
+}
+
 TEST(TransformFiles, UnreadableAndUnwritablePaths) {
   EXPECT_THROW(load_transform("/nonexistent/dir/t.json"), Error);
   EXPECT_THROW(write_text_file("/nonexistent/dir/t.json", "x"), Error);

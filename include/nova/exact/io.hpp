@@ -19,16 +19,22 @@
 
 namespace nova {
 
+// Each exporter states whether the transform verifies exactly: by verify(t), or from `verified`, the
+// result of verify(t) where the caller has it already (for points of thousands of digits a verification
+// takes seconds: `nova transform` verified twice).
 nlohmann::json to_json(const Transform& t);
+nlohmann::json to_json(const Transform& t, const Verification& verified);
 // Reads the schema above; throws nova::Error naming the key, row or entry that is wrong.
 Transform transform_from_json(const nlohmann::json& j);
 
 // Throws nova::Error when `name` is not a C++ identifier (or is a keyword), or when an entry is beyond
 // float's range (a literal such as inff would not compile; the JSON keeps the exact values).
 std::string to_cpp_header(const Transform& t, const std::string& name = "");
+std::string to_cpp_header(const Transform& t, const std::string& name, const Verification& verified);
 // Letters, digits and '_', not starting with a digit, and not a C++20 keyword or alternative token.
 bool is_cpp_identifier(const std::string& name);
 std::string to_text(const Transform& t);
+std::string to_text(const Transform& t, const Verification& verified);
 
 // File helpers with one-line errors for unreadable or unwritable paths.
 std::string read_text_file(const std::string& path);

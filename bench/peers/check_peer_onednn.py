@@ -27,7 +27,13 @@ def run(exe, shape, algorithm, dtype):
 
 
 def main():
+    # One argument, an executable: without it this said IndexError, and a wrong path FileNotFoundError
+    # from deep in subprocess.
+    if len(sys.argv) != 2 or sys.argv[1] in ("-h", "--help"):
+        sys.exit("usage: check_peer_onednn.py path/to/nova_peer_onednn")
     exe = sys.argv[1]
+    if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+        sys.exit(f"check_peer_onednn.py: {exe} is not an executable file (build nova_peer_onednn first)")
     failures = []
 
     def expect(what, value, low, high):

@@ -229,3 +229,16 @@ def test_evaluate_backend_nova_refuses_what_it_cannot_run_before_the_run(capsys)
         evaluate.main(["--arch", "vgg", "--tiles", "4", "--points", "nova", "--presets", "fp32,fp16-storage",
                        "--limit", "4", "--backend", "nova"])
     assert e.value.code == 2 and "--backend nova: nova's engine runs the fp32 preset" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    ([], "usage: check_peer_onednn.py"),  # IndexError before
+    (["a", "b"], "usage: check_peer_onednn.py"),
+    (["/nonexistent/nova_peer_onednn"], "is not an executable file"),  # FileNotFoundError from subprocess
+])
+def test_check_peer_onednn_refuses_bad_arguments(argv, message):
+    import subprocess
+    import sys
+    script = Path(__file__).resolve().parents[2] / "bench" / "peers" / "check_peer_onednn.py"
+    r = subprocess.run([sys.executable, str(script)] + argv, capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and message in r.stderr and "Traceback" not in r.stderr

@@ -35,8 +35,9 @@ Blocking choose_blocking(const BlockingProblem& b) {
   const double fused_bytes = u_bytes + 2 * mr * per_tile <= kL2BudgetBytes
                                  ? 0.0
                                  : static_cast<double>(blocks) * static_cast<double>(u_bytes);
-  // V and M go out to L3 and come back (written, then read): count them twice over.
-  const double phased_bytes = static_cast<double>(u_bytes) + 4.0 * static_cast<double>(per_tile * tiles);
+  // V and M go out to L3 and come back (written, then read): count them twice over (b.phased_vm_passes).
+  const double phased_bytes =
+      static_cast<double>(u_bytes) + b.phased_vm_passes * static_cast<double>(per_tile * tiles);
   out.phased = phased_bytes < fused_bytes || blocks < threads;
   // The phased order holds V and M of every tile: keep that under 256 MiB (large images with many
   // channels go fused, in bigger blocks).

@@ -25,6 +25,10 @@ struct BlockingProblem {
   int64_t block_option = 0;
   int64_t panels = 1;          // GEMM panels of output channels (Kpad / panel, rounded up)
   int64_t k_parts_option = 0;  // PlanOptions::k_parts: 0 automatic, > 0 that many parts (at most panels)
+  // How many times the phased order's V and M count against U's re-reads by fused blocks: 4 (written out
+  // and read back, counted twice over) as measured on the AVX-512 Xeon, 6 for AVX2 plans
+  // (winograd_build.cpp).
+  double phased_vm_passes = 4.0;
 
   int64_t tiles() const { return images * tiles_per_image; }
 };

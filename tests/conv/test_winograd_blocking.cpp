@@ -172,5 +172,22 @@ TEST(WinogradBlocking, FewTilesAndLargeFiltersGoPhasedManyTilesOfLargeChannelsGo
   EXPECT_GE(big.block, 8 * 6 / 2);  // balancing may shrink it slightly, never below half
 }
 
+// AVX2 plans weight the phased order's V and M 6 times (winograd_build.cpp): 8x128x28x28 at F(7,3), 128 tiles
+// and 5.3 MB of U, runs fused there (58 MB of U re-read against 5.3 + 6 x 10.6 MB) and phased at the
+// AVX-512 weight (against 5.3 + 4 x 10.6); 8x256x14x14 at F(7,3), 32 tiles and 21 MB of U, is phased at both.
+TEST(WinogradBlocking, PhasedVmWeightDecidesTheManyTileMidChannelLayer) {
+  BlockingProblem mid = problem(8, 28, 7, 128, 2, false, Precision::kFp32);
+  EXPECT_TRUE(choose_blocking(mid).phased);
+  mid.phased_vm_passes = 6.0;
+  const Blocking fused = choose_blocking(mid);
+  EXPECT_FALSE(fused.phased);
+  EXPECT_GE(fused.block, 6);
+  EXPECT_LE(fused.block, 12);
+  BlockingProblem wide = problem(8, 14, 7, 256, 2, false, Precision::kFp32);
+  EXPECT_TRUE(choose_blocking(wide).phased);
+  wide.phased_vm_passes = 6.0;
+  EXPECT_TRUE(choose_blocking(wide).phased);
+}
+
 }  // namespace
 }  // namespace nova::conv

@@ -269,6 +269,7 @@ class Plan {
   // (max |d| over the samples / 127; calibration_scales() then holds that one value).
   void calibrate(std::span<const float* const> inputs);
   void clear_calibration();
+  // calibrated(), calibration_scales() and stats() called during an execute on another thread wait for it.
   bool calibrated() const;
   std::vector<float> calibration_scales() const;  // per tap (n*n), empty when not calibrated
   LowpStats stats() const;                        // of the last execute

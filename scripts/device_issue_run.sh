@@ -12,7 +12,7 @@
 # Output under $OUT: tests.log, paths.log, lowp.log/.json (nova bf16 and int8 against oneDNN's AMX bf16
 # direct, int8 Winograd and AMX int8 direct), fp32.log/.json (nova FP32
 # against oneDNN's FP32 direct and Winograd), profile.log (`nova bench conv --profile`, NCHW16c), tiles.log
-# (forced tiles on the layers short of the targets).
+# (forced tiles on the layers short of the targets), blocking.log (fused blocks against phased, FP32 8x128x28x28).
 # ncnn and PyTorch are not on the device (no PyPI there), so their columns stay on the development runs.
 set -u
 reps=${1:-3}
@@ -54,4 +54,17 @@ for _ in 1 2 3; do
     done
   done
 done > "$O/tiles.log" 2>&1
+# FP32 8x128x28x28 on AVX-512: phased (the AVX-512 rule's choice there, phased_vm_passes = 4) against fused
+# blocks. On AVX2 fused blocks of 11 took 0.84-0.89 of the phased time (session 37, which set that
+# rule's passes to 6 for AVX2 plans only); the Xeon had this layer at 1.22 (NCHW) / 1.36 (NCHW16c) of the
+# best peer in session 25. 3 alternated repetitions of auto, phased and blocks of 8, 12 and 16 tiles.
+for _ in 1 2 3; do
+  for layout in nchw nchw16c; do
+    for b in 0 -1 8 12 16; do
+      printf '8,128,28,28,128 fp32 %s tile-block %s: ' "$layout" "$b"
+      timeout 20 build/nova bench conv --shape 8,128,28,28,128 --threads 2 --layout "$layout" --tile-block "$b" \
+        | tail -1
+    done
+  done
+done > "$O/blocking.log" 2>&1
 echo "device_issue_run: done; files in $O"

@@ -3,38 +3,34 @@ import os
 import platform
 
 
-def cpu_name() -> str:
-    """The CPU model from /proc/cpuinfo, or platform.processor() where that file is absent."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
-def cpu_family_model() -> str:
-    """" (family F model M)" from /proc/cpuinfo's cpuid fields, or "" where they are absent. A VM's model
-    name can stand for hosts of different speed ("AMD EPYC" under KVM), which these tell apart."""
-    fields = {}
+def _cpuinfo(keys):
+    """The first value of each of `keys` in /proc/cpuinfo (a key must be whole: "model" is not "model
+    name"), in one pass; absent keys are left out."""
+    found = {}
     try:
         with open("/proc/cpuinfo") as f:
             for line in f:
                 key, sep, value = line.partition(":")
-                if not sep:
-                    continue
                 key = key.strip()
-                if key in ("cpu family", "model") and key not in fields:
-                    fields[key] = value.strip()
-                if len(fields) == 2:
-                    break
+                if sep and key in keys and key not in found:
+                    found[key] = value.strip()
+                    if len(found) == len(keys):
+                        break
     except OSError:
-        return ""
-    if len(fields) < 2:
-        return ""
-    return f" (family {fields['cpu family']} model {fields['model']})"
+        pass
+    return found
+
+
+def cpu_name() -> str:
+    """The CPU model from /proc/cpuinfo, or platform.processor() where that file is absent."""
+    return _cpuinfo(("model name",)).get("model name") or platform.processor()
+
+
+def cpu_family_model() -> str:
+    """The text " (family F model M)" from /proc/cpuinfo's cpuid fields, or "" where they are absent. A
+    VM's model name can stand for hosts of different speed ("AMD EPYC" under KVM); these tell them apart."""
+    f = _cpuinfo(("cpu family", "model"))
+    return f" (family {f['cpu family']} model {f['model']})" if len(f) == 2 else ""
 
 
 def summary() -> str:

@@ -156,17 +156,22 @@ CLI::Validator writable_output() {
           if (::access(path.c_str(), W_OK) == 0) return {};
           return "cannot write '" + path + "': " + std::strerror(errno);
         }
-        int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // an existing file, not truncated
-        if (fd >= 0) {
-          ::close(fd);
-          return {};
-        }
-        struct stat link {};
-        if (errno == ENOENT && ::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
-          // A dangling symbolic link: the write will create its target (O_EXCL refuses every link), so
-          // create the target, and remove the target, not the link.
-          fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+        // Another process may create or remove the file between these steps (two runs writing the same
+        // path: the exclusive create then failed with "File exists"), so a step that finds the file's
+        // state changed under it starts again, a few times.
+        for (int attempt = 0; attempt < 4; ++attempt) {
+          int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);  // an existing file, not truncated
           if (fd >= 0) {
+            ::close(fd);
+            return {};
+          }
+          if (errno != ENOENT) break;
+          struct stat link {};
+          if (::lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode)) {
+            // A dangling symbolic link: the write will create its target (O_EXCL refuses every link), so
+            // create the target, and remove the target, not the link.
+            fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+            if (fd < 0) break;
             ::close(fd);
             if (char* target = ::realpath(path.c_str(), nullptr)) {
               ::unlink(target);
@@ -174,13 +179,13 @@ CLI::Validator writable_output() {
             }
             return {};
           }
-        } else if (errno == ENOENT) {
           fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
           if (fd >= 0) {
             ::close(fd);
             ::unlink(path.c_str());
             return {};
           }
+          if (errno != EEXIST) break;  // EEXIST: created since the first open; look again
         }
         return "cannot write '" + path + "': " + std::strerror(errno);
       },

@@ -187,11 +187,12 @@ TEST(CatalogueCli, ListShowExportAndErrors) {
 // Options that used to be ignored or to mean the default: an empty --tiles or --presets ran the whole
 // default set; --precision beside --objective was dropped; --max-den 0 was reported as --max-denominator.
 TEST(CatalogueCli, EmptyListsAndIgnoredOptionsAreRefused) {
+  const std::string unused = testing::temp_dir() + "/unused.json";
   const struct {
     std::string args, message;
   } cases[] = {
-      {"generate -o /tmp/unused.json --tiles ''", "--tiles '' names nothing"},
-      {"generate -o /tmp/unused.json --presets ','", "--presets ',' names nothing"},
+      {"generate -o " + unused + " --tiles ''", "--tiles '' names nothing"},
+      {"generate -o " + unused + " --presets ','", "--presets ',' names nothing"},
       {"report --presets ''", "--presets '' names nothing"},
       {"correlation --presets ''", "--presets '' names nothing"},
       {"search -t 2,3 -p fp16-storage --objective kappa-v", "give --precision or --objective, not both"},

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "common/cli_runner.hpp"
 
@@ -213,18 +215,20 @@ TEST(Cli, ParseErrorsExitTwoOnOneLine) {
 
 // A negative seed was read into the unsigned seed as 2^64 - 1 and the run went on with it.
 TEST(Cli, NegativeSeedsAreRefusedByEveryCommand) {
-  for (const char* cmd :
-       {"error --tile 2,3", "discover --tile 2,3", "report", "catalogue search --tile 2,3 -p fp32",
-        "catalogue generate -o /tmp/unused.json", "catalogue correlation"})
-    expect_error(std::string(cmd) + " --seed -1", "--seed: must be 0 or more, got -1");
+  const std::string unused = testing::temp_dir() + "/unused.json";
+  for (const std::string& cmd : std::vector<std::string>{
+           "error --tile 2,3", "discover --tile 2,3", "report", "catalogue search --tile 2,3 -p fp32",
+           "catalogue generate -o " + unused, "catalogue correlation"})
+    expect_error(cmd + " --seed -1", "--seed: must be 0 or more, got -1");
 }
 
 // A seed beyond 2^64 - 1 was read (strtoull saturates) as 2^64 - 1 and the run went on with it.
 TEST(Cli, SeedsBeyondTheUnsignedRangeAreRefusedByEveryCommand) {
-  for (const char* cmd :
-       {"error --tile 2,3", "discover --tile 2,3", "report", "catalogue search --tile 2,3 -p fp32",
-        "catalogue generate -o /tmp/unused.json", "catalogue correlation"})
-    expect_error(std::string(cmd) + " --seed 18446744073709551616",
+  const std::string unused = testing::temp_dir() + "/unused.json";
+  for (const std::string& cmd : std::vector<std::string>{
+           "error --tile 2,3", "discover --tile 2,3", "report", "catalogue search --tile 2,3 -p fp32",
+           "catalogue generate -o " + unused, "catalogue correlation"})
+    expect_error(cmd + " --seed 18446744073709551616",
                  "--seed: must be at most 18446744073709551615, got 18446744073709551616");
   // The largest seed itself is accepted.
   EXPECT_EQ(run_cli("error --tile 2,3 --tiles 2 --channels 1 --seed 18446744073709551615").status, 0);
@@ -265,6 +269,26 @@ TEST(Cli, UnwritableOutputIsRefusedBeforeTheWork) {
   std::ifstream in(got);
   const std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("F(2,3)"), std::string::npos) << text;
+}
+
+// Runs checking the same new -o path at once all pass the check: each creates the file exclusively and
+// removes it, and one that found it missing and then could not create it ("File exists": another run's
+// file of the moment) refused a writable path. That made two CLI tests sharing a path fail now and then
+// under ctest -j2; 64 concurrent runs had 3 such refusals here (session 38).
+TEST(Cli, ConcurrentRunsCheckingOneOutputPathAllPassTheCheck) {
+  const std::string dir = testing::temp_dir(), out = dir + "/shared.json";
+  for (int round = 0; round < 4; ++round) {
+    const std::string script = "cd " + dir + " && for i in $(seq 64); do " + NOVA_CLI_PATH +
+                               " catalogue generate -o " + out + " --seed -1 > run$i.txt 2>&1 & done; wait";
+    ASSERT_EQ(std::system(script.c_str()), 0);
+    for (int i = 1; i <= 64; ++i) {
+      std::ifstream in(dir + "/run" + std::to_string(i) + ".txt");
+      const std::string text((std::istreambuf_iterator<char>(in)), {});
+      EXPECT_NE(text.find("--seed: must be 0 or more, got -1"), std::string::npos)
+          << "round " << round << ", run " << i << ": " << text;
+    }
+  }
+  EXPECT_FALSE(std::ifstream(out).good()) << out << " was left behind";
 }
 
 // -o on a symbolic link whose target does not exist yet writes the target (as the shell's > does); the

@@ -21,6 +21,10 @@ def _cpuinfo(keys):
     return found
 
 
+def _family_model(found) -> str:
+    return f" (family {found['cpu family']} model {found['model']})" if "cpu family" in found and "model" in found else ""
+
+
 def cpu_name() -> str:
     """The CPU model from /proc/cpuinfo, or platform.processor() where that file is absent."""
     return _cpuinfo(("model name",)).get("model name") or platform.processor()
@@ -29,10 +33,11 @@ def cpu_name() -> str:
 def cpu_family_model() -> str:
     """The text " (family F model M)" from /proc/cpuinfo's cpuid fields, or "" where they are absent. A
     VM's model name can stand for hosts of different speed ("AMD EPYC" under KVM); these tell them apart."""
-    f = _cpuinfo(("cpu family", "model"))
-    return f" (family {f['cpu family']} model {f['model']})" if len(f) == 2 else ""
+    return _family_model(_cpuinfo(("cpu family", "model")))
 
 
 def summary() -> str:
-    """The machine and its load now, for the first line of a benchmark's output."""
-    return f"{cpu_name()}{cpu_family_model()}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.2f}"
+    """The machine and its load now, for the first line of a benchmark's output (one read of /proc/cpuinfo)."""
+    found = _cpuinfo(("model name", "cpu family", "model"))
+    name = found.get("model name") or platform.processor()
+    return f"{name}{_family_model(found)}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.2f}"

@@ -213,21 +213,25 @@ TEST(Cli, ParseErrorsExitTwoOnOneLine) {
   EXPECT_EQ(run_cli("bench conv --help").status, 0);
 }
 
+// Every command that takes --seed; catalogue generate's output goes to a file of the test's own.
+std::vector<std::string> commands_taking_a_seed() {
+  return {"error --tile 2,3",
+          "discover --tile 2,3",
+          "report",
+          "catalogue search --tile 2,3 -p fp32",
+          "catalogue generate -o " + testing::temp_dir() + "/unused.json",
+          "catalogue correlation"};
+}
+
 // A negative seed was read into the unsigned seed as 2^64 - 1 and the run went on with it.
 TEST(Cli, NegativeSeedsAreRefusedByEveryCommand) {
-  const std::string unused = testing::temp_dir() + "/unused.json";
-  for (const std::string& cmd : std::vector<std::string>{
-           "error --tile 2,3", "discover --tile 2,3", "report", "catalogue search --tile 2,3 -p fp32",
-           "catalogue generate -o " + unused, "catalogue correlation"})
+  for (const std::string& cmd : commands_taking_a_seed())
     expect_error(cmd + " --seed -1", "--seed: must be 0 or more, got -1");
 }
 
 // A seed beyond 2^64 - 1 was read (strtoull saturates) as 2^64 - 1 and the run went on with it.
 TEST(Cli, SeedsBeyondTheUnsignedRangeAreRefusedByEveryCommand) {
-  const std::string unused = testing::temp_dir() + "/unused.json";
-  for (const std::string& cmd : std::vector<std::string>{
-           "error --tile 2,3", "discover --tile 2,3", "report", "catalogue search --tile 2,3 -p fp32",
-           "catalogue generate -o " + unused, "catalogue correlation"})
+  for (const std::string& cmd : commands_taking_a_seed())
     expect_error(cmd + " --seed 18446744073709551616",
                  "--seed: must be at most 18446744073709551615, got 18446744073709551616");
   // The largest seed itself is accepted.

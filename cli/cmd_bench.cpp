@@ -330,6 +330,10 @@ void run_bench(const BenchOptions& o) {
       text += fmt::format("  fp16: V scaled by 2^-{} (the input's largest value would take V past its limit: 65504, 2^12 "
           "with fp16 arithmetic)\n",
                           counts.v_shift);
+    else if (counts.v_shift < 0)
+      text +=
+          fmt::format("  fp16: V scaled by 2^{} (the input is small enough to put V in fp16's subnormals)\n",
+                      -counts.v_shift);
     if (counts.saturated + counts.nonfinite_tiles + counts.output_saturated + counts.output_nonfinite > 0)
       text += fmt::format(
           "  counts of the last execute: {} V values saturated, {} tiles with NaN/Inf, {} outputs saturated, "

@@ -539,6 +539,43 @@ def test_fp16_plans_shift_v_on_large_activations():
     assert np.isfinite(large) and large <= 1.05 * unit
 
 
+def test_fp16_plans_shift_v_up_on_small_activations():
+    """Activations so small (1e-6) that V would lie in fp16's subnormals: the plan shifts V up (v_shift < 0)
+    and the output is as accurate as on unit-scale data against PyTorch's float64 conv, in NCHW (the exact
+    max from the copy) and NHWC (read in place: the shift from a sample of the input); before session 40
+    such inputs cost F(6,3) 0.24 of the output (docs/engine.md, "Small inputs: V shifted up"). The drop-in
+    module (fp16 on an FP32 model) gets the same."""
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(37)
+    w = rng.uniform(-0.1, 0.1, (16, 16, 3, 3)).astype(np.float32)
+    x = rng.uniform(-1, 1, (1, 16, 12, 12)).astype(np.float32)
+    for layout in ("nchw", "nhwc"):
+        plan = nova.ConvPlan((1, 16, 12, 12, 16), weights=w, tile="6,3", precision="fp16", layout=layout)
+
+        def error(scale):
+            xs = np.ascontiguousarray(x * scale)
+            ref = torch.nn.functional.conv2d(torch.from_numpy(xs.astype(np.float64)),
+                                             torch.from_numpy(w.astype(np.float64)), padding=1).numpy()
+            if layout == "nhwc":
+                xs, ref = np.ascontiguousarray(xs.transpose(0, 2, 3, 1)), ref.transpose(0, 2, 3, 1)
+            y = np.zeros(ref.shape, np.float32)
+            plan.execute(xs, y)
+            return np.linalg.norm(y - ref) / np.linalg.norm(ref)
+
+        unit = error(1.0)
+        assert plan.v_shift == 0, layout
+        small = error(1e-6)
+        assert plan.v_shift < 0, layout
+        assert small <= 1.3 * unit, (layout, small, unit)
+    conv = torch.nn.Conv2d(16, 16, 3, padding=1, bias=False)
+    with torch.no_grad():
+        conv.weight.copy_(torch.from_numpy(w))
+    wino = nova_torch.WinogradConv2d.from_conv2d(conv, tile="6,3", precision="fp16")
+    xt = torch.from_numpy(x) * 1e-6
+    with torch.no_grad():
+        assert rel_l2(wino(xt), reference(conv, xt)) <= 1.3 * unit
+
+
 def test_lowp_plans_count_nonfinite_outputs():
     """bf16 and fp16 plans, and fp32 plans with fp16 output, say how many NaN/Inf results their output
     holds (output_nonfinite), counted here with numpy: a NaN input spreads over its tiles, and fp16 outputs

@@ -520,10 +520,10 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
 namespace {
 
 // The fp16 U's column scales of position a from column k0 on (build_lowp; times 2^v_shift where this
-// call's V is scaled down); null for bf16, whose U keeps FP32's exponent range.
+// call's V is scaled); null for bf16, whose U keeps FP32's exponent range.
 const float* column_scales(const Plan::Impl& p, const WinogradPlan& w, int64_t a, int64_t k0) {
   if (w.u_pow2.empty()) return nullptr;
-  return (p.v_shift > 0 ? p.call_pow2.data() : w.u_pow2.data()) + a * w.Kpad + k0;
+  return (p.v_shift != 0 ? p.call_pow2.data() : w.u_pow2.data()) + a * w.Kpad + k0;
 }
 
 }  // namespace
@@ -615,38 +615,78 @@ namespace {
 constexpr int64_t kScanChunk = 16384;
 }
 
+namespace {
+
+// max |d| over elements [i0, i0 + len) of an input tensor of type f (NaN and Inf left out: AmaxFn).
+float range_amax(const Plan::Impl& p, const void* input, TensorFormat f, int64_t i0, int64_t len) {
+  const AmaxFn amax = p.wino->convert.amax;
+  if (f.type == DataType::kFp32) return amax(static_cast<const float*>(input) + i0, len);
+  if (f.type == DataType::kInt8) {
+    // The largest |code| times the scale: fl(|c| * scale) grows with |c| (scale > 0), so it is the
+    // largest widened |value|, without widening (an int8 tensor's scan took 18 % of a per-call
+    // int8-spatial execute on 1x64x56x56, widening chunks into a heap buffer).
+    const auto* codes = static_cast<const int8_t*>(input) + i0;
+    int largest = 0;
+    for (int64_t i = 0; i < len; ++i) largest = std::max(largest, std::abs(static_cast<int>(codes[i])));
+    return static_cast<float>(largest) * f.scale;
+  }
+  // bf16, fp16: widened (exactly) a piece at a time
+  const WidenFn widen = p.kernels->convert.widen[static_cast<int>(f.type)];
+  constexpr int64_t kPiece = 1024;
+  alignas(64) float buf[kPiece];
+  float m = 0.0f;
+  for (int64_t j = 0; j < len; j += kPiece) {
+    const int64_t n = std::min(kPiece, len - j);
+    widen(element_at(input, f.type, i0 + j), buf, n, f.scale);
+    m = std::max(m, amax(buf, n));
+  }
+  return m;
+}
+
+}  // namespace
+
+namespace {
+
+bool is_prime(int64_t n) {
+  if (n < 2) return false;
+  for (int64_t d = 2; d * d <= n; ++d)
+    if (n % d == 0) return false;
+  return true;
+}
+
+}  // namespace
+
+// Pieces of 16 elements (a pixel's channel block in NCHW16c, 16 channels of a pixel in NHWC; one cache
+// line of FP32), one in every `stride`: a prime, so that the pieces taken move across channel blocks and
+// pixels instead of landing on the same channels of every pixel; 61 (1.6 % of the input), or more where
+// that would pass 128 pieces. Its cost is the lines it reads, scattered, each from another core's cache
+// or from memory (0.1-0.2 us a line on this project's VMs, ten times what a second read of them takes):
+// 512 lines took 0.06 ms a call on 1x64x224x224; 128, 0.03 ms, 0.08-0.26 % of the thread time of fp16
+// plans on the layer set (docs/engine.md, "Small inputs: V shifted up").
+float input_tensor_amax_sample(Plan::Impl& p, const void* input, TensorFormat f) {
+  constexpr int64_t kPiece = 16, kMaxPieces = 128;
+  const int64_t count = input_elements(p.shape, p.layout);
+  int64_t stride = std::max<int64_t>(61, ceil_div(ceil_div(count, kPiece), kMaxPieces));
+  while (!is_prime(stride)) ++stride;
+  const InputPaddingLanes lanes(p.shape, p.layout);
+  StageLaps clock = p.laps(0);  // the calling thread's time, as worker 0's (--profile: "scales")
+  float m = 0.0f;
+  for (int64_t i = 0; i < count; i += kPiece * stride) {  // NCHW16c's padding lanes left out
+    const int64_t len = lanes.any() && lanes.last_block(i) ? lanes.last_lanes : std::min(kPiece, count - i);
+    m = std::max(m, range_amax(p, input, f, i, len));
+  }
+  clock.lap(Stage::kScales);
+  return m;
+}
+
 // A pass over the input, a chunk a task (int8-spatial's input scale, fp16's V shift).
 float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat f) {
   const int64_t count = input_elements(p.shape, p.layout);
-  const WidenFn widen = p.kernels->convert.widen[static_cast<int>(f.type)];
-  const AmaxFn amax = p.wino->convert.amax;
   // NCHW16c padding lanes are skipped (they were read: 1000 in them set int8-spatial's input scale and zeroed
   // every output, nothing counted). Chunks and planes start at multiples of 16 elements, pixels of 16 lanes.
   const InputPaddingLanes lanes(p.shape, p.layout);
   static_assert(kScanChunk % 16 == 0);
-  const auto scan_range = [&](int64_t i0, int64_t len) {
-    float m = 0.0f;
-    if (f.type == DataType::kFp32) {
-      m = amax(static_cast<const float*>(input) + i0, len);
-    } else if (f.type == DataType::kInt8) {
-      // The largest |code| times the scale: fl(|c| * scale) grows with |c| (scale > 0), so it is the
-      // largest widened |value|, without widening (an int8 tensor's scan took 18 % of a per-call
-      // int8-spatial execute on 1x64x56x56, widening chunks into a heap buffer).
-      const auto* codes = static_cast<const int8_t*>(input) + i0;
-      int largest = 0;
-      for (int64_t i = 0; i < len; ++i) largest = std::max(largest, std::abs(static_cast<int>(codes[i])));
-      m = static_cast<float>(largest) * f.scale;
-    } else {  // bf16, fp16: widened (exactly) a piece at a time
-      constexpr int64_t kPiece = 1024;
-      alignas(64) float buf[kPiece];
-      for (int64_t j = 0; j < len; j += kPiece) {
-        const int64_t n = std::min(kPiece, len - j);
-        widen(element_at(input, f.type, i0 + j), buf, n, f.scale);
-        m = std::max(m, amax(buf, n));
-      }
-    }
-    return m;
-  };
+  const auto scan_range = [&](int64_t i0, int64_t len) { return range_amax(p, input, f, i0, len); };
   std::vector<float> part(static_cast<std::size_t>(p.threads), 0.0f);
   const auto scan_chunk = [&](std::size_t task, int worker) {
     const int64_t i0 = static_cast<int64_t>(task) * kScanChunk, end = std::min(i0 + kScanChunk, count);
@@ -684,12 +724,32 @@ constexpr double kFp16Max = 65504.0;
 constexpr double kFp16ArithmeticVMax = 4096.0;
 static_assert(kFp16FmaChunk * kFp16ArithmeticVMax / 4 * 1.02 < kFp16Max);  // the sums with their roundings
 
+// V whose bound (fp16_v_gain * max |d|) lies below 1 is scaled up to a bound in [2^4, 2^5), that of
+// unit-scale data (fp16_v_gain is at most about 16 for the balanced default transforms). Below, much of V
+// sits in fp16's subnormals (its normals end at 2^-14): at inputs of 1e-5 the error was 5.6x that of
+// unit-scale data with F(8,3) and FP32 arithmetic, and 25x with fp16 arithmetic, whose products round to
+// fp16 too (docs/engine.md, "Small inputs: V shifted up"). Unit-scale data is not shifted and keeps its bits.
+// The target leaves V 2^11 below its limit (2^7 with fp16 arithmetic), so a shift from a sample of the
+// input (plans that read it in place, execute_winograd) overflows only where the sample missed the
+// input's largest value by more than that; the output's NaN/Inf count then has it run again.
+constexpr double kFp16RaiseBelow = 1.0;
+constexpr int kFp16RaiseTo = 4;  // log2 of the raised bound's binade
+
 void set_fp16_v_shift(Plan::Impl& p, float amax) {
   const WinogradPlan& w = *p.wino;
   int shift = 0;
   const double bound = w.fp16_v_gain * static_cast<double>(amax);
   const double limit = w.fp16_fma ? kFp16ArithmeticVMax : kFp16Max;
   while (bound > std::ldexp(limit, shift)) ++shift;  // at most a few hundred steps (bound < 2^128 * gain)
+  if (bound > 0.0 && bound < kFp16RaiseBelow) {
+    // bound * 2^-s in [2^4, 2^5). The GEMMs' column scales become u_pow2 * 2^s, kept FP32 normals (exact
+    // multipliers; a subnormal one would round outputs that FP32 holds as normals).
+    int lowest_scale = 0;
+    for (const float s : w.u_pow2)
+      if (s > 0.0f) lowest_scale = std::min(lowest_scale, std::ilogb(s));
+    const int floor_shift = std::numeric_limits<float>::min_exponent - 1 - lowest_scale;  // 2^-126
+    shift = std::max(std::ilogb(bound) - kFp16RaiseTo, floor_shift);
+  }
   p.v_shift = shift;
   if (shift == 0) return;
   p.call_pow2.resize(w.u_pow2.size());

@@ -331,8 +331,8 @@ struct Plan::Impl {
   // worker, the NaN/Inf values found in M's first 16 output channels, before the ReLU can hide them.
   std::vector<int64_t> thread_m_nonfinite;
   std::vector<float> v_scale;
-  // fp16: this execute's V scaled by 2^-v_shift (0: as is), and u_pow2 times 2^v_shift, the column scales
-  // its GEMMs multiply by instead (lowp.cpp, set_fp16_v_shift).
+  // fp16: this execute's V scaled by 2^-v_shift (0: as is; < 0: up), and u_pow2 times 2^v_shift, the column
+  // scales its GEMMs multiply by instead (lowp.cpp, set_fp16_v_shift).
   int v_shift = 0;
   std::vector<float> call_pow2;
   std::vector<std::vector<float>> thread_amax;  // per worker: max |V| per tap and lane (tap*16 + lane)
@@ -380,6 +380,10 @@ void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights);
 // max |d| over the finite values of an input tensor of type `format` (int8-spatial's input scale, fp16's V
 // shift).
 float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat format);
+// max |d| over a sample of the input (1.6 %, at most 512 runs of 16 values; one thread): fp16's V shift for
+// plans that do not take the exact max before they transform (execute_winograd); never above
+// input_tensor_amax.
+float input_tensor_amax_sample(Plan::Impl& p, const void* input, TensorFormat format);
 
 // Which elements of an input tensor are NCHW16c padding lanes (the last channel block's lanes from C on):
 // never data, whatever users leave there; the scans and checks that read the tensor whole skip them.
@@ -395,8 +399,9 @@ struct InputPaddingLanes {
   bool padding(int64_t element) const { return element % 16 >= last_lanes && last_block(element); }
 };
 // fp16: the least s >= 0 for which V of an input whose largest finite |d| is `amax` stays within its limit
-// (65504; 2^12 with fp16 arithmetic) after V is multiplied by 2^-s; sets p.v_shift and, when s > 0,
-// p.call_pow2.
+// (65504; 2^12 with fp16 arithmetic) after V is multiplied by 2^-s; where V's bound is below 1, the s < 0
+// that brings it to [2^4, 2^5) instead (V scaled up, out of fp16's subnormals). Sets p.v_shift and, when
+// s != 0, p.call_pow2.
 void set_fp16_v_shift(Plan::Impl& p, float amax);
 void allocate_lowp_scratch(Plan::Impl& p);  // after the Winograd scratch
 void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t rows,

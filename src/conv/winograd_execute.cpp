@@ -540,7 +540,7 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
   const bool quantize_packed = spatial && !codes_given;
   // int8-spatial reads its int8 codes in place when they are this call's codes (the copy would only
   // widen them); otherwise its copy quantizes the input.
-  // fp16 with V scaled down (set_fp16_v_shift): the scaling is made in the copy, so a call that scales
+  // fp16 with V scaled (set_fp16_v_shift): the scaling is made in the copy, so a call that scales
   // makes one (a plan that reads in place allocates it at its first such call).
   const bool in_place =
       (w.reads_input_directly && p.v_shift == 0) || (codes_given && w.spatial_codes_directly);
@@ -555,7 +555,7 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
     pack_blocked_input(p, first_image, pack_format, images, xb, w.Cb, w.Hp, w.Wp, quantize_packed,
                        fp16_from_copy ? &amax : nullptr);
     if (fp16_from_copy) set_fp16_v_shift(p, amax);
-    if (p.v_shift > 0)
+    if (p.v_shift != 0)
       scale_blocked_input(p, xb, images * w.Cb * w.Hp * w.Wp * kLanes, std::ldexp(1.0f, -p.v_shift));
   };
   if (w.run_phased()) {
@@ -725,18 +725,20 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
 }  // namespace
 
 // fp16 plans that would scan the input for max |d| before every execute (in-place NHWC / NCHW16c, copies
-// by image groups) run with V unshifted instead, and scan only where the output then holds NaN or Inf
-// (the count of every low-precision plan, output_stage): a V past fp16's range rounds to inf, and a
-// product or sum with it is +-inf or NaN in every output channel of M at its position, which reaches
-// every stored output whose transform reads that position (a cropped edge output can miss it, and is
-// not stored). Where the scan then asks for a shift, the execute runs again with it, so the result is
-// the scan-first result wherever V had overflowed, and otherwise the unshifted one, whose V is never
-// nearer fp16's subnormals. A fused ReLU takes -inf to 0, and an overflow can leave only -inf where the
-// result is positive: those plans watch M's first channel block instead, before the output transform
-// (first_block_nonfinite: n^2 pixels of 16 floats a tile, where the output's count reads m^2 for every
-// block of 16 output channels). With fp16 arithmetic the shift also keeps the GEMMs' fp16 chunk sums
-// finite (|V| <= 2^12), whose overflow can reach some output channels only: those plans, with a ReLU,
-// scan first.
+// by image groups) take V's shift from a sample of the input instead (input_tensor_amax_sample: a shift
+// up where the data is small, otherwise none, or a shift down where even the sample passes the limit),
+// and scan only where the output then holds NaN or Inf (the count of every low-precision plan,
+// output_stage): a V past fp16's range rounds to inf, and a product or sum with it is +-inf or NaN in
+// every output channel of M at its position, which reaches every stored output whose transform reads
+// that position (a cropped edge output can miss it, and is not stored). Where the scan then asks for
+// another shift, the execute runs again with it, so the result is the scan-first result wherever V had
+// overflowed (the sample missed the input's largest values), and otherwise the sampled one, whose V is
+// within fp16's normal range wherever the exact one's would be. A fused ReLU takes -inf to 0, and an
+// overflow can leave only -inf where the result is positive: those plans watch M's first channel block
+// instead, before the output transform (first_block_nonfinite: n^2 pixels of 16 floats a tile, where the
+// output's count reads m^2 for every block of 16 output channels). With fp16 arithmetic the shift also
+// keeps the GEMMs' fp16 chunk sums finite (|V| <= 2^12), whose overflow can reach some output channels
+// only: those plans, with a ReLU, scan first.
 void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   const WinogradPlan& w = *p.wino;
   const bool deferred = w.precision == Precision::kFp16 && (!p.relu || !w.fp16_fma) &&
@@ -745,7 +747,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
     run_winograd(p, input, output, V16Shift::kFind);
     return;
   }
-  p.v_shift = 0;
+  set_fp16_v_shift(p, input_tensor_amax_sample(p, input, p.input_format));
+  const int sampled_shift = p.v_shift;
   run_winograd(p, input, output, p.relu ? V16Shift::kGivenWatchM : V16Shift::kGiven);
   int64_t held = 0;  // NaN/Inf results stored, or in M before a ReLU
   if (p.relu) {
@@ -755,7 +758,8 @@ void execute_winograd(Plan::Impl& p, const void* input, void* output) {
   }
   if (held == 0) return;
   set_fp16_v_shift(p, input_tensor_amax(p, input, p.input_format));
-  if (p.v_shift == 0) return;  // NaN/Inf inputs, or results past the output type's range: V was in range
+  // The same shift: NaN/Inf inputs, or results past the output type's range; V was in range.
+  if (p.v_shift == sampled_shift) return;
   std::fill(p.thread_io_counts.begin(), p.thread_io_counts.end(), NarrowCounts{});
   run_winograd(p, input, output, V16Shift::kGiven);
 }

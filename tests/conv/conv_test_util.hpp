@@ -53,16 +53,21 @@ inline std::vector<double> reference(const Problem& p, Layout layout, bool relu)
   return out;
 }
 
-// Runs the engine on the problem (input converted to `options.layout`), output in that layout.
+// Runs the engine on the problem (input converted to `options.layout`), output in that layout; NCHW16c's
+// output converted back to NCHW (as reference() gives it for that layout).
 inline std::vector<float> run(const Problem& p, const PlanOptions& options,
                               std::optional<Plan>* keep = nullptr) {
+  const ConvShape& s = p.shape;
   std::vector<float> x = p.input;
-  if (options.layout == Layout::kNHWC)
-    x = nchw_to_nhwc(std::span<const float>(p.input), p.shape.N, p.shape.C, p.shape.H, p.shape.W);
-  Plan plan = Plan::create(p.shape, p.weights.data(), p.bias.empty() ? nullptr : p.bias.data(), options);
-  std::vector<float> out(static_cast<std::size_t>(p.shape.output_size()), -12345.0f);
+  if (options.layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(p.input), s.N, s.C, s.H, s.W);
+  if (options.layout == Layout::kNCHW16c)
+    x = nchw_to_nchw16c(std::span<const float>(p.input), s.N, s.C, s.H, s.W);
+  Plan plan = Plan::create(s, p.weights.data(), p.bias.empty() ? nullptr : p.bias.data(), options);
+  std::vector<float> out(static_cast<std::size_t>(output_elements(s, options.layout)), -12345.0f);
   plan.execute(x.data(), out.data());
   if (keep != nullptr) keep->emplace(std::move(plan));
+  if (options.layout == Layout::kNCHW16c)
+    out = nchw16c_to_nchw(std::span<const float>(out), s.N, s.K, s.out_h(), s.out_w());
   return out;
 }
 

@@ -208,14 +208,16 @@ struct LowpStats {
   // convolution's receptive field), so this is how a caller learns of them without a pass over the
   // output. FP32 plans with FP32 output do not count (0).
   int64_t output_nonfinite = 0;
-  // fp16: V was multiplied by 2^-v_shift (and the GEMMs' results by 2^v_shift, exactly) because this
-  // input's largest finite |value| times the transform's bound on |V| / max |d| passed fp16's 65504 (2^12
-  // with fp16 arithmetic, whose fp16 sums of 32 products it keeps finite); 0 where V fits as it is
-  // (docs/engine.md, "fp16: V's exponent range"). Plans that read the input in place (or copy it by image
-  // groups) do not take that max before every execute (with a fused ReLU, only those with FP32
-  // arithmetic): they run unshifted and, only where the output (with a ReLU: the GEMMs' results before
-  // it) then holds NaN/Inf, take it and run again shifted, so they shift only where V did overflow (not
-  // where the bound alone passed the limit).
+  // fp16: V was multiplied by 2^-v_shift (and the GEMMs' results by 2^v_shift, exactly). Positive where
+  // this input's largest finite |value| times the transform's bound on |V| / max |d| passed fp16's 65504
+  // (2^12 with fp16 arithmetic, whose fp16 sums of 32 products it keeps finite); negative where that
+  // bound was below 1, V then brought up to a bound in [2^4, 2^5), that of unit-scale data, out of
+  // fp16's subnormals; 0 in between, on ordinary data (docs/engine.md, "fp16: V's exponent range").
+  // Plans that read the input in place (or copy it by image groups) do not take that max before every
+  // execute (with a fused ReLU, only those with FP32 arithmetic): they take the shift from a sample of
+  // the input (1 run of 16 values in 61, fewer on large inputs) and, only where the output (with a ReLU: the
+  // GEMMs' results before it) then holds NaN/Inf, take the exact max and run again if it asks for another
+  // shift; so they shift down only where V did overflow (not where the bound alone passed the limit).
   int v_shift = 0;
 };
 

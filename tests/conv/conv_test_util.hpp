@@ -38,6 +38,15 @@ inline Problem random_problem(const ConvShape& s, unsigned seed, bool with_bias 
   return p;
 }
 
+// The problem with its input and bias times 2^k (exact in FP32 while they stay normal), the weights kept:
+// the output times 2^k.
+inline Problem scaled(const Problem& p, int k) {
+  Problem q = p;
+  for (auto& v : q.input) v = std::ldexp(v, k);
+  for (auto& v : q.bias) v = std::ldexp(v, k);
+  return q;
+}
+
 inline std::vector<double> to_double(const std::vector<float>& v) {
   return {v.begin(), v.end()};
 }

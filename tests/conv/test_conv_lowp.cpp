@@ -1293,9 +1293,7 @@ TEST(Lowp, Fp16KeepsItsAccuracyOverTheInputsRange) {
       PlanOptions unbalanced = o;
       unbalanced.transform = default_transform(*o.tile);
       auto error_at = [&](const PlanOptions& opt, int shift) {
-        testing::Problem q = p;
-        for (auto& v : q.input) v = std::ldexp(v, shift);
-        for (auto& v : q.bias) v = std::ldexp(v, shift);
+        const testing::Problem q = testing::scaled(p, shift);
         return rel_l2(testing::run(q, opt), testing::reference(q, Layout::kNCHW, false));
       };
       const double unit = error_at(o, 0);
@@ -1317,6 +1315,30 @@ TEST(Lowp, Fp16KeepsItsAccuracyOverTheInputsRange) {
     }
 }
 
+// The V-shift tests' plans: layout, order (tile_block 0 fused, -1 phased) and ReLU; whether the plan
+// reads its input in place and so shifts V down only after an overflow (execute_winograd).
+struct Fp16Variant {
+  const char* name;
+  Layout layout;
+  int tile_block;
+  bool relu;
+  bool shifts_after_overflow = false;
+};
+
+// Their options: the portable kernel (the SIMD kernels' bits, Lowp tests above, on any CPU), one thread.
+PlanOptions fp16_options(const char* tile, Fp16Arithmetic arith, const Fp16Variant& var) {
+  PlanOptions o;
+  o.precision = Precision::kFp16;
+  o.fp16_arithmetic = arith;
+  o.lowp_kernel = LowpKernel::kPortable;
+  o.tile = parse_tile(tile);
+  o.layout = var.layout;
+  o.tile_block = var.tile_block;
+  o.relu = var.relu;
+  o.threads = 1;
+  return o;
+}
+
 // Inputs whose transform would take V past fp16's 65504 (the balanced transforms' rows have L1 norms
 // up to 4, so |V| reaches 16 max |d|): the plan scales V by 2^-s for that call and the GEMMs' results
 // by 2^s. Checked against the float64 reference and against the unit-scale run itself: inputs times 2^k
@@ -1328,35 +1350,15 @@ TEST(Lowp, Fp16KeepsItsAccuracyOverTheInputsRange) {
 TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
   const ConvShape s{2, 32, 13, 11, 24, 3, 3, 1, 1};
   const testing::Problem unit = testing::random_problem(s, 41);
-  auto scaled = [&](int k) {
-    testing::Problem q = unit;
-    for (auto& v : q.input) v = std::ldexp(v, k);
-    for (auto& v : q.bias) v = std::ldexp(v, k);
-    return q;
-  };
-  // In place without ReLU, V is shifted only where it did overflow (execute_winograd): the bound below,
-  // a worst case, can ask for more than the data needs.
-  struct Variant {
-    const char* name;
-    Layout layout;
-    int tile_block;
-    bool relu;
-    bool shifts_after_overflow;
-  };
-  for (const Variant& var : {Variant{"nchw fused", Layout::kNCHW, 0, false, false},
-                             Variant{"nchw phased", Layout::kNCHW, -1, false, false},
-                             Variant{"nhwc in place", Layout::kNHWC, 0, false, true},
-                             Variant{"nhwc in place relu", Layout::kNHWC, 0, true, true}})
+  auto scaled = [&](int k) { return testing::scaled(unit, k); };
+  // In place, V is shifted down only where it did overflow (execute_winograd): the bound below, a worst
+  // case, can ask for more than the data needs.
+  for (const Fp16Variant& var : {Fp16Variant{"nchw fused", Layout::kNCHW, 0, false, false},
+                                 Fp16Variant{"nchw phased", Layout::kNCHW, -1, false, false},
+                                 Fp16Variant{"nhwc in place", Layout::kNHWC, 0, false, true},
+                                 Fp16Variant{"nhwc in place relu", Layout::kNHWC, 0, true, true}})
     for (const char* tile : {"4,3", "6,3", "8,3"}) {
-      PlanOptions o;
-      o.precision = Precision::kFp16;
-      o.fp16_arithmetic = Fp16Arithmetic::kFp32;
-      o.lowp_kernel = LowpKernel::kPortable;
-      o.tile = parse_tile(tile);
-      o.layout = var.layout;
-      o.tile_block = var.tile_block;
-      o.relu = var.relu;
-      o.threads = 1;
+      const PlanOptions o = fp16_options(tile, Fp16Arithmetic::kFp32, var);
       const std::string where = std::string(var.name) + " F(" + tile + ")";
       std::optional<Plan> plan;
       const std::vector<float> y1 = testing::run(unit, o, &plan);
@@ -1426,34 +1428,15 @@ TEST(Lowp, Fp16ScalesVWhereTheInputWouldTakeItPastFp16Range) {
 TEST(Lowp, Fp16ScalesVUpWhereTheInputIsSmall) {
   const ConvShape s{2, 32, 13, 11, 32, 3, 3, 1, 1};  // K of whole blocks: NCHW16c's output converts back
   const testing::Problem unit = testing::random_problem(s, 43);
-  auto scaled = [&](int k) {
-    testing::Problem q = unit;
-    for (auto& v : q.input) v = std::ldexp(v, k);
-    for (auto& v : q.bias) v = std::ldexp(v, k);
-    return q;
-  };
-  struct Variant {
-    const char* name;
-    Layout layout;
-    int tile_block;
-    bool relu;
-  };
+  auto scaled = [&](int k) { return testing::scaled(unit, k); };
   for (const Fp16Arithmetic arith : {Fp16Arithmetic::kFp32, Fp16Arithmetic::kFp16})
-    for (const Variant& var : {Variant{"nchw fused", Layout::kNCHW, 0, false},
-                               Variant{"nchw phased relu", Layout::kNCHW, -1, true},
-                               Variant{"nhwc in place", Layout::kNHWC, 0, false},
-                               Variant{"nhwc in place relu", Layout::kNHWC, 0, true},
-                               Variant{"nchw16c in place phased", Layout::kNCHW16c, -1, false}})
+    for (const Fp16Variant& var : {Fp16Variant{"nchw fused", Layout::kNCHW, 0, false},
+                                   Fp16Variant{"nchw phased relu", Layout::kNCHW, -1, true},
+                                   Fp16Variant{"nhwc in place", Layout::kNHWC, 0, false, true},
+                                   Fp16Variant{"nhwc in place relu", Layout::kNHWC, 0, true, true},
+                                   Fp16Variant{"nchw16c in place phased", Layout::kNCHW16c, -1, false, true}})
       for (const char* tile : {"4,3", "6,3", "8,3"}) {
-        PlanOptions o;
-        o.precision = Precision::kFp16;
-        o.fp16_arithmetic = arith;
-        o.lowp_kernel = LowpKernel::kPortable;
-        o.tile = parse_tile(tile);
-        o.layout = var.layout;
-        o.tile_block = var.tile_block;
-        o.relu = var.relu;
-        o.threads = 1;
+        const PlanOptions o = fp16_options(tile, arith, var);
         const std::string where = std::string(var.name) + " F(" + tile + ") " + to_string(arith);
         std::optional<Plan> plan;
         const std::vector<float> y1 = testing::run(unit, o, &plan);
@@ -1488,40 +1471,32 @@ TEST(Lowp, Fp16ScalesVUpWhereTheInputIsSmall) {
 // with no NaN/Inf and no shift.
 TEST(Lowp, Fp16InPlacePlansRunAgainWhereTheSampleMissedTheLargestInput) {
   const ConvShape s{1, 32, 12, 10, 32, 3, 3, 1, 1};
-  testing::Problem q = testing::random_problem(s, 53);
-  for (auto& v : q.input) v = std::ldexp(v, -20);
-  for (auto& v : q.bias) v = std::ldexp(v, -20);
-  for (const Layout layout : {Layout::kNHWC, Layout::kNCHW16c})
-    for (const bool relu : {false, true}) {
-      PlanOptions o;
-      o.precision = Precision::kFp16;
-      o.fp16_arithmetic = Fp16Arithmetic::kFp32;
-      o.lowp_kernel = LowpKernel::kPortable;
-      o.tile = TileSize{6, 3};
-      o.layout = layout;
-      o.relu = relu;
-      o.threads = 1;
-      const std::string where =
-          std::string(layout == Layout::kNHWC ? "nhwc" : "nchw16c") + (relu ? " relu" : "");
-      // Element 16 of the tensor in this layout: NHWC channel 16 of pixel (0, 0); NCHW16c channel 0 of
-      // pixel (0, 1).
-      testing::Problem big = q;
-      big.input[static_cast<std::size_t>(layout == Layout::kNHWC ? 16 * s.H * s.W : 1)] = 1.0f;
-      std::optional<Plan> plan;
-      const std::vector<float> y = testing::run(big, o, &plan);
-      EXPECT_EQ(plan->stats().v_shift, 0) << where;
-      EXPECT_EQ(plan->stats().output_nonfinite, 0) << where;
-      for (const float v : y) ASSERT_TRUE(std::isfinite(v)) << where;
-      const double error = rel_l2(y, testing::reference(big, layout, relu));
-      PlanOptions exact = o;
-      exact.layout = Layout::kNCHW;
-      const double exact_error =
-          rel_l2(testing::run(big, exact), testing::reference(big, Layout::kNCHW, relu));
-      EXPECT_LE(error, 1.1 * exact_error) << where;
-      // Without the value of 1, the sample's shift stands.
-      testing::run(q, o, &plan);
-      EXPECT_LT(plan->stats().v_shift, -15) << where;
-    }
+  const testing::Problem q = testing::scaled(testing::random_problem(s, 53), -20);
+  for (const Fp16Variant& var : {Fp16Variant{"nhwc", Layout::kNHWC, 0, false, true},
+                                 Fp16Variant{"nhwc relu", Layout::kNHWC, 0, true, true},
+                                 Fp16Variant{"nchw16c", Layout::kNCHW16c, 0, false, true},
+                                 Fp16Variant{"nchw16c relu", Layout::kNCHW16c, 0, true, true}}) {
+    const PlanOptions o = fp16_options("6,3", Fp16Arithmetic::kFp32, var);
+    const std::string where = var.name;
+    // Element 16 of the tensor in this layout: NHWC channel 16 of pixel (0, 0); NCHW16c channel 0 of
+    // pixel (0, 1).
+    testing::Problem big = q;
+    big.input[static_cast<std::size_t>(var.layout == Layout::kNHWC ? 16 * s.H * s.W : 1)] = 1.0f;
+    std::optional<Plan> plan;
+    const std::vector<float> y = testing::run(big, o, &plan);
+    EXPECT_EQ(plan->stats().v_shift, 0) << where;
+    EXPECT_EQ(plan->stats().output_nonfinite, 0) << where;
+    for (const float v : y) ASSERT_TRUE(std::isfinite(v)) << where;
+    const double error = rel_l2(y, testing::reference(big, var.layout, var.relu));
+    PlanOptions exact = o;
+    exact.layout = Layout::kNCHW;
+    const double exact_error =
+        rel_l2(testing::run(big, exact), testing::reference(big, Layout::kNCHW, var.relu));
+    EXPECT_LE(error, 1.1 * exact_error) << where;
+    // Without the value of 1, the sample's shift stands.
+    testing::run(q, o, &plan);
+    EXPECT_LT(plan->stats().v_shift, -15) << where;
+  }
 }
 
 // fp16 arithmetic sums 32 channels' products in fp16 before FP32 takes over. U's columns are at most

@@ -612,10 +612,8 @@ int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, flo
 }
 
 namespace {
-constexpr int64_t kScanChunk = 16384;
-}
 
-namespace {
+constexpr int64_t kScanChunk = 16384;
 
 // max |d| over elements [i0, i0 + len) of an input tensor of type f (NaN and Inf left out: AmaxFn).
 float range_amax(const Plan::Impl& p, const void* input, TensorFormat f, int64_t i0, int64_t len) {
@@ -642,10 +640,6 @@ float range_amax(const Plan::Impl& p, const void* input, TensorFormat f, int64_t
   }
   return m;
 }
-
-}  // namespace
-
-namespace {
 
 bool is_prime(int64_t n) {
   if (n < 2) return false;
@@ -747,7 +741,8 @@ void set_fp16_v_shift(Plan::Impl& p, float amax) {
     int lowest_scale = 0;
     for (const float s : w.u_pow2)
       if (s > 0.0f) lowest_scale = std::min(lowest_scale, std::ilogb(s));
-    const int floor_shift = std::numeric_limits<float>::min_exponent - 1 - lowest_scale;  // 2^-126
+    // (Weights below 2^-126 give column scales below it already: then no shift at all.)
+    const int floor_shift = std::min(0, std::numeric_limits<float>::min_exponent - 1 - lowest_scale);
     shift = std::max(std::ilogb(bound) - kFp16RaiseTo, floor_shift);
   }
   p.v_shift = shift;

@@ -1460,6 +1460,16 @@ TEST(Lowp, Fp16ScalesVUpWhereTheInputIsSmall) {
         two.threads = 2;
         EXPECT_TRUE(same_bits(testing::run(q20, two), y20)) << where << ": 2 threads";
       }
+  // Weights below FP32's normals (2^-130 times unit scale): U's column scales are there already, and the
+  // GEMMs' results times a scale shifted further down would round to zero. No shift then, never a
+  // downward one.
+  testing::Problem tiny = testing::scaled(unit, -20);
+  for (auto& v : tiny.weights) v = std::ldexp(v, -130);
+  std::optional<Plan> plan;
+  const std::vector<float> y = testing::run(
+      tiny, fp16_options("4,3", Fp16Arithmetic::kFp32, Fp16Variant{"", Layout::kNCHW, 0, false}), &plan);
+  EXPECT_EQ(plan->stats().v_shift, 0);
+  for (const float v : y) ASSERT_TRUE(std::isfinite(v));
 }
 
 // Plans that read their input in place take the upward shift from a sample of it (1 run of 16 values in

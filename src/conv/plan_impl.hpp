@@ -380,7 +380,7 @@ void build_int8_spatial(Plan::Impl& p, WinogradPlan& w, const float* weights);
 // max |d| over the finite values of an input tensor of type `format` (int8-spatial's input scale, fp16's V
 // shift).
 float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat format);
-// max |d| over a sample of the input (1.6 %, at most 512 runs of 16 values; one thread): fp16's V shift for
+// max |d| over a sample of the input (1.6 %, at most 128 pieces of 16 values; one thread): fp16's V shift for
 // plans that do not take the exact max before they transform (execute_winograd); never above
 // input_tensor_amax.
 float input_tensor_amax_sample(Plan::Impl& p, const void* input, TensorFormat format);

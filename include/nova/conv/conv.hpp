@@ -215,9 +215,10 @@ struct LowpStats {
   // fp16's subnormals; 0 in between, on ordinary data (docs/engine.md, "fp16: V's exponent range").
   // Plans that read the input in place (or copy it by image groups) do not take that max before every
   // execute (with a fused ReLU, only those with FP32 arithmetic): they take the shift from a sample of
-  // the input (1 run of 16 values in 61, fewer on large inputs) and, only where the output (with a ReLU: the
+  // the input (16 values in every 976, at most 128 such pieces) and, only where the output (with a ReLU: the
   // GEMMs' results before it) then holds NaN/Inf, take the exact max and run again if it asks for another
-  // shift; so they shift down only where V did overflow (not where the bound alone passed the limit).
+  // shift; so they shift down only where V did overflow or the sample's own bound passed the limit (not
+  // where the exact max's bound alone would have).
   int v_shift = 0;
 };
 

@@ -1,0 +1,147 @@
+// The CUDA multi-pass kernels: input amax, input transform (to fp16 V), output transform. The per-thread
+// work is multipass_math.hpp's, shared with the host emulation; here are only the grids, the fp16 stores
+// and the reductions. Grid-stride loops, 256 threads a block.
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "multipass_kernels.hpp"
+
+namespace nova::cuda::detail {
+namespace {
+
+constexpr int kBlock = 256;
+constexpr int64_t kMaxBlocks = 1 << 20;
+
+int blocks_for(int64_t count) {
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((count + kBlock - 1) / kBlock, kMaxBlocks)));
+}
+
+__global__ void input_amax_kernel(const float* input, int64_t count, unsigned int* amax_bits) {
+  unsigned int local = 0;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    local = max(local, __float_as_uint(input[i]) & 0x7fffffffu);  // |x|'s bits order as |x|; NaN's above all
+  local = __reduce_max_sync(0xffffffffu, local);
+  if ((threadIdx.x & 31) == 0) atomicMax(amax_bits, local);
+}
+
+// One V shift per block, from the pass-0 amax (the same rule as the host: fp16_v_shift).
+__device__ int block_shift(const unsigned int* amax_bits, double v_gain, int floor_shift) {
+  __shared__ int shift;
+  if (threadIdx.x == 0) shift = fp16_v_shift(v_gain, __uint_as_float(*amax_bits), floor_shift);
+  __syncthreads();
+  return shift;
+}
+
+template <int NP>
+__global__ void input_pass_kernel(InputPassArgs args, const float* input, const unsigned int* amax_bits,
+                                  double v_gain, int floor_shift, __half* V) {
+  const int shift = block_shift(amax_bits, v_gain, floor_shift);
+  const TileGeometry& g = args.g;
+  const int nn = (NP > 0 ? NP : g.n) * (NP > 0 ? NP : g.n);
+  constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
+  const int64_t total = g.N * g.C * g.tiles_h * g.tiles_w;
+  float v[cap * cap];
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const InputTileIndex x = input_pass_tile<NP>(args, input, i, shift, v);
+    for (int a = 0; a < nn; ++a) V[g.v_index(a, x.channel, x.tile)] = __float2half_rn(v[a]);
+  }
+}
+
+template <int NP>
+__global__ void output_pass_kernel(OutputPassArgs args, const float* M, const float* u_pow2,
+                                   const float* bias, const unsigned int* amax_bits, double v_gain,
+                                   int floor_shift, float* output, unsigned long long* nonfinite) {
+  const int shift = block_shift(amax_bits, v_gain, floor_shift);
+  const TileGeometry& g = args.g;
+  const int64_t total = g.N * g.K * g.tiles_h * g.tiles_w;
+  unsigned int count = 0;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    count += static_cast<unsigned int>(output_pass_tile<NP>(args, M, u_pow2, bias, i, shift, output));
+  count = __reduce_add_sync(0xffffffffu, count);
+  if ((threadIdx.x & 31) == 0 && count > 0) atomicAdd(nonfinite, static_cast<unsigned long long>(count));
+}
+
+template <int NP>
+void input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits, double v_gain,
+                int floor_shift, __half* V, cudaStream_t s) {
+  const TileGeometry& g = args.g;
+  input_pass_kernel<NP><<<blocks_for(g.N * g.C * g.tiles_h * g.tiles_w), kBlock, 0, s>>>(
+      args, input, amax_bits, v_gain, floor_shift, V);
+}
+
+template <int NP>
+void output_pass(const OutputPassArgs& args, const float* M, const float* u_pow2, const float* bias,
+                 const unsigned int* amax_bits, double v_gain, int floor_shift, float* output,
+                 unsigned long long* nonfinite, cudaStream_t s) {
+  const TileGeometry& g = args.g;
+  output_pass_kernel<NP><<<blocks_for(g.N * g.K * g.tiles_h * g.tiles_w), kBlock, 0, s>>>(
+      args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite);
+}
+
+}  // namespace
+
+int launch_input_amax(const float* input, int64_t count, unsigned int* amax_bits, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  if (cudaError_t e = cudaMemsetAsync(amax_bits, 0, sizeof(unsigned int), s); e != cudaSuccess) return e;
+  input_amax_kernel<<<blocks_for(count), kBlock, 0, s>>>(input, count, amax_bits);
+  return cudaGetLastError();
+}
+
+// The tiles' n at compile time where it is a common one (F(2,3), F(4,3), F(6,3), F(8,3), F(2,5), F(4,5),
+// F(6,5)): the tile stays in registers; other n run the run-time loops.
+int launch_input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits,
+                      double v_gain, int floor_shift, uint16_t* V, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  auto* v = reinterpret_cast<__half*>(V);
+  switch (args.g.n) {
+    case 4:
+      input_pass<4>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      break;
+    case 6:
+      input_pass<6>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      break;
+    case 8:
+      input_pass<8>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      break;
+    case 10:
+      input_pass<10>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      break;
+    default:
+      input_pass<0>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+int launch_output_pass(const OutputPassArgs& args, const float* M, const float* u_pow2, const float* bias,
+                       const unsigned int* amax_bits, double v_gain, int floor_shift, float* output,
+                       unsigned long long* nonfinite, void* stream) {
+  auto s = static_cast<cudaStream_t>(stream);
+  if (cudaError_t e = cudaMemsetAsync(nonfinite, 0, sizeof(unsigned long long), s); e != cudaSuccess)
+    return e;
+  switch (args.g.n) {
+    case 4:
+      output_pass<4>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
+      break;
+    case 6:
+      output_pass<6>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
+      break;
+    case 8:
+      output_pass<8>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
+      break;
+    case 10:
+      output_pass<10>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
+      break;
+    default:
+      output_pass<0>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
+      break;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace nova::cuda::detail

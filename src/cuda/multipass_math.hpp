@@ -1,0 +1,184 @@
+// The per-thread work of the CUDA multi-pass Winograd passes, written once for the device (nvcc, the
+// kernels of multipass_kernels.cu) and the host (g++, multipass_emulation.cpp): the tests run the host
+// copy against the float64 reference, so that the indexing and scaling the kernels run are checked on
+// machines without a GPU. Plain C++ with no CUDA types: each pass gives its values to the caller, which
+// stores them (as __half on the device, as fp16 bits on the host).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#ifdef __CUDACC__
+#define NOVA_HD __host__ __device__
+#else
+#define NOVA_HD
+#endif
+
+namespace nova::cuda::detail {
+
+// n = m + r - 1 of the tiles the path runs: up to F(8,5) and F(10,3).
+inline constexpr int kMaxTilePoints = 12;
+
+struct TileGeometry {
+  int64_t N = 0, C = 0, H = 0, W = 0, K = 0;
+  int64_t out_h = 0, out_w = 0;
+  int64_t pad_h = 0, pad_w = 0;
+  int m = 0, r = 0, n = 0;
+  int64_t tiles_h = 0, tiles_w = 0;
+  NOVA_HD int64_t tiles() const { return N * tiles_h * tiles_w; }
+  // V[a][c][t] (fp16): the GEMM's column-major A operand, T x C with leading dimension T.
+  NOVA_HD int64_t v_index(int a, int64_t c, int64_t t) const { return (a * C + c) * tiles() + t; }
+  // M[a][k][t] (FP32): the GEMM's column-major result, T x K with leading dimension T.
+  NOVA_HD int64_t m_index(int a, int64_t k, int64_t t) const { return (a * K + k) * tiles() + t; }
+};
+
+// One thread per (image, channel, tile), the tile column fastest: consecutive threads write consecutive
+// elements of V.
+struct InputPassArgs {
+  TileGeometry g;
+  float BT[kMaxTilePoints * kMaxTilePoints];  // row-major n x n
+};
+
+// One thread per (image, output channel, tile), the tile column fastest.
+struct OutputPassArgs {
+  TileGeometry g;
+  float AT[kMaxTilePoints * kMaxTilePoints];  // row-major m x n
+  bool relu = false;
+};
+
+// The shift rule, the CPU engine's for FP32 sums (src/conv/lowp.cpp, set_fp16_v_shift): V is stored as
+// V * 2^-shift. Down while V's bound (gain * amax) passes fp16's largest finite value; up, to a bound in
+// [2^4, 2^5), where it lies below 1 (else much of V sits in fp16's subnormals, which start at 2^-14),
+// never below `floor_shift` (the U scales times 2^shift stay FP32 normals). NaN or Inf inputs: no shift
+// (they reach the output, which counts them).
+inline constexpr double kFp16Max = 65504.0;
+inline constexpr double kRaiseBelow = 1.0;
+inline constexpr int kRaiseTo = 4;
+
+NOVA_HD inline int fp16_v_shift(double gain, float amax, int floor_shift) {
+  const double bound = gain * static_cast<double>(amax);
+  if (!(bound <= 1e300)) return 0;  // NaN or Inf
+  int shift = 0;
+  while (bound > ldexp(kFp16Max, shift)) ++shift;  // at most about 140 steps: amax < 2^128, gain < 2^12
+  if (bound > 0.0 && bound < kRaiseBelow) {
+    const int raised = ilogb(bound) - kRaiseTo;
+    shift = raised > floor_shift ? raised : floor_shift;
+  }
+  return shift;
+}
+
+// The thread's indices, from the flat index `i` of the input pass.
+struct InputTileIndex {
+  int64_t image, channel, tile_y, tile_x, tile;
+};
+
+NOVA_HD inline InputTileIndex input_tile_index(const TileGeometry& g, int64_t i) {
+  InputTileIndex x;
+  x.tile_x = i % g.tiles_w;
+  i /= g.tiles_w;
+  x.tile_y = i % g.tiles_h;
+  i /= g.tiles_h;
+  x.channel = i % g.C;
+  x.image = i / g.C;
+  x.tile = (x.image * g.tiles_h + x.tile_y) * g.tiles_w + x.tile_x;
+  return x;
+}
+
+// V = B^T d B for the tile of input-pass index `i`, times 2^-shift, into v[a] (a = row * n + column).
+// NP: n at compile time (the loops unroll and the tile stays in registers), or 0 for a run-time n.
+template <int NP>
+NOVA_HD inline InputTileIndex input_pass_tile(const InputPassArgs& p, const float* input, int64_t i,
+                                              int shift, float* v) {
+  const TileGeometry& g = p.g;
+  const int n = NP > 0 ? NP : g.n;
+  constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
+  const InputTileIndex x = input_tile_index(g, i);
+  const float* plane = input + (x.image * g.C + x.channel) * g.H * g.W;
+  const int64_t y0 = x.tile_y * g.m - g.pad_h, x0 = x.tile_x * g.m - g.pad_w;
+  float d[cap][cap];
+  for (int u = 0; u < n; ++u)
+    for (int w = 0; w < n; ++w) {
+      const int64_t yy = y0 + u, xx = x0 + w;
+      d[u][w] = (yy >= 0 && yy < g.H && xx >= 0 && xx < g.W) ? plane[yy * g.W + xx] : 0.0f;
+    }
+  // t = B^T d, then V = t B (V[a][b] = sum_w t[a][w] B^T[b][w]).
+  float t[cap][cap];
+  for (int a = 0; a < n; ++a)
+    for (int w = 0; w < n; ++w) {
+      float s = 0.0f;
+      for (int u = 0; u < n; ++u) s += p.BT[a * n + u] * d[u][w];
+      t[a][w] = s;
+    }
+  const float scale = ldexpf(1.0f, -shift);  // a power of two within FP32's normals: |shift| < 126
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      float s = 0.0f;
+      for (int w = 0; w < n; ++w) s += t[a][w] * p.BT[b * n + w];
+      v[a * n + b] = s * scale;
+    }
+  return x;
+}
+
+struct OutputTileIndex {
+  int64_t image, channel, tile_y, tile_x, tile;
+};
+
+NOVA_HD inline OutputTileIndex output_tile_index(const TileGeometry& g, int64_t i) {
+  OutputTileIndex x;
+  x.tile_x = i % g.tiles_w;
+  i /= g.tiles_w;
+  x.tile_y = i % g.tiles_h;
+  i /= g.tiles_h;
+  x.channel = i % g.K;
+  x.image = i / g.K;
+  x.tile = (x.image * g.tiles_h + x.tile_y) * g.tiles_w + x.tile_x;
+  return x;
+}
+
+// Y = A^T (M o s) A for the tile of output-pass index `i`, s[a] = u_pow2[a * K + k] * 2^shift (the U
+// columns' and V's scales undone), plus bias, ReLU; writes the tile's outputs inside the image and
+// returns how many of them are NaN or Inf.
+template <int NP>
+NOVA_HD inline int output_pass_tile(const OutputPassArgs& p, const float* M, const float* u_pow2,
+                                    const float* bias, int64_t i, int shift, float* output) {
+  const TileGeometry& g = p.g;
+  const int n = NP > 0 ? NP : g.n;
+  constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
+  const int m = g.m;
+  const OutputTileIndex x = output_tile_index(g, i);
+  float z[cap][cap];
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      const int pos = a * n + b;
+      const float s = ldexpf(u_pow2[pos * g.K + x.channel], shift);  // an FP32 normal (the plan's floor)
+      z[a][b] = M[g.m_index(pos, x.channel, x.tile)] * s;
+    }
+  // t = A^T z (m x n), then y = t A (y[i][j] = sum_b t[i][b] A^T[j][b]).
+  float t[cap][cap];
+  for (int r = 0; r < m; ++r)
+    for (int b = 0; b < n; ++b) {
+      float s = 0.0f;
+      for (int a = 0; a < n; ++a) s += p.AT[r * n + a] * z[a][b];
+      t[r][b] = s;
+    }
+  const float beta = bias ? bias[x.channel] : 0.0f;
+  float* plane = output + (x.image * g.K + x.channel) * g.out_h * g.out_w;
+  int nonfinite = 0;
+  for (int r = 0; r < m; ++r) {
+    const int64_t yy = x.tile_y * m + r;
+    if (yy >= g.out_h) break;
+    for (int c = 0; c < m; ++c) {
+      const int64_t xx = x.tile_x * m + c;
+      if (xx >= g.out_w) break;
+      float s = 0.0f;
+      for (int b = 0; b < n; ++b) s += t[r][b] * p.AT[c * n + b];
+      s += beta;
+      if (p.relu) s = s > 0.0f ? s : (s == s ? 0.0f : s);  // NaN stays NaN, as max(x, 0) in a framework
+      nonfinite += (s - s != 0.0f) ? 1 : 0;                // NaN and +-Inf: x - x is NaN
+      plane[yy * g.out_w + xx] = s;
+    }
+  }
+  return nonfinite;
+}
+
+}  // namespace nova::cuda::detail

@@ -49,7 +49,7 @@ std::vector<float> run_multipass_on_host(const MultipassPlanData& plan, std::spa
   const float* bias = plan.bias.empty() ? nullptr : plan.bias.data();
   for (int64_t i = 0; i < g.N * g.K * g.tiles_h * g.tiles_w; ++i)
     nonfinite +=
-        output_pass_tile<0>(plan.output_pass, M.data(), plan.u_pow2.data(), bias, i, shift, out.data());
+        output_pass_tile<0, 0>(plan.output_pass, M.data(), plan.u_pow2.data(), bias, i, shift, out.data());
   stats.output_nonfinite = nonfinite;
   stats.input_amax = amax;
   stats.v_shift = shift;

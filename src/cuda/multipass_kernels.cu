@@ -51,7 +51,7 @@ __global__ void input_pass_kernel(InputPassArgs args, const float* input, const 
   }
 }
 
-template <int NP>
+template <int NP, int MP>
 __global__ void output_pass_kernel(OutputPassArgs args, const float* M, const float* u_pow2,
                                    const float* bias, const unsigned int* amax_bits, double v_gain,
                                    int floor_shift, float* output, unsigned long long* nonfinite) {
@@ -61,7 +61,7 @@ __global__ void output_pass_kernel(OutputPassArgs args, const float* M, const fl
   unsigned int count = 0;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    count += static_cast<unsigned int>(output_pass_tile<NP>(args, M, u_pow2, bias, i, shift, output));
+    count += static_cast<unsigned int>(output_pass_tile<NP, MP>(args, M, u_pow2, bias, i, shift, output));
   count = __reduce_add_sync(0xffffffffu, count);
   if ((threadIdx.x & 31) == 0 && count > 0) atomicAdd(nonfinite, static_cast<unsigned long long>(count));
 }
@@ -74,12 +74,12 @@ void input_pass(const InputPassArgs& args, const float* input, const unsigned in
       args, input, amax_bits, v_gain, floor_shift, V);
 }
 
-template <int NP>
+template <int NP, int MP>
 void output_pass(const OutputPassArgs& args, const float* M, const float* u_pow2, const float* bias,
                  const unsigned int* amax_bits, double v_gain, int floor_shift, float* output,
                  unsigned long long* nonfinite, cudaStream_t s) {
   const TileGeometry& g = args.g;
-  output_pass_kernel<NP><<<blocks_for(g.N * g.K * g.tiles_h * g.tiles_w), kBlock, 0, s>>>(
+  output_pass_kernel<NP, MP><<<blocks_for(g.N * g.K * g.tiles_h * g.tiles_w), kBlock, 0, s>>>(
       args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite);
 }
 
@@ -92,8 +92,9 @@ int launch_input_amax(const float* input, int64_t count, unsigned int* amax_bits
   return cudaGetLastError();
 }
 
-// The tiles' n at compile time where it is a common one (F(2,3), F(4,3), F(6,3), F(8,3), F(2,5), F(4,5),
-// F(6,5)): the tile stays in registers; other n run the run-time loops.
+// The tiles' n (and, in the output pass, m) at compile time for the default tiles (F(2,3), F(4,3), F(6,3),
+// F(8,3), F(2,5), F(4,5)) and F(6,5): the tile stays in registers (ptxas, sm_90: no stack frame but
+// at n = 10, whose three n x n arrays pass the register file); other tiles run the run-time loops.
 int launch_input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits,
                       double v_gain, int floor_shift, uint16_t* V, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
@@ -124,23 +125,27 @@ int launch_output_pass(const OutputPassArgs& args, const float* M, const float* 
   auto s = static_cast<cudaStream_t>(stream);
   if (cudaError_t e = cudaMemsetAsync(nonfinite, 0, sizeof(unsigned long long), s); e != cudaSuccess)
     return e;
-  switch (args.g.n) {
-    case 4:
-      output_pass<4>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
-      break;
-    case 6:
-      output_pass<6>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
-      break;
-    case 8:
-      output_pass<8>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
-      break;
-    case 10:
-      output_pass<10>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
-      break;
-    default:
-      output_pass<0>(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
-      break;
-  }
+  // The output pass's loops run over m too: both fixed for the default tiles.
+  const int n = args.g.n, m = args.g.m;
+  auto run = [&](auto launch) {
+    launch(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
+  };
+  if (n == 4 && m == 2)
+    run(output_pass<4, 2>);
+  else if (n == 6 && m == 4)
+    run(output_pass<6, 4>);
+  else if (n == 8 && m == 6)
+    run(output_pass<8, 6>);
+  else if (n == 10 && m == 8)
+    run(output_pass<10, 8>);
+  else if (n == 6 && m == 2)
+    run(output_pass<6, 2>);
+  else if (n == 8 && m == 4)
+    run(output_pass<8, 4>);
+  else if (n == 10 && m == 6)
+    run(output_pass<10, 6>);
+  else
+    run(output_pass<0, 0>);
   return cudaGetLastError();
 }
 

@@ -137,14 +137,14 @@ NOVA_HD inline OutputTileIndex output_tile_index(const TileGeometry& g, int64_t 
 
 // Y = A^T (M o s) A for the tile of output-pass index `i`, s[a] = u_pow2[a * K + k] * 2^shift (the U
 // columns' and V's scales undone), plus bias, ReLU; writes the tile's outputs inside the image and
-// returns how many of them are NaN or Inf.
-template <int NP>
+// returns how many of them are NaN or Inf. NP, MP: n and m at compile time (both, or 0 for run-time ones).
+template <int NP, int MP>
 NOVA_HD inline int output_pass_tile(const OutputPassArgs& p, const float* M, const float* u_pow2,
                                     const float* bias, int64_t i, int shift, float* output) {
   const TileGeometry& g = p.g;
   const int n = NP > 0 ? NP : g.n;
   constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
-  const int m = g.m;
+  const int m = MP > 0 ? MP : g.m;
   const OutputTileIndex x = output_tile_index(g, i);
   float z[cap][cap];
   for (int a = 0; a < n; ++a)

@@ -88,7 +88,7 @@ TEST(CudaMultipass, ExactOnSmallIntegersWithDyadicTransforms) {
 }
 
 // The compile-time tile sizes the kernels dispatch to run the same arithmetic as the run-time loops.
-template <int NP>
+template <int NP, int MP>
 void expect_same_tiles(const ConvShape& s, TileSize tile) {
   const Problem p = random_problem(s, 5);
   CudaPlanOptions o;
@@ -109,19 +109,21 @@ void expect_same_tiles(const ConvShape& s, TileSize tile) {
   for (float& x : M) x = u(rng);
   std::vector<float> y1(static_cast<std::size_t>(s.output_size())), y2(y1.size());
   for (int64_t i = 0; i < s.N * s.K * plan.input_pass.g.tiles_h * plan.input_pass.g.tiles_w; ++i) {
-    detail::output_pass_tile<NP>(plan.output_pass, M.data(), plan.u_pow2.data(), plan.bias.data(), i, 2,
-                                 y1.data());
-    detail::output_pass_tile<0>(plan.output_pass, M.data(), plan.u_pow2.data(), plan.bias.data(), i, 2,
-                                y2.data());
+    detail::output_pass_tile<NP, MP>(plan.output_pass, M.data(), plan.u_pow2.data(), plan.bias.data(), i, 2,
+                                     y1.data());
+    detail::output_pass_tile<0, 0>(plan.output_pass, M.data(), plan.u_pow2.data(), plan.bias.data(), i, 2,
+                                   y2.data());
   }
   EXPECT_TRUE(same_bits(y1, y2));
 }
 
 TEST(CudaMultipass, CompileTimeTileSizesMatchTheRunTimeLoops) {
-  expect_same_tiles<4>(layer(1, 3, 7, 6, 2), {2, 3});
-  expect_same_tiles<6>(layer(2, 2, 9, 11, 3), {4, 3});
-  expect_same_tiles<8>(layer(2, 2, 9, 11, 3, 5, 2), {4, 5});
-  expect_same_tiles<10>(layer(1, 2, 10, 9, 2, 3, 1), {8, 3});
+  expect_same_tiles<4, 2>(layer(1, 3, 7, 6, 2), {2, 3});
+  expect_same_tiles<6, 4>(layer(2, 2, 9, 11, 3), {4, 3});
+  expect_same_tiles<8, 6>(layer(2, 2, 13, 11, 3), {6, 3});
+  expect_same_tiles<10, 8>(layer(1, 2, 10, 9, 2, 3, 1), {8, 3});
+  expect_same_tiles<6, 2>(layer(1, 2, 7, 9, 3, 5, 2), {2, 5});
+  expect_same_tiles<8, 4>(layer(2, 2, 9, 11, 3, 5, 2), {4, 5});
 }
 
 // Random layers against the float64 reference: the error of fp16 storage with FP32 sums, level with the

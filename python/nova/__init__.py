@@ -23,6 +23,12 @@ The convolution engine (plan once, execute many times on numpy arrays or torch t
     nova.ConvPlan(..., input_type="int8", input_scale=s_x, output_type="fp16")  # typed tensors
     plan.output_nonfinite, plan.v_shift   # last execute: NaN/Inf results held (low precision), fp16's V shift
 
+The CUDA multi-pass path (fp16 storage, FP32 accumulation; docs/cuda.md)::
+
+    nova.cuda_info()                                     # build, device, cuBLAS, and why not
+    y, info = nova.cuda_emulate(x, w, tile=(6, 3))       # its passes on the host: the GPU's error, no GPU
+    plan = nova.CudaConvPlan(x.shape, w); y = plan.execute(x); plan.stats   # on a GPU
+
 Errors in the input (bad points, tiles, files, presets) raise ValueError with a one-line message.
 """
 
@@ -31,8 +37,11 @@ import os as _os
 from . import _nova
 from ._nova import (
     ConvPlan,
+    CudaConvPlan,
     Transform,
     best_isa,
+    cuda_emulate,
+    cuda_info,
     default_transform,
     analyze,
     discover,
@@ -74,10 +83,13 @@ def catalogue_transform(tile: str, preset: str, path: str = "") -> Transform:
 
 
 __all__ = [
+    "CudaConvPlan",
     "Transform",
     "analyze",
     "catalogue_entries",
     "catalogue_transform",
+    "cuda_emulate",
+    "cuda_info",
     "discover",
     "error",
     "error_layer",

@@ -12,6 +12,7 @@ void bind_numerics(nanobind::module_& m);
 void bind_discover(nanobind::module_& m);
 void bind_catalogue(nanobind::module_& m);
 void bind_conv(nanobind::module_& m);
+void bind_cuda(nanobind::module_& m);
 void bind_memory_fingerprint(nanobind::module_& m);  // for nova.torch
 
 // nova's JSON results as plain Python objects (dict, list, str, float, int, bool, None), through the

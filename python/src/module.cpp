@@ -18,5 +18,6 @@ NB_MODULE(_nova, m) {
   nova::python::bind_discover(m);
   nova::python::bind_catalogue(m);
   nova::python::bind_conv(m);
+  nova::python::bind_cuda(m);
   nova::python::bind_memory_fingerprint(m);
 }

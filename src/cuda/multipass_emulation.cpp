@@ -33,7 +33,7 @@ std::vector<float> run_multipass_on_host(const MultipassPlanData& plan, std::spa
   std::vector<uint16_t> V(static_cast<std::size_t>(nn * g.C * g.tiles()));
   float v[kMaxTilePoints * kMaxTilePoints];
   for (int64_t i = 0; i < g.N * g.C * g.tiles_h * g.tiles_w; ++i) {
-    const InputTileIndex x = input_pass_tile<0>(plan.input_pass, input.data(), i, shift, v);
+    const TileIndex x = input_pass_tile<0>(plan.input_pass, input.data(), i, shift, v);
     for (int a = 0; a < nn; ++a)
       V[static_cast<std::size_t>(g.v_index(a, x.channel, x.tile))] =
           static_cast<uint16_t>(encode_bits(Format::kFp16, v[a]));

@@ -46,7 +46,7 @@ __global__ void input_pass_kernel(InputPassArgs args, const float* input, const 
   float v[cap * cap];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const InputTileIndex x = input_pass_tile<NP>(args, input, i, shift, v);
+    const TileIndex x = input_pass_tile<NP>(args, input, i, shift, v);
     for (int a = 0; a < nn; ++a) V[g.v_index(a, x.channel, x.tile)] = __float2half_rn(v[a]);
   }
 }

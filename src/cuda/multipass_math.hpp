@@ -67,19 +67,20 @@ NOVA_HD inline int fp16_v_shift(double gain, float amax, int floor_shift) {
   return shift;
 }
 
-// The thread's indices, from the flat index `i` of the input pass.
-struct InputTileIndex {
+// A thread's indices, from its flat index `i` over (image, channel, tile row, tile column), the tile column
+// fastest; `channels` is C in the input pass, K in the output pass.
+struct TileIndex {
   int64_t image, channel, tile_y, tile_x, tile;
 };
 
-NOVA_HD inline InputTileIndex input_tile_index(const TileGeometry& g, int64_t i) {
-  InputTileIndex x;
+NOVA_HD inline TileIndex tile_index(const TileGeometry& g, int64_t i, int64_t channels) {
+  TileIndex x;
   x.tile_x = i % g.tiles_w;
   i /= g.tiles_w;
   x.tile_y = i % g.tiles_h;
   i /= g.tiles_h;
-  x.channel = i % g.C;
-  x.image = i / g.C;
+  x.channel = i % channels;
+  x.image = i / channels;
   x.tile = (x.image * g.tiles_h + x.tile_y) * g.tiles_w + x.tile_x;
   return x;
 }
@@ -87,12 +88,12 @@ NOVA_HD inline InputTileIndex input_tile_index(const TileGeometry& g, int64_t i)
 // V = B^T d B for the tile of input-pass index `i`, times 2^-shift, into v[a] (a = row * n + column).
 // NP: n at compile time (the loops unroll and the tile stays in registers), or 0 for a run-time n.
 template <int NP>
-NOVA_HD inline InputTileIndex input_pass_tile(const InputPassArgs& p, const float* input, int64_t i,
-                                              int shift, float* v) {
+NOVA_HD inline TileIndex input_pass_tile(const InputPassArgs& p, const float* input, int64_t i, int shift,
+                                         float* v) {
   const TileGeometry& g = p.g;
   const int n = NP > 0 ? NP : g.n;
   constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
-  const InputTileIndex x = input_tile_index(g, i);
+  const TileIndex x = tile_index(g, i, g.C);
   const float* plane = input + (x.image * g.C + x.channel) * g.H * g.W;
   const int64_t y0 = x.tile_y * g.m - g.pad_h, x0 = x.tile_x * g.m - g.pad_w;
   float d[cap][cap];
@@ -119,22 +120,6 @@ NOVA_HD inline InputTileIndex input_pass_tile(const InputPassArgs& p, const floa
   return x;
 }
 
-struct OutputTileIndex {
-  int64_t image, channel, tile_y, tile_x, tile;
-};
-
-NOVA_HD inline OutputTileIndex output_tile_index(const TileGeometry& g, int64_t i) {
-  OutputTileIndex x;
-  x.tile_x = i % g.tiles_w;
-  i /= g.tiles_w;
-  x.tile_y = i % g.tiles_h;
-  i /= g.tiles_h;
-  x.channel = i % g.K;
-  x.image = i / g.K;
-  x.tile = (x.image * g.tiles_h + x.tile_y) * g.tiles_w + x.tile_x;
-  return x;
-}
-
 // Y = A^T (M o s) A for the tile of output-pass index `i`, s[a] = u_pow2[a * K + k] * 2^shift (the U
 // columns' and V's scales undone), plus bias, ReLU; writes the tile's outputs inside the image and
 // returns how many of them are NaN or Inf. NP, MP: n and m at compile time (both, or 0 for run-time ones).
@@ -145,7 +130,7 @@ NOVA_HD inline int output_pass_tile(const OutputPassArgs& p, const float* M, con
   const int n = NP > 0 ? NP : g.n;
   constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
   const int m = MP > 0 ? MP : g.m;
-  const OutputTileIndex x = output_tile_index(g, i);
+  const TileIndex x = tile_index(g, i, g.K);
   float z[cap][cap];
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {

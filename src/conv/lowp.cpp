@@ -13,6 +13,7 @@
 #include "amx_support.hpp"
 #include "cpu_supports.hpp"
 #include "nova/error.hpp"
+#include "nova/numerics/fp16_v_shift.hpp"
 #include "plan_impl.hpp"
 
 namespace nova::conv {
@@ -708,15 +709,14 @@ float input_tensor_amax(Plan::Impl& p, const void* input, TensorFormat f) {
   return m;
 }
 
-// The largest |V| an fp16 plan lets through. FP32 arithmetic: fp16's largest finite value (a V within it
-// rounds to a finite fp16; to nearest never passes it). fp16 arithmetic sums kFp16FmaChunk products in
-// fp16 first, with U's columns at most 2^-2 (build_lowp): V within 2^12 keeps a chunk's sum within
-// 32 * 2^12 * 2^-2 = 2^15 (its roundings add under 2 %), whatever the data. Without it, data whose
-// windows follow the sign pattern of a B^T row, channels alike, overflowed those sums from a sixth of
-// where V itself would (Lowp.Fp16ArithmeticChunkSumsStayFiniteOnAlignedData).
-constexpr double kFp16Max = 65504.0;
-constexpr double kFp16ArithmeticVMax = 4096.0;
-static_assert(kFp16FmaChunk * kFp16ArithmeticVMax / 4 * 1.02 < kFp16Max);  // the sums with their roundings
+// The largest |V| an fp16 plan lets through (nova/numerics/fp16_v_shift.hpp, whose rule the plans follow).
+// FP32 arithmetic: fp16's largest finite value (a V within it rounds to a finite fp16; to nearest never
+// passes it). fp16 arithmetic sums kFp16FmaChunk products in fp16 first, with U's columns at most 2^-2
+// (build_lowp): V within 2^12 keeps a chunk's sum within 32 * 2^12 * 2^-2 = 2^15 (its roundings add under
+// 2 %), whatever the data. Without it, data whose windows follow the sign pattern of a B^T row, channels
+// alike, overflowed those sums from a sixth of where V itself would
+// (Lowp.Fp16ArithmeticChunkSumsStayFiniteOnAlignedData).
+static_assert(kFp16FmaChunk * kFp16VLimitFp16Sums / 4 * 1.02 < kFp16VLimitFp32Sums);  // sums and roundings
 
 // V whose bound (fp16_v_gain * max |d|) lies below 1 is scaled up to a bound in [2^4, 2^5), that of
 // unit-scale data (fp16_v_gain is at most about 16 for the balanced default transforms). Below, much of V
@@ -726,25 +726,17 @@ static_assert(kFp16FmaChunk * kFp16ArithmeticVMax / 4 * 1.02 < kFp16Max);  // th
 // The target leaves V 2^11 below its limit (2^7 with fp16 arithmetic), so a shift from a sample of the
 // input (plans that read it in place, execute_winograd) overflows only where the sample missed the
 // input's largest value by more than that; the output's NaN/Inf count then has it run again.
-constexpr double kFp16RaiseBelow = 1.0;
-constexpr int kFp16RaiseTo = 4;  // log2 of the raised bound's binade
-
 void set_fp16_v_shift(Plan::Impl& p, float amax) {
   const WinogradPlan& w = *p.wino;
-  int shift = 0;
-  const double bound = w.fp16_v_gain * static_cast<double>(amax);
-  const double limit = w.fp16_fma ? kFp16ArithmeticVMax : kFp16Max;
-  while (bound > std::ldexp(limit, shift)) ++shift;  // at most a few hundred steps (bound < 2^128 * gain)
-  if (bound > 0.0 && bound < kFp16RaiseBelow) {
-    // bound * 2^-s in [2^4, 2^5). The GEMMs' column scales become u_pow2 * 2^s, kept FP32 normals (exact
-    // multipliers; a subnormal one would round outputs that FP32 holds as normals).
-    int lowest_scale = 0;
-    for (const float s : w.u_pow2)
-      if (s > 0.0f) lowest_scale = std::min(lowest_scale, std::ilogb(s));
-    // (Weights below 2^-126 give column scales below it already: then no shift at all.)
-    const int floor_shift = std::min(0, std::numeric_limits<float>::min_exponent - 1 - lowest_scale);
-    shift = std::max(std::ilogb(bound) - kFp16RaiseTo, floor_shift);
-  }
+  // The GEMMs' column scales become u_pow2 * 2^s, kept FP32 normals (exact multipliers; a subnormal one
+  // would round outputs that FP32 holds as normals): the floor of an upward shift. (Weights below 2^-126
+  // give column scales below it already: then no shift at all.)
+  int lowest_scale = 0;
+  for (const float s : w.u_pow2)
+    if (s > 0.0f) lowest_scale = std::min(lowest_scale, std::ilogb(s));
+  const int floor_shift = std::min(0, std::numeric_limits<float>::min_exponent - 1 - lowest_scale);
+  const int shift = fp16_v_shift(w.fp16_v_gain, static_cast<double>(amax),
+                                 w.fp16_fma ? kFp16VLimitFp16Sums : kFp16VLimitFp32Sums, floor_shift);
   p.v_shift = shift;
   if (shift == 0) return;
   p.call_pow2.resize(w.u_pow2.size());

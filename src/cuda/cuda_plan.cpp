@@ -263,7 +263,7 @@ CudaRunStats CudaConvPlan::stats() {
   CudaRunStats r;
   std::memcpy(&r.input_amax, &bits, sizeof bits);
   r.output_nonfinite = static_cast<int64_t>(count);
-  r.v_shift = detail::fp16_v_shift(p.data.v_gain, r.input_amax, p.data.floor_shift);
+  r.v_shift = fp16_v_shift(p.data.v_gain, r.input_amax, kFp16VLimitFp32Sums, p.data.floor_shift);
   return r;
 }
 

@@ -27,7 +27,7 @@ std::vector<float> run_multipass_on_host(const MultipassPlanData& plan, std::spa
     }
     amax = std::max(amax, std::abs(x));
   }
-  const int shift = fp16_v_shift(plan.v_gain, amax, plan.floor_shift);
+  const int shift = fp16_v_shift(plan.v_gain, amax, kFp16VLimitFp32Sums, plan.floor_shift);
 
   // Pass 1: V as fp16 bits.
   std::vector<uint16_t> V(static_cast<std::size_t>(nn * g.C * g.tiles()));

@@ -30,7 +30,8 @@ __global__ void input_amax_kernel(const float* input, int64_t count, unsigned in
 // One V shift per block, from the pass-0 amax (the same rule as the host: fp16_v_shift).
 __device__ int block_shift(const unsigned int* amax_bits, double v_gain, int floor_shift) {
   __shared__ int shift;
-  if (threadIdx.x == 0) shift = fp16_v_shift(v_gain, __uint_as_float(*amax_bits), floor_shift);
+  if (threadIdx.x == 0)
+    shift = fp16_v_shift(v_gain, __uint_as_float(*amax_bits), kFp16VLimitFp32Sums, floor_shift);
   __syncthreads();
   return shift;
 }

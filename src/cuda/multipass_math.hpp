@@ -8,11 +8,7 @@
 #include <cmath>
 #include <cstdint>
 
-#ifdef __CUDACC__
-#define NOVA_HD __host__ __device__
-#else
-#define NOVA_HD
-#endif
+#include "nova/numerics/fp16_v_shift.hpp"
 
 namespace nova::cuda::detail {
 
@@ -45,27 +41,6 @@ struct OutputPassArgs {
   float AT[kMaxTilePoints * kMaxTilePoints];  // row-major m x n
   bool relu = false;
 };
-
-// The shift rule, the CPU engine's for FP32 sums (src/conv/lowp.cpp, set_fp16_v_shift): V is stored as
-// V * 2^-shift. Down while V's bound (gain * amax) passes fp16's largest finite value; up, to a bound in
-// [2^4, 2^5), where it lies below 1 (else much of V sits in fp16's subnormals, which start at 2^-14),
-// never below `floor_shift` (the U scales times 2^shift stay FP32 normals). NaN or Inf inputs: no shift
-// (they reach the output, which counts them).
-inline constexpr double kFp16Max = 65504.0;
-inline constexpr double kRaiseBelow = 1.0;
-inline constexpr int kRaiseTo = 4;
-
-NOVA_HD inline int fp16_v_shift(double gain, float amax, int floor_shift) {
-  const double bound = gain * static_cast<double>(amax);
-  if (!(bound <= 1e300)) return 0;  // NaN or Inf
-  int shift = 0;
-  while (bound > ldexp(kFp16Max, shift)) ++shift;  // at most about 140 steps: amax < 2^128, gain < 2^12
-  if (bound > 0.0 && bound < kRaiseBelow) {
-    const int raised = ilogb(bound) - kRaiseTo;
-    shift = raised > floor_shift ? raised : floor_shift;
-  }
-  return shift;
-}
 
 // A thread's indices, from its flat index `i` over (image, channel, tile row, tile column), the tile column
 // fastest; `channels` is C in the input pass, K in the output pass.

@@ -10,6 +10,7 @@
 #include "nova/error.hpp"
 #include "nova/exact/points.hpp"
 #include "nova/exact/verify.hpp"
+#include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/format.hpp"
 
 namespace nova::cuda::detail {
@@ -84,17 +85,6 @@ void copy_matrix(const std::vector<double>& values, const char* name, float* out
                   ") beyond FP32's range, in which the CUDA path computes");
     out[i] = f;
   }
-}
-
-// |V| <= (largest L1 norm of a B^T row)^2 max|d|, with a margin for FP32's roundings (as the CPU engine).
-double v_gain_bound(const TransformF64& f) {
-  double largest = 0.0;
-  for (int i = 0; i < f.n; ++i) {
-    double l1 = 0.0;
-    for (int j = 0; j < f.n; ++j) l1 += std::abs(f.bt(i, j));
-    largest = std::max(largest, l1);
-  }
-  return largest * largest * (1.0 + std::ldexp(1.0, -12));
 }
 
 }  // namespace

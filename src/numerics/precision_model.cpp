@@ -74,6 +74,26 @@ std::vector<PrecisionModel> make_presets() {
     m.chunk_accumulate = Format::kFp32;
     p.push_back(m);
   }
+  {
+    // The CPU engine's and the CUDA path's fp16 plans on FP32 tensors: V shifted into fp16's range.
+    PrecisionModel m =
+        storage("fp16-storage-shifted", Format::kFp16,
+                "U, V stored in fp16, V shifted by a power of two into fp16's range and the sums "
+                "shifted back (nova's fp16 engines on fp32 tensors); d, g, matrices, transforms, "
+                "products, accumulation and output in fp32");
+    m.input = m.filter = fmt_only(Format::kFp32);
+    m.v_shift = true;
+    p.push_back(m);
+    m.name = "fp16-fma-shifted";
+    m.description =
+        "as fp16-storage-shifted with fp16 FMAs over chunks of 32 input channels, the chunk sums "
+        "added in fp32 (the engine's fp16 arithmetic on AVX512-FP16, fp32 tensors)";
+    m.product = Format::kFp64;
+    m.accumulate = Format::kFp16;
+    m.accumulate_chunk = 32;
+    m.chunk_accumulate = Format::kFp32;
+    p.push_back(m);
+  }
   p.push_back(all_in("fp16-all", Format::kFp16,
                      "matrices, transforms and every stored tensor in fp16; products summed in fp32, the sums "
                      "written back in fp16 (the seed's MI300X kernel)"));
@@ -272,6 +292,10 @@ void PrecisionModel::validate() const {
   } else if (is_integer_format(accumulate)) {
     throw Error("precision model: accumulate must be a floating format or int32");
   }
+  if (v_shift && (int_v || input_transform.scaled))
+    throw Error(
+        "precision model: v_shift is for a floating, unscaled input_transform (it shifts V into that "
+        "format's range)");
   if (accumulate_chunk < 0) throw Error("precision model: accumulate_chunk must be 0 (no chunks) or a chunk length");
   if (accumulate_chunk > 0) {
     if (accumulate == Format::kInt32)
@@ -348,6 +372,9 @@ PrecisionModel precision_model_from_json(const json& j) {
         throw Error("precision model: 'accumulate_chunk' " + it.value().dump() +
                     " is out of range (at most " + std::to_string(std::numeric_limits<int>::max()) + ")");
       m.accumulate_chunk = it.value().get<int>();
+    } else if (k == "v_shift") {
+      if (!it.value().is_boolean()) throw Error("precision model: 'v_shift' must be true or false");
+      m.v_shift = it.value().get<bool>();
     } else if (k == "chunk_accumulate") {
       m.chunk_accumulate = parse_format_name(json_string(it.value(), k));
     } else if (StageFormat* s = stage_field(m, k)) {
@@ -355,7 +382,8 @@ PrecisionModel precision_model_from_json(const json& j) {
     } else if (Format* f = arith_field(m, k)) {
       *f = parse_format_name(json_string(it.value(), k));
     } else {
-      std::vector<std::string> valid = {"name", "description", "reference", "accumulate_chunk", "chunk_accumulate"};
+      std::vector<std::string> valid = {
+          "name", "description", "reference", "accumulate_chunk", "chunk_accumulate", "v_shift"};
       for (const auto& key : stage_keys()) valid.push_back(key);
       for (const auto& key : arith_keys()) valid.push_back(key);
       throw Error(fmt::format("precision model: unknown key '{}' (valid: {})", k, fmt::join(valid, ", ")));
@@ -376,6 +404,7 @@ json to_json(const PrecisionModel& m) {
   }
   for (const auto& k : stage_keys()) j[k] = stage_to_json(*stage_field(m, k));
   j["reference"] = m.reference == ReferenceData::kStored ? "stored" : "original";
+  if (m.v_shift) j["v_shift"] = true;  // left out otherwise: the other models keep their JSON
   return j;
 }
 
@@ -415,6 +444,7 @@ std::string describe(const PrecisionModel& m) {
                    stage_text(m.gemm_output));
   s += fmt::format("  output transform in {}; output {}; reference: {} data\n", format_name(m.output_arith),
                    stage_text(m.output), m.reference == ReferenceData::kStored ? "stored" : "original");
+  if (m.v_shift) s += "  V shifted by a power of two into its format's range, the sums shifted back\n";
   return s;
 }
 

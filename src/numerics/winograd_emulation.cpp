@@ -13,11 +13,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <vector>
 
 #include "nova/error.hpp"
 #include "nova/numerics/error_harness.hpp"
+#include "nova/numerics/fp16_v_shift.hpp"
 #include "numerics/harness_size.hpp"
 #include "numerics/parallel_for.hpp"
 #include "numerics/round_kernel.hpp"
@@ -167,6 +169,35 @@ std::vector<double> prepared_matrix(const std::vector<double>& m, Format f) {
 
 }  // namespace
 
+double v_gain_bound(const TransformF64& t) {
+  double largest = 0.0;
+  for (int i = 0; i < t.n; ++i) {
+    double l1 = 0.0;
+    for (int j = 0; j < t.n; ++j) l1 += std::abs(t.bt(i, j));
+    largest = std::max(largest, l1);
+  }
+  return largest * largest * (1.0 + std::ldexp(1.0, -12));
+}
+
+namespace {
+
+// The V shift of a v_shift model (nova/numerics/fp16_v_shift.hpp) on stored tiles d.
+int model_v_shift(const TransformF64& t, const PrecisionModel& model, const std::vector<double>& d) {
+  if (!model.v_shift) return 0;
+  double amax = 0.0;
+  for (double x : d) {
+    if (std::isnan(x)) return 0;  // NaN data: no shift, as the engines
+    amax = std::max(amax, std::abs(x));
+  }
+  const bool chunked_16bit = model.accumulate_chunk > 0 && !is_integer_format(model.accumulate) &&
+                             storage_bits(model.accumulate) <= 16;
+  const double limit =
+      chunked_16bit ? kFp16VLimitFp16Sums : format_info(model.input_transform.format).max_finite;
+  return fp16_v_shift(v_gain_bound(t), amax, limit);
+}
+
+}  // namespace
+
 std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel& model,
                                      const std::vector<double>& d, const std::vector<double>& g, int64_t T,
                                      int64_t C, int64_t F, bool paired, const std::vector<uint8_t>* valid) {
@@ -207,6 +238,12 @@ std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel
     out.resize(static_cast<std::size_t>(tiles * C * nn));
     detail::sandwich_range(model.transform_arith, L, n, I, src.data() + t0 * C * I * I, tiles * C, out.data());
   };
+  // V * 2^-shift (exact in float64), and the sums times 2^shift after the GEMM.
+  const int v_shift = model_v_shift(t, model, d);
+  auto shift_v = [&](std::vector<double>& v) {
+    if (v_shift != 0)
+      for (double& x : v) x = std::ldexp(x, -v_shift);
+  };
 
   // First pass, only for stages whose scales span tiles: their ranges over all tiles.
   const bool v_first = v_stage.needs_first_pass(), u_first = u_streamed && u_stage.needs_first_pass();
@@ -221,6 +258,7 @@ std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel
         const int64_t dims[] = {tiles, C, nn};
         if (v_first) {
           transform_chunk(BT, n, d, t0, tiles, buf);
+          shift_v(buf);
           v_stage.gather(buf, dims, v_local);
         }
         if (u_first) {
@@ -244,6 +282,7 @@ std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel
       const int64_t tiles = std::min(chunk_tiles, t_end - t0);
       const int64_t dims[] = {tiles, C, nn};
       transform_chunk(BT, n, d, t0, tiles, v);
+      shift_v(v);
       v_stage.apply(v, dims);
       if (u_streamed) {
         transform_chunk(G, r, g, t0, tiles, u);
@@ -253,6 +292,8 @@ std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel
                        M.data() + t0 * K * nn);
     }
   });
+  if (v_shift != 0)
+    for (double& x : M) x = std::ldexp(x, v_shift);
   {
     const int64_t dims[] = {T, K, nn};
     detail::apply_stage(model.gemm_output, M, dims, {{1}, {}, {}});

@@ -232,6 +232,30 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(AllTiles, LowpAccuracy, ::testing::ValuesIn(accuracy_cases()), case_name);
 
+// On small and large inputs the fp16 plans shift V (Lowp.Fp16ScalesVUpWhereTheInputIsSmall); the harness's
+// shifted presets model that, and predict the plans within 10 % there as the unshifted presets do on
+// unit-scale data (MatchesReferenceAndPresetEmulation).
+TEST(Lowp, Fp16PlansAgreeWithTheShiftedPresetsAtAnyInputScale) {
+  for (const Variant v :
+       {Variant{Precision::kFp16, Fp16Arithmetic::kFp32}, Variant{Precision::kFp16, Fp16Arithmetic::kFp16}}) {
+    const PrecisionModel model = precision_preset(fp16_fma(v) ? "fp16-fma-shifted" : "fp16-storage-shifted");
+    for (const TileSize tile : {TileSize{4, 3}, TileSize{6, 3}}) {
+      for (const int k : {-24, 0, 14}) {
+        LayerDataset d = layer(Precision::kFp16, 1, 40, 23, 48, 3, 7);
+        for (double& x : d.input) x = std::ldexp(x, k);
+        const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights, {});
+        const double emulated =
+            ErrorEvaluator(d, model, tile).evaluate(default_transform(tile).to_f64()).rel_l2;
+        const LowpRun r = run_lowp(d, v, tile, LowpKernel::kAuto, 2);
+        const double e = rel_l2(r.out, ref);
+        SCOPED_TRACE(name_of(v) + " " + tile.to_string() + " 2^" + std::to_string(k));
+        EXPECT_EQ(r.stats.v_shift != 0, k != 0);
+        EXPECT_NEAR(e / emulated, 1.0, 0.10) << "engine " << e << " emulated " << emulated;
+      }
+    }
+  }
+}
+
 TEST(Lowp, IdenticalAcrossThreadsAndBlockings) {
   for (Variant v : kVariants) {
     // 70 channels: fp16 FMA chunks of 32, 32 and 6 (+ 10 padding channels)

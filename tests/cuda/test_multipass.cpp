@@ -170,23 +170,29 @@ TEST(CudaMultipass, EmulationMatchesTheCpuEngineFp16ErrorOnRandomLayers) {
 
 // The error harness's fp16-storage preset (U and V rounded to fp16, FP32 sums) predicts the emulated path
 // within 10 % on its own layer data (Gaussian, fp16-representable input and weights), as the CPU engine's
-// fp16 plans are held to it: users can trust the harness for the GPU path too.
-TEST(CudaMultipass, EmulationAgreesWithTheFp16StoragePresetWithin10Percent) {
-  const PrecisionModel model = precision_preset("fp16-storage");
+// fp16 plans are held to it; its shifted twin (V shifted into fp16's range, as the path does) does so at
+// inputs 2^-24 and 2^14 times that data too. Users can trust the harness for the GPU path.
+TEST(CudaMultipass, EmulationAgreesWithTheFp16StoragePresetsWithin10Percent) {
   for (const TileSize tile :
        {TileSize{2, 3}, TileSize{4, 3}, TileSize{6, 3}, TileSize{8, 3}, TileSize{4, 5}}) {
-    LayerDataset d = make_layer_dataset(1, 40, 23, 23, 48, tile.r, DataKind::kGaussian, 7);
-    round_in_place(Format::kFp16, d.input);
-    round_in_place(Format::kFp16, d.weights);
-    const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights, {});
-    const double emulated_preset =
-        ErrorEvaluator(d, model, tile).evaluate(conv::default_transform(tile).to_f64()).rel_l2;
-    const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
-    CudaPlanOptions o;
-    o.tile = tile;
-    const double e = rel_l2(emulate(d.shape, w, {}, x, o), ref);
-    EXPECT_NEAR(e / emulated_preset, 1.0, 0.10)
-        << tile.to_string() << ": path " << e << ", preset " << emulated_preset;
+    for (const int k : {0, -24, 14}) {
+      const PrecisionModel model = precision_preset(k == 0 ? "fp16-storage" : "fp16-storage-shifted");
+      LayerDataset d = make_layer_dataset(1, 40, 23, 23, 48, tile.r, DataKind::kGaussian, 7);
+      round_in_place(Format::kFp16, d.input);
+      round_in_place(Format::kFp16, d.weights);
+      for (double& x : d.input) x = std::ldexp(x, k);
+      const std::vector<double> ref = reference_conv2d(d.shape, d.input, d.weights, {});
+      const double emulated_preset =
+          ErrorEvaluator(d, model, tile).evaluate(conv::default_transform(tile).to_f64()).rel_l2;
+      const std::vector<float> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end());
+      CudaPlanOptions o;
+      o.tile = tile;
+      CudaRunStats stats;
+      const double e = rel_l2(emulate(d.shape, w, {}, x, o, &stats), ref);
+      EXPECT_EQ(stats.v_shift != 0, k != 0) << tile.to_string() << " 2^" << k;
+      EXPECT_NEAR(e / emulated_preset, 1.0, 0.10)
+          << tile.to_string() << " 2^" << k << ": path " << e << ", preset " << emulated_preset;
+    }
   }
 }
 

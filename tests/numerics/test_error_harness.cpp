@@ -13,6 +13,7 @@
 #include "nova/exact/transform.hpp"
 #include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/first_order.hpp"
+#include "nova/numerics/fp16_v_shift.hpp"
 #include "nova/numerics/precision_model.hpp"
 #include "nova/numerics/quantization.hpp"
 #include "nova/numerics/reference_conv.hpp"
@@ -52,6 +53,46 @@ std::vector<float> sandwich_f32(const std::vector<float>& L, int P, int I, const
 }
 
 std::vector<float> to_f32(const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); }
+
+// The shifted fp16 presets (nova's fp16 engines on FP32 tensors) hold their error over the input's scale:
+// inputs 2^-30 and 2^-20 times the data give exactly the same error (V shifted to the same binade), both
+// within 10 % of unit scale's, as do 2^20; the same model without the shift loses the small inputs to
+// fp16's subnormals.
+TEST(ErrorHarness, ShiftedFp16PresetsHoldTheirErrorOverTheInputScale) {
+  const LayerDataset base = make_layer_dataset(1, 16, 14, 14, 8, 3, DataKind::kGaussian, 3);
+  const TransformF64 t = make("6,3", "0, 1, -1, 2, -2, 1/2, -1/2, inf");
+  auto error_at = [&](const PrecisionModel& model, int k) {
+    LayerDataset d = base;
+    for (double& x : d.input) x = std::ldexp(x, k);
+    return ErrorEvaluator(d, model, {6, 3}).evaluate(t).rel_l2;
+  };
+  for (const char* name : {"fp16-storage-shifted", "fp16-fma-shifted"}) {
+    SCOPED_TRACE(name);
+    const PrecisionModel model = precision_preset(name);
+    const double unit = error_at(model, 0);
+    EXPECT_GT(unit, 1e-4);  // fp16's rounding is there
+    EXPECT_EQ(error_at(model, -30), error_at(model, -20));
+    EXPECT_NEAR(error_at(model, -30) / unit, 1.0, 0.10);
+    EXPECT_NEAR(error_at(model, 20) / unit, 1.0, 0.10);
+    PrecisionModel unshifted = model;
+    unshifted.v_shift = false;
+    EXPECT_EQ(error_at(unshifted, 0), unit);  // unit-scale data is not shifted
+    EXPECT_GT(error_at(unshifted, -30), 10 * unit);
+  }
+}
+
+// The rule itself: its closed-form boundaries.
+TEST(ErrorHarness, Fp16VShiftRule) {
+  EXPECT_EQ(fp16_v_shift(16.0, 1.0, kFp16VLimitFp32Sums), 0);                     // unit scale: bound 16
+  EXPECT_EQ(fp16_v_shift(16.0, 4094.0, kFp16VLimitFp32Sums), 0);                  // 65504 exactly: no shift
+  EXPECT_EQ(fp16_v_shift(16.0, 4095.0, kFp16VLimitFp32Sums), 1);                  // past it: one binade down
+  EXPECT_EQ(fp16_v_shift(16.0, 4095.0, kFp16VLimitFp16Sums), 4);                  // 65520 / 2^4 < 4096
+  EXPECT_EQ(fp16_v_shift(16.0, std::ldexp(1.0, -30), kFp16VLimitFp32Sums), -30);  // bound 2^-26 -> [2^4, 2^5)
+  EXPECT_EQ(fp16_v_shift(16.0, std::ldexp(1.0, -30), kFp16VLimitFp32Sums, -10), -10);  // the floor
+  EXPECT_EQ(fp16_v_shift(16.0, std::nan(""), kFp16VLimitFp32Sums), 0);
+  EXPECT_EQ(fp16_v_shift(16.0, HUGE_VAL, kFp16VLimitFp32Sums), 0);
+  EXPECT_EQ(fp16_v_shift(16.0, 0.0, kFp16VLimitFp32Sums), 0);
+}
 
 TEST(ErrorHarness, Fp32ModelEqualsNativeFloatPipelineBitForBit) {
   const TransformF64 t = make("4,3", "0,±1,±2,1/2");  // six finite points: no infinity row

@@ -142,6 +142,29 @@ TEST(PrecisionModel, BadModelsGiveClearErrors) {
   EXPECT_FALSE(error_of([] { precision_model_from_json(nlohmann::json::parse(R"({"product": "int8"})")); }).empty());
   EXPECT_FALSE(error_of([] { precision_model_from_json(nlohmann::json::parse(R"([1, 2])")); }).empty());
   EXPECT_FALSE(error_of([] { precision_model_from_json(nlohmann::json::parse(R"({"input": {"format": "fp16", "scheme": "affine", "scaled": true}})")); }).empty());
+  // V's power-of-two shift is for floating, unscaled V; a boolean.
+  EXPECT_NE(
+      error_of([] {
+        precision_model_from_json(nlohmann::json::parse(
+            R"({"filter_transform": "int8", "input_transform": "int8", "accumulate": "int32", "v_shift": true})"));
+      }).find("v_shift"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of([] {
+        precision_model_from_json(nlohmann::json::parse(R"({"input_transform": "fp16", "v_shift": 1})"));
+      }).find("true or false"),
+      std::string::npos);
+}
+
+TEST(PrecisionModel, VShiftParsesAndIsWrittenOnlyWhenSet) {
+  const PrecisionModel m =
+      precision_model_from_json(nlohmann::json::parse(R"({"input_transform": "fp16", "v_shift": true})"));
+  EXPECT_TRUE(m.v_shift);
+  EXPECT_EQ(to_json(m).at("v_shift"), true);
+  EXPECT_FALSE(to_json(precision_preset("fp16-storage")).contains("v_shift"));
+  EXPECT_TRUE(precision_preset("fp16-storage-shifted").v_shift);
+  EXPECT_NE(describe(precision_preset("fp16-fma-shifted")).find("shifted by a power of two"),
+            std::string::npos);
 }
 
 TEST(PrecisionModel, LoadsPresetsAndFiles) {

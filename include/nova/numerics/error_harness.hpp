@@ -133,6 +133,10 @@ class ErrorEvaluator {
 // `valid` [T][m*m], when given, marks the outputs that lie inside the layer: the others (the cropped
 // part of an edge tile) are no part of the output tensor, so they are set to 0 before the output
 // stage and do not enter its quantization scales.
+// |V| <= v_gain_bound(t) * max|d| for V = B^T d B: the square of the largest L1 norm of a row of B^T, with a
+// margin for roundings (2^-12). The gain of the fp16 V shift (nova/numerics/fp16_v_shift.hpp).
+double v_gain_bound(const TransformF64& t);
+
 std::vector<double> emulate_winograd(const TransformF64& t, const PrecisionModel& model,
                                      const std::vector<double>& d, const std::vector<double>& g,
                                      int64_t tiles, int64_t channels, int64_t filters, bool paired,

@@ -79,6 +79,11 @@ struct PrecisionModel {
   Format output_arith = Format::kFp64;
   StageFormat output;
   ReferenceData reference = ReferenceData::kStored;
+  // V shifted by a power of two into the input_transform format's range before it is stored, and the
+  // GEMM's sums shifted back, exactly, by the rule of nova's fp16 engines (nova/numerics/fp16_v_shift.hpp:
+  // down where gain * max|d| passes the format's largest value, 4096 with chunked 16-bit float sums; up
+  // where it lies below 1). For floating, unscaled V. JSON: "v_shift": true (left out when false).
+  bool v_shift = false;
 
   // Throws nova::Error naming the first inconsistent field (see the rules at the top).
   void validate() const;

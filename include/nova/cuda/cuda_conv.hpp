@@ -81,7 +81,9 @@ class CudaConvPlan {
   ~CudaConvPlan();
 
   // Device pointers (NCHW FP32, shape.input_size() and shape.output_size() floats); `stream` is a
-  // cudaStream_t (null: the legacy default stream). Asynchronous: stats() waits for the stream.
+  // cudaStream_t (null: the legacy default stream). Asynchronous: stats() waits for the stream. A plan's
+  // buffers (V, M, the max and the count) serve one execute at a time: executes on other streams must be
+  // ordered after it (or use a plan each).
   void execute_device(const float* input, float* output, void* stream = nullptr);
   // Host tensors: copies in, runs, copies out, waits.
   void execute(std::span<const float> input, std::span<float> output);

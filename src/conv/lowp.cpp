@@ -13,6 +13,7 @@
 #include "amx_support.hpp"
 #include "cpu_supports.hpp"
 #include "nova/error.hpp"
+#include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/fp16_v_shift.hpp"
 #include "plan_impl.hpp"
 
@@ -33,19 +34,6 @@ std::size_t floats_for_bytes(std::size_t bytes) {
 // not. Up to F(6,3) / F(4,5) both lose under 0.05 point (docs/validation.md, "nova's engine in low
 // precision").
 constexpr int kFp16ArithmeticMaxPoints = 8;
-
-// max |V| / max |d| for `t`: (max_i sum_j |B^T_ij|)^2, exact, then rounded up far enough to cover FP32's
-// rounding inside the input transform (a few units in the last place of each of at most n^2 terms).
-double v_gain_bound(const Transform& t) {
-  Rational largest = 0;
-  for (int i = 0; i < t.n(); ++i) {
-    Rational l1 = 0;
-    for (int j = 0; j < t.n(); ++j) l1 += abs(t.BT()(i, j));
-    largest = std::max(largest, l1);
-  }
-  const Rational square = largest * largest;
-  return square.get_d() * (1.0 + std::ldexp(1.0, -12));
-}
 
 // Whether a kFp16 plan runs the fp16-arithmetic GEMM (PlanOptions::fp16_arithmetic).
 bool use_fp16_fma(const Plan::Impl& p, const WinogradPlan& w) {
@@ -331,7 +319,7 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights) {
   w.u_pow2.clear();
   if (w.precision == Precision::kFp16) {
     w.u_pow2.assign(static_cast<std::size_t>(nn * Kpad), 1.0f);
-    w.fp16_v_gain = v_gain_bound(w.transform);
+    w.fp16_v_gain = v_gain_bound(w.transform.to_f64());  // the harness's and the CUDA path's bound
   }
   std::fill(w.U_lowp.data(), w.U_lowp.data() + w.U_lowp.size(), 0.0f);
   auto* u16 = reinterpret_cast<uint16_t*>(w.U_lowp.data());

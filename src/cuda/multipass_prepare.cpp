@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "conv/plan_checks.hpp"
 #include "nova/conv/default_transforms.hpp"
 #include "nova/error.hpp"
 #include "nova/exact/points.hpp"
@@ -29,17 +30,6 @@ void check_supported(const ConvShape& s) {
   if (s.R != s.S)
     throw Error("the CUDA path needs a square kernel; " + s.to_string() + " is " + std::to_string(s.R) + "x" +
                 std::to_string(s.S));
-}
-
-void check_finite_weights(std::span<const float> weights, const ConvShape& s) {
-  for (std::size_t i = 0; i < weights.size(); ++i) {
-    if (std::isfinite(weights[i])) continue;
-    const int64_t j = static_cast<int64_t>(i);
-    const int64_t k = j / (s.C * s.R * s.S), c = j / (s.R * s.S) % s.C, u = j / s.S % s.R, v = j % s.S;
-    throw Error(std::string("weights contain ") + (std::isnan(weights[i]) ? "NaN" : "Inf") + " at index " +
-                std::to_string(j) + " (k=" + std::to_string(k) + ", c=" + std::to_string(c) +
-                ", r=" + std::to_string(u) + ", s=" + std::to_string(v) + ")");
-  }
 }
 
 TileSize default_tile(int r) {
@@ -70,21 +60,16 @@ Transform choose_transform(const ConvShape& s, const CudaPlanOptions& o, std::st
     throw Error("transform " + t.tile().to_string() + " is for " + std::to_string(t.r()) + "x" +
                 std::to_string(t.r()) + " kernels but the kernel is " + std::to_string(s.R) + "x" +
                 std::to_string(s.S));
+  conv::check_fp32_range(t);
   if (t.n() > kMaxTilePoints)
     throw Error("the CUDA path runs tiles of at most " + std::to_string(kMaxTilePoints) + " points; " +
                 t.tile().to_string() + " has " + std::to_string(t.n()));
   return t;
 }
 
-// The entries the kernels use, as FP32; one beyond FP32's range would be inf or 0 there.
-void copy_matrix(const std::vector<double>& values, const char* name, float* out) {
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const float f = static_cast<float>(values[i]);
-    if (!std::isfinite(f) || (f == 0.0f && values[i] != 0.0))
-      throw Error(std::string("the transform's ") + name + " has an entry (" + std::to_string(values[i]) +
-                  ") beyond FP32's range, in which the CUDA path computes");
-    out[i] = f;
-  }
+// The entries the kernels use, as FP32 (within its range: check_fp32_range).
+void copy_matrix(const std::vector<double>& values, float* out) {
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = static_cast<float>(values[i]);
 }
 
 }  // namespace
@@ -98,9 +83,8 @@ MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const floa
   if (!bias.empty() && static_cast<int64_t>(bias.size()) != shape.K)
     throw Error("bias holds " + std::to_string(bias.size()) +
                 " values; it needs 0 or K = " + std::to_string(shape.K));
-  check_finite_weights(weights, shape);
-  for (std::size_t i = 0; i < bias.size(); ++i)
-    if (!std::isfinite(bias[i])) throw Error("bias contains NaN or Inf at index " + std::to_string(i));
+  conv::check_finite(weights.data(), shape.weight_size(), "weights", shape);
+  conv::check_finite(bias.data(), static_cast<int64_t>(bias.size()), "bias", shape);
 
   std::string reason;
   Transform transform = choose_transform(shape, options, reason);
@@ -123,8 +107,8 @@ MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const floa
   p.input_pass.g = g;
   p.output_pass.g = g;
   p.output_pass.relu = options.relu;
-  copy_matrix(f.BT, "B^T", p.input_pass.BT);
-  copy_matrix(f.AT, "A^T", p.output_pass.AT);
+  copy_matrix(f.BT, p.input_pass.BT);
+  copy_matrix(f.AT, p.output_pass.AT);
   p.v_gain = v_gain_bound(f);
 
   // U[a = (i, j)][k][c] = (G g G^T)[i][j] in float64; each (a, k) column's largest |U| scaled into [1, 2)

@@ -12,10 +12,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <random>
 #include <regex>
 
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"
+#include "nova/numerics/reference_conv.hpp"
 
 namespace nova::cli {
 
@@ -197,5 +199,32 @@ std::string json_text(const nlohmann::json& j, int indent) {
 }
 
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
+
+BenchLayerData bench_layer_data(const ConvShape& s, float range) {
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  BenchLayerData d;
+  d.input.resize(static_cast<std::size_t>(s.input_size()));
+  d.weights.resize(static_cast<std::size_t>(s.weight_size()));
+  d.bias.resize(static_cast<std::size_t>(s.K));
+  for (auto& v : d.input) v = u(rng) * range;
+  for (auto& v : d.weights) v = u(rng) * 0.1f;
+  for (auto& v : d.bias) v = u(rng) * range;
+  return d;
+}
+
+double error_vs_reference(const ConvShape& s, const BenchLayerData& d, const std::vector<float>& y,
+                          bool relu) {
+  const std::vector<double> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end()),
+      b(d.bias.begin(), d.bias.end());
+  const std::vector<double> ref = reference_conv2d(s, x, w, b);
+  double num = 0.0, den = 0.0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double r = relu ? std::max(ref[i], 0.0) : ref[i];
+    num += (static_cast<double>(y[i]) - r) * (static_cast<double>(y[i]) - r);
+    den += r * r;
+  }
+  return std::sqrt(num / std::max(den, 1e-300));
+}
 
 }  // namespace nova::cli

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nova/conv_shape.hpp"
 #include "nova/exact/transform.hpp"
 #include "nova/exact/verify.hpp"
 
@@ -62,5 +63,16 @@ CLI::Validator writable_output();
 
 // True when stderr is a terminal (progress output goes there only then).
 bool stderr_is_terminal();
+
+// The data of `nova bench conv` and `nova cuda conv` (the same layer gives the same data in both): input and
+// bias uniform in [-range, range], weights in [-0.1, 0.1], from a fixed seed.
+struct BenchLayerData {
+  std::vector<float> input, weights, bias;
+};
+BenchLayerData bench_layer_data(const ConvShape& s, float range);
+// The relative L2 error of `y` (NCHW) against the float64 direct convolution of `d`, ReLU applied to the
+// reference where `relu`.
+double error_vs_reference(const ConvShape& s, const BenchLayerData& d, const std::vector<float>& y,
+                          bool relu);
 
 }  // namespace nova::cli

@@ -155,13 +155,11 @@ void run_bench(const BenchOptions& o) {
   if (o.output_scale_given && po.output.type != conv::DataType::kInt8)
     throw Error("--output-scale is for int8 output tensors; the output is " + out_type);
 
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(s.input_size())), w(static_cast<std::size_t>(s.weight_size())),
-      b(static_cast<std::size_t>(s.K)), y(static_cast<std::size_t>(s.output_size()));
-  for (auto& v : x) v = u(rng) * o.data_range;
-  for (auto& v : w) v = u(rng) * 0.1f;
-  for (auto& v : b) v = u(rng) * o.data_range;
+  BenchLayerData data = bench_layer_data(s, o.data_range);
+  std::vector<float>& x = data.input;  // widened below to the values of the input's type
+  const std::vector<float>& w = data.weights;
+  const std::vector<float>& b = data.bias;
+  std::vector<float> y(static_cast<std::size_t>(s.output_size()));
 
   if (po.output.type == conv::DataType::kInt8) {
     if (o.output_scale > 0.0f) {
@@ -252,8 +250,7 @@ void run_bench(const BenchOptions& o) {
   std::optional<double> err;
   if (o.check) {
     // Relative L2 error of the engine's output as stored (in its type) against the float64 reference
-    // on the input's values (without ReLU).
-    std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
+    // on the input's values.
     if (blocked) {
       std::vector<float> yb(static_cast<std::size_t>(out_count));
       plan.execute(xp, yp);
@@ -268,15 +265,7 @@ void run_bench(const BenchOptions& o) {
       plan.execute(xp, yp);
       conv::convert_to_fp32(yt.data(), static_cast<int64_t>(y.size()), out_fmt, y.data());
     }
-    std::vector<double> ref = reference_conv2d(s, xd, wd, bd);
-    if (o.relu)
-      for (auto& v : ref) v = std::max(v, 0.0);
-    double num = 0.0, den = 0.0;
-    for (std::size_t i = 0; i < ref.size(); ++i) {
-      num += (static_cast<double>(y[i]) - ref[i]) * (static_cast<double>(y[i]) - ref[i]);
-      den += ref[i] * ref[i];
-    }
-    err = std::sqrt(num / std::max(den, 1e-300));
+    err = error_vs_reference(s, data, y, o.relu);
   }
 
   const std::string tile = plan.tile() ? plan.tile()->to_string() : "";

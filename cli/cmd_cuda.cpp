@@ -9,7 +9,6 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -18,7 +17,6 @@
 #include "nova/cuda/cuda_conv.hpp"
 #include "nova/error.hpp"
 #include "nova/numerics/machine.hpp"
-#include "nova/numerics/reference_conv.hpp"
 
 namespace nova::cli {
 namespace {
@@ -63,20 +61,6 @@ void run_cuda_info(const std::string& format_text, const std::string& output) {
   emit(output, text);
 }
 
-// The relative L2 error of `y` against the float64 reference of the same data (ReLU applied to both).
-double cuda_conv_error(const ConvShape& s, const std::vector<float>& x, const std::vector<float>& w,
-                       const std::vector<float>& b, const std::vector<float>& y, bool relu) {
-  std::vector<double> xd(x.begin(), x.end()), wd(w.begin(), w.end()), bd(b.begin(), b.end());
-  std::vector<double> ref = reference_conv2d(s, xd, wd, bd);
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    const double r = relu ? std::max(ref[i], 0.0) : ref[i];
-    num += (static_cast<double>(y[i]) - r) * (static_cast<double>(y[i]) - r);
-    den += r * r;
-  }
-  return std::sqrt(num / std::max(den, 1e-300));
-}
-
 void run_cuda_conv(const CudaConvOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
   const auto v = parse_nchwk(o.shape, "--shape");
@@ -95,14 +79,8 @@ void run_cuda_conv(const CudaConvOptions& o) {
   if (!o.tile.empty()) po.tile = parse_tile(o.tile);
   if (!o.transform_file.empty()) po.transform = load_verified_transform(o.transform_file);
 
-  // The data of `nova bench conv`: input and bias uniform in [-range, range], weights in [-0.1, 0.1].
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(s.input_size())),
-      w(static_cast<std::size_t>(s.weight_size())), b(static_cast<std::size_t>(s.K));
-  for (auto& value : x) value = u(rng) * o.data_range;
-  for (auto& value : w) value = u(rng) * 0.1f;
-  for (auto& value : b) value = u(rng) * o.data_range;
+  const BenchLayerData data = bench_layer_data(s, o.data_range);  // the data of `nova bench conv`
+  const std::vector<float>&x = data.input, &w = data.weights, &b = data.bias;
 
   std::vector<float> y;
   std::vector<double> times;
@@ -128,7 +106,7 @@ void run_cuda_conv(const CudaConvOptions& o) {
   const double median = times[times.size() / 2];
   const double gflops = s.direct_flops() / (median * 1e6);
   std::optional<double> err;
-  if (o.check || o.emulate) err = cuda_conv_error(s, x, w, b, y, o.relu);
+  if (o.check || o.emulate) err = error_vs_reference(s, data, y, o.relu);
 
   if (format == OutputFormat::kJson) {
     nlohmann::json j{{"shape", s.to_string()},

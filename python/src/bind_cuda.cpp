@@ -23,12 +23,12 @@ using Tensor4D = nb::ndarray<const float, nb::ndim<4>, nb::c_contig, nb::device:
 using Vector = nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 using Output4D = nb::ndarray<nb::numpy, float, nb::ndim<4>>;
 
-// The layer of input [N, C, H, W] and weights [K, C, r, r] with `padding` (default r / 2).
-ConvShape layer_of(std::size_t N, std::size_t C, std::size_t H, std::size_t W, const Tensor4D& w,
+// The layer of input [N, C, H, W] and weights [K, C, r, r] with `padding` (default r / 2); validate()
+// names an impossible size.
+ConvShape layer_of(int64_t N, int64_t C, int64_t H, int64_t W, const Tensor4D& w,
                    std::optional<int64_t> padding) {
   ConvShape s;
-  s.N = static_cast<int64_t>(N), s.C = static_cast<int64_t>(C), s.H = static_cast<int64_t>(H);
-  s.W = static_cast<int64_t>(W);
+  s.N = N, s.C = C, s.H = H, s.W = W;
   s.K = static_cast<int64_t>(w.shape(0));
   s.R = static_cast<int64_t>(w.shape(2)), s.S = static_cast<int64_t>(w.shape(3));
   if (static_cast<int64_t>(w.shape(1)) != s.C)
@@ -104,7 +104,9 @@ void bind_cuda(nb::module_& m) {
       "cuda_emulate",
       [](const Tensor4D& x, const Tensor4D& w, std::optional<Vector> bias, std::optional<int64_t> padding,
          std::optional<std::pair<int, int>> tile, std::optional<Transform> transform, bool relu) {
-        const ConvShape s = layer_of(x.shape(0), x.shape(1), x.shape(2), x.shape(3), w, padding);
+        const ConvShape s =
+            layer_of(static_cast<int64_t>(x.shape(0)), static_cast<int64_t>(x.shape(1)),
+                     static_cast<int64_t>(x.shape(2)), static_cast<int64_t>(x.shape(3)), w, padding);
         cuda::CudaRunStats stats;
         cuda::MultipassDescription d;
         std::vector<float> y = cuda::emulate(s, std::span<const float>(w.data(), w.size()), span_of(bias),
@@ -129,10 +131,7 @@ void bind_cuda(nb::module_& m) {
              std::optional<std::pair<int, int>> tile, std::optional<Transform> transform, bool relu,
              int device) {
             const auto [N, C, H, W] = input_shape;
-            if (N < 1 || C < 1 || H < 1 || W < 1) throw Error("input_shape needs four sizes of at least 1");
-            const ConvShape s =
-                layer_of(static_cast<std::size_t>(N), static_cast<std::size_t>(C),
-                         static_cast<std::size_t>(H), static_cast<std::size_t>(W), w, padding);
+            const ConvShape s = layer_of(N, C, H, W, w, padding);
             new (self) cuda::CudaConvPlan(
                 cuda::CudaConvPlan::create(s, std::span<const float>(w.data(), w.size()), span_of(bias),
                                            options_of(tile, std::move(transform), relu, device)));

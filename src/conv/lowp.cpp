@@ -716,15 +716,13 @@ static_assert(kFp16FmaChunk * kFp16VLimitFp16Sums / 4 * 1.02 < kFp16VLimitFp32Su
 // input's largest value by more than that; the output's NaN/Inf count then has it run again.
 void set_fp16_v_shift(Plan::Impl& p, float amax) {
   const WinogradPlan& w = *p.wino;
-  // The GEMMs' column scales become u_pow2 * 2^s, kept FP32 normals (exact multipliers; a subnormal one
-  // would round outputs that FP32 holds as normals): the floor of an upward shift. (Weights below 2^-126
-  // give column scales below it already: then no shift at all.)
+  // The GEMMs' column scales become u_pow2 * 2^s, kept FP32 normals: the floor of an upward shift.
   int lowest_scale = 0;
   for (const float s : w.u_pow2)
     if (s > 0.0f) lowest_scale = std::min(lowest_scale, std::ilogb(s));
-  const int floor_shift = std::min(0, std::numeric_limits<float>::min_exponent - 1 - lowest_scale);
-  const int shift = fp16_v_shift(w.fp16_v_gain, static_cast<double>(amax),
-                                 w.fp16_fma ? kFp16VLimitFp16Sums : kFp16VLimitFp32Sums, floor_shift);
+  const int shift =
+      fp16_v_shift(w.fp16_v_gain, static_cast<double>(amax),
+                   w.fp16_fma ? kFp16VLimitFp16Sums : kFp16VLimitFp32Sums, fp16_v_shift_floor(lowest_scale));
   p.v_shift = shift;
   if (shift == 0) return;
   p.call_pow2.resize(w.u_pow2.size());

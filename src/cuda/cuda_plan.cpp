@@ -72,6 +72,15 @@ void check_device_pointer(const void* p, const char* name) {
     throw Error(std::string(name) + " is not device memory; execute(span) takes host tensors");
 }
 
+// A CUDA event, destroyed with its owner.
+struct Event {
+  cudaEvent_t event = nullptr;
+  Event() { check(cudaEventCreate(&event), "cudaEventCreate"); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  ~Event() { cudaEventDestroy(event); }
+};
+
 }  // namespace
 
 bool built_with_cuda() {
@@ -121,6 +130,18 @@ struct CudaConvPlan::Impl {
   cudaStream_t last_stream = nullptr;
 
   explicit Impl(detail::MultipassPlanData d) : data(std::move(d)) {}
+  // execute(span) and time_executes: the host input copied to the plan's own device buffers (made on first
+  // use), the output's beside it.
+  void stage_input(std::span<const float> input) {
+    detail::check_size(input.size(), data.shape.input_size(), "input", data.shape);
+    check(cudaSetDevice(device), "cudaSetDevice");
+    if (!host_in.as<void>()) host_in = DeviceBuffer(input.size_bytes(), "the input's device copy");
+    if (!host_out.as<void>())
+      host_out = DeviceBuffer(static_cast<std::size_t>(data.shape.output_size()) * sizeof(float),
+                              "the output's device copy");
+    check(cudaMemcpy(host_in.as<void>(), input.data(), input.size_bytes(), cudaMemcpyHostToDevice),
+          "input copy");
+  }
   ~Impl() {
     if (blas) detail::cublas().destroy(blas);
   }
@@ -167,8 +188,8 @@ void CudaConvPlan::execute_device(const float* input, float* output, void* strea
   const detail::MultipassPlanData& d = p.data;
   check_launch(detail::launch_input_amax(input, d.shape.input_size(), p.amax.as<unsigned int>(), s),
                "input amax");
-  check_launch(detail::launch_input_pass(d.input_pass, input, p.amax.as<unsigned int>(), d.v_gain,
-                                         d.floor_shift, p.V.as<uint16_t>(), s),
+  check_launch(detail::launch_input_pass(d.input_pass, input, p.amax.as<unsigned int>(), d.v_shift,
+                                         p.V.as<uint16_t>(), s),
                "input transform");
   check(detail::cublas().set_stream(p.blas, s), "cublasSetStream");
   const float alpha = 1.0f, beta = 0.0f;
@@ -183,25 +204,15 @@ void CudaConvPlan::execute_device(const float* input, float* output, void* strea
   check_launch(
       detail::launch_output_pass(d.output_pass, p.M.as<float>(), p.u_pow2.as<float>(),
                                  d.bias.empty() ? nullptr : p.bias.as<float>(), p.amax.as<unsigned int>(),
-                                 d.v_gain, d.floor_shift, output, p.nonfinite.as<unsigned long long>(), s),
+                                 d.v_shift, output, p.nonfinite.as<unsigned long long>(), s),
       "output transform");
   p.last_stream = s;
 }
 
 void CudaConvPlan::execute(std::span<const float> input, std::span<float> output) {
   Impl& p = *impl_;
-  const ConvShape& s = p.data.shape;
-  if (static_cast<int64_t>(input.size()) != s.input_size())
-    throw Error("input holds " + std::to_string(input.size()) + " values; " + s.to_string() + " needs " +
-                std::to_string(s.input_size()));
-  if (static_cast<int64_t>(output.size()) != s.output_size())
-    throw Error("output holds " + std::to_string(output.size()) + " values; " + s.to_string() + " needs " +
-                std::to_string(s.output_size()));
-  check(cudaSetDevice(p.device), "cudaSetDevice");
-  if (!p.host_in.as<void>()) p.host_in = DeviceBuffer(input.size_bytes(), "the input's device copy");
-  if (!p.host_out.as<void>()) p.host_out = DeviceBuffer(output.size_bytes(), "the output's device copy");
-  check(cudaMemcpy(p.host_in.as<void>(), input.data(), input.size_bytes(), cudaMemcpyHostToDevice),
-        "input copy");
+  detail::check_size(output.size(), p.data.shape.output_size(), "output", p.data.shape);
+  p.stage_input(input);
   execute_device(p.host_in.as<float>(), p.host_out.as<float>(), nullptr);
   check(cudaMemcpy(output.data(), p.host_out.as<void>(), output.size_bytes(), cudaMemcpyDeviceToHost),
         "output copy");
@@ -209,40 +220,20 @@ void CudaConvPlan::execute(std::span<const float> input, std::span<float> output
 
 std::vector<double> CudaConvPlan::time_executes(std::span<const float> input, int repeats) {
   Impl& p = *impl_;
-  const ConvShape& s = p.data.shape;
-  if (static_cast<int64_t>(input.size()) != s.input_size())
-    throw Error("input holds " + std::to_string(input.size()) + " values; " + s.to_string() + " needs " +
-                std::to_string(s.input_size()));
   if (repeats < 1) throw Error("repeats must be 1 or more, got " + std::to_string(repeats));
-  check(cudaSetDevice(p.device), "cudaSetDevice");
-  if (!p.host_in.as<void>()) p.host_in = DeviceBuffer(input.size_bytes(), "the input's device copy");
-  if (!p.host_out.as<void>())
-    p.host_out =
-        DeviceBuffer(static_cast<std::size_t>(s.output_size()) * sizeof(float), "the output's device copy");
-  check(cudaMemcpy(p.host_in.as<void>(), input.data(), input.size_bytes(), cudaMemcpyHostToDevice),
-        "input copy");
-  cudaEvent_t start = nullptr, stop = nullptr;
-  check(cudaEventCreate(&start), "cudaEventCreate");
-  check(cudaEventCreate(&stop), "cudaEventCreate");
+  p.stage_input(input);
+  const Event start, stop;
   std::vector<double> ms;
-  try {
-    execute_device(p.host_in.as<float>(), p.host_out.as<float>(), nullptr);  // warm-up
-    for (int i = 0; i < repeats; ++i) {
-      check(cudaEventRecord(start, nullptr), "cudaEventRecord");
-      execute_device(p.host_in.as<float>(), p.host_out.as<float>(), nullptr);
-      check(cudaEventRecord(stop, nullptr), "cudaEventRecord");
-      check(cudaEventSynchronize(stop), "cudaEventSynchronize");
-      float t = 0.0f;
-      check(cudaEventElapsedTime(&t, start, stop), "cudaEventElapsedTime");
-      ms.push_back(t);
-    }
-  } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
+  execute_device(p.host_in.as<float>(), p.host_out.as<float>(), nullptr);  // warm-up
+  for (int i = 0; i < repeats; ++i) {
+    check(cudaEventRecord(start.event, nullptr), "cudaEventRecord");
+    execute_device(p.host_in.as<float>(), p.host_out.as<float>(), nullptr);
+    check(cudaEventRecord(stop.event, nullptr), "cudaEventRecord");
+    check(cudaEventSynchronize(stop.event), "cudaEventSynchronize");
+    float t = 0.0f;
+    check(cudaEventElapsedTime(&t, start.event, stop.event), "cudaEventElapsedTime");
+    ms.push_back(t);
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   return ms;
 }
 
@@ -263,7 +254,7 @@ CudaRunStats CudaConvPlan::stats() {
   CudaRunStats r;
   std::memcpy(&r.input_amax, &bits, sizeof bits);
   r.output_nonfinite = static_cast<int64_t>(count);
-  r.v_shift = fp16_v_shift(p.data.v_gain, r.input_amax, kFp16VLimitFp32Sums, p.data.floor_shift);
+  r.v_shift = p.data.v_shift.shift(r.input_amax);
   return r;
 }
 

@@ -12,9 +12,7 @@ namespace nova::cuda::detail {
 std::vector<float> run_multipass_on_host(const MultipassPlanData& plan, std::span<const float> input,
                                          CudaRunStats& stats) {
   const ConvShape& s = plan.shape;
-  if (static_cast<int64_t>(input.size()) != s.input_size())
-    throw Error("input holds " + std::to_string(input.size()) + " values; " + s.to_string() + " needs " +
-                std::to_string(s.input_size()));
+  check_size(input.size(), s.input_size(), "input", s);
   const TileGeometry& g = plan.input_pass.g;
   const int nn = g.n * g.n;
 
@@ -27,12 +25,12 @@ std::vector<float> run_multipass_on_host(const MultipassPlanData& plan, std::spa
     }
     amax = std::max(amax, std::abs(x));
   }
-  const int shift = fp16_v_shift(plan.v_gain, amax, kFp16VLimitFp32Sums, plan.floor_shift);
+  const int shift = plan.v_shift.shift(amax);
 
   // Pass 1: V as fp16 bits.
   std::vector<uint16_t> V(static_cast<std::size_t>(nn * g.C * g.tiles()));
   float v[kMaxTilePoints * kMaxTilePoints];
-  for (int64_t i = 0; i < g.N * g.C * g.tiles_h * g.tiles_w; ++i) {
+  for (int64_t i = 0; i < g.threads(g.C); ++i) {
     const TileIndex x = input_pass_tile<0>(plan.input_pass, input.data(), i, shift, v);
     for (int a = 0; a < nn; ++a)
       V[static_cast<std::size_t>(g.v_index(a, x.channel, x.tile))] =
@@ -47,7 +45,7 @@ std::vector<float> run_multipass_on_host(const MultipassPlanData& plan, std::spa
   std::vector<float> out(static_cast<std::size_t>(s.output_size()));
   int64_t nonfinite = 0;
   const float* bias = plan.bias.empty() ? nullptr : plan.bias.data();
-  for (int64_t i = 0; i < g.N * g.K * g.tiles_h * g.tiles_w; ++i)
+  for (int64_t i = 0; i < g.threads(g.K); ++i)
     nonfinite +=
         output_pass_tile<0, 0>(plan.output_pass, M.data(), plan.u_pow2.data(), bias, i, shift, out.data());
   stats.output_nonfinite = nonfinite;

@@ -27,23 +27,22 @@ __global__ void input_amax_kernel(const float* input, int64_t count, unsigned in
   if ((threadIdx.x & 31) == 0) atomicMax(amax_bits, local);
 }
 
-// One V shift per block, from the pass-0 amax (the same rule as the host: fp16_v_shift).
-__device__ int block_shift(const unsigned int* amax_bits, double v_gain, int floor_shift) {
+// One V shift per block, from the pass-0 amax (the host's rule: VShiftRule).
+__device__ int block_shift(const unsigned int* amax_bits, VShiftRule rule) {
   __shared__ int shift;
-  if (threadIdx.x == 0)
-    shift = fp16_v_shift(v_gain, __uint_as_float(*amax_bits), kFp16VLimitFp32Sums, floor_shift);
+  if (threadIdx.x == 0) shift = rule.shift(__uint_as_float(*amax_bits));
   __syncthreads();
   return shift;
 }
 
 template <int NP>
 __global__ void input_pass_kernel(InputPassArgs args, const float* input, const unsigned int* amax_bits,
-                                  double v_gain, int floor_shift, __half* V) {
-  const int shift = block_shift(amax_bits, v_gain, floor_shift);
+                                  VShiftRule rule, __half* V) {
+  const int shift = block_shift(amax_bits, rule);
   const TileGeometry& g = args.g;
   const int nn = (NP > 0 ? NP : g.n) * (NP > 0 ? NP : g.n);
   constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
-  const int64_t total = g.N * g.C * g.tiles_h * g.tiles_w;
+  const int64_t total = g.threads(g.C);
   float v[cap * cap];
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -54,11 +53,11 @@ __global__ void input_pass_kernel(InputPassArgs args, const float* input, const 
 
 template <int NP, int MP>
 __global__ void output_pass_kernel(OutputPassArgs args, const float* M, const float* u_pow2,
-                                   const float* bias, const unsigned int* amax_bits, double v_gain,
-                                   int floor_shift, float* output, unsigned long long* nonfinite) {
-  const int shift = block_shift(amax_bits, v_gain, floor_shift);
+                                   const float* bias, const unsigned int* amax_bits, VShiftRule rule,
+                                   float* output, unsigned long long* nonfinite) {
+  const int shift = block_shift(amax_bits, rule);
   const TileGeometry& g = args.g;
-  const int64_t total = g.N * g.K * g.tiles_h * g.tiles_w;
+  const int64_t total = g.threads(g.K);
   unsigned int count = 0;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
@@ -68,20 +67,18 @@ __global__ void output_pass_kernel(OutputPassArgs args, const float* M, const fl
 }
 
 template <int NP>
-void input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits, double v_gain,
-                int floor_shift, __half* V, cudaStream_t s) {
-  const TileGeometry& g = args.g;
-  input_pass_kernel<NP><<<blocks_for(g.N * g.C * g.tiles_h * g.tiles_w), kBlock, 0, s>>>(
-      args, input, amax_bits, v_gain, floor_shift, V);
+void input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits, VShiftRule rule,
+                __half* V, cudaStream_t s) {
+  input_pass_kernel<NP>
+      <<<blocks_for(args.g.threads(args.g.C)), kBlock, 0, s>>>(args, input, amax_bits, rule, V);
 }
 
 template <int NP, int MP>
 void output_pass(const OutputPassArgs& args, const float* M, const float* u_pow2, const float* bias,
-                 const unsigned int* amax_bits, double v_gain, int floor_shift, float* output,
-                 unsigned long long* nonfinite, cudaStream_t s) {
-  const TileGeometry& g = args.g;
-  output_pass_kernel<NP, MP><<<blocks_for(g.N * g.K * g.tiles_h * g.tiles_w), kBlock, 0, s>>>(
-      args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite);
+                 const unsigned int* amax_bits, VShiftRule rule, float* output, unsigned long long* nonfinite,
+                 cudaStream_t s) {
+  output_pass_kernel<NP, MP><<<blocks_for(args.g.threads(args.g.K)), kBlock, 0, s>>>(
+      args, M, u_pow2, bias, amax_bits, rule, output, nonfinite);
 }
 
 }  // namespace
@@ -97,40 +94,39 @@ int launch_input_amax(const float* input, int64_t count, unsigned int* amax_bits
 // F(8,3), F(2,5), F(4,5)) and F(6,5): the tile stays in registers (ptxas, sm_90: no stack frame but
 // at n = 10, whose three n x n arrays pass the register file); other tiles run the run-time loops.
 int launch_input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits,
-                      double v_gain, int floor_shift, uint16_t* V, void* stream) {
-  auto s = static_cast<cudaStream_t>(stream);
-  auto* v = reinterpret_cast<__half*>(V);
+                      VShiftRule rule, uint16_t* V, void* stream) {
+  auto run = [&](auto launch) {
+    launch(args, input, amax_bits, rule, reinterpret_cast<__half*>(V), static_cast<cudaStream_t>(stream));
+  };
   switch (args.g.n) {
     case 4:
-      input_pass<4>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      run(input_pass<4>);
       break;
     case 6:
-      input_pass<6>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      run(input_pass<6>);
       break;
     case 8:
-      input_pass<8>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      run(input_pass<8>);
       break;
     case 10:
-      input_pass<10>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      run(input_pass<10>);
       break;
     default:
-      input_pass<0>(args, input, amax_bits, v_gain, floor_shift, v, s);
+      run(input_pass<0>);
       break;
   }
   return cudaGetLastError();
 }
 
 int launch_output_pass(const OutputPassArgs& args, const float* M, const float* u_pow2, const float* bias,
-                       const unsigned int* amax_bits, double v_gain, int floor_shift, float* output,
+                       const unsigned int* amax_bits, VShiftRule rule, float* output,
                        unsigned long long* nonfinite, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   if (cudaError_t e = cudaMemsetAsync(nonfinite, 0, sizeof(unsigned long long), s); e != cudaSuccess)
     return e;
   // The output pass's loops run over m too: both fixed for the default tiles.
   const int n = args.g.n, m = args.g.m;
-  auto run = [&](auto launch) {
-    launch(args, M, u_pow2, bias, amax_bits, v_gain, floor_shift, output, nonfinite, s);
-  };
+  auto run = [&](auto launch) { launch(args, M, u_pow2, bias, amax_bits, rule, output, nonfinite, s); };
   if (n == 4 && m == 2)
     run(output_pass<4, 2>);
   else if (n == 6 && m == 4)

@@ -12,12 +12,12 @@ namespace nova::cuda::detail {
 // amax_bits (one unsigned int on the device, zeroed by this launch's stream first) receives the bits of the
 // input's largest |value|; NaN's bits exceed every other's, so an input with NaN gives NaN.
 int launch_input_amax(const float* input, int64_t count, unsigned int* amax_bits, void* stream);
-// V[a][c][t] = fp16((B^T d B)[a] * 2^-shift), the shift from *amax_bits (fp16_v_shift).
+// V[a][c][t] = fp16((B^T d B)[a] * 2^-shift), the shift `rule.shift(*amax_bits)`.
 int launch_input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits,
-                      double v_gain, int floor_shift, uint16_t* V, void* stream);
+                      VShiftRule rule, uint16_t* V, void* stream);
 // Y = A^T (M o u_pow2 2^shift) A + bias, ReLU; *nonfinite (zeroed by this stream first) += NaN/Inf outputs.
 int launch_output_pass(const OutputPassArgs& args, const float* M, const float* u_pow2, const float* bias,
-                       const unsigned int* amax_bits, double v_gain, int floor_shift, float* output,
+                       const unsigned int* amax_bits, VShiftRule rule, float* output,
                        unsigned long long* nonfinite, void* stream);
 
 }  // namespace nova::cuda::detail

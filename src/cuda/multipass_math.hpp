@@ -19,13 +19,24 @@ struct TileGeometry {
   int64_t N = 0, C = 0, H = 0, W = 0, K = 0;
   int64_t out_h = 0, out_w = 0;
   int64_t pad_h = 0, pad_w = 0;
-  int m = 0, r = 0, n = 0;
+  int m = 0, n = 0;
   int64_t tiles_h = 0, tiles_w = 0;
   NOVA_HD int64_t tiles() const { return N * tiles_h * tiles_w; }
+  // Threads of a pass: one per (image, channel, tile), `channels` C in the input pass, K in the output pass.
+  NOVA_HD int64_t threads(int64_t channels) const { return channels * tiles(); }
   // V[a][c][t] (fp16): the GEMM's column-major A operand, T x C with leading dimension T.
   NOVA_HD int64_t v_index(int a, int64_t c, int64_t t) const { return (a * C + c) * tiles() + t; }
   // M[a][k][t] (FP32): the GEMM's column-major result, T x K with leading dimension T.
   NOVA_HD int64_t m_index(int a, int64_t k, int64_t t) const { return (a * K + k) * tiles() + t; }
+};
+
+// V's power-of-two shift as the plan fixes it (fp16_v_shift, FP32 sums): the transform's gain and the floor
+// its U scales set; the shift of a call follows from the input's largest |value|, on the device (each block
+// of passes 1 and 3) and on the host (the emulation, stats()) alike.
+struct VShiftRule {
+  double gain = 0.0;  // |V| <= gain * max|d|
+  int floor = 0;      // the lowest shift that keeps u_pow2 * 2^shift FP32 normals
+  NOVA_HD int shift(float amax) const { return fp16_v_shift(gain, amax, kFp16VLimitFp32Sums, floor); }
 };
 
 // One thread per (image, channel, tile), the tile column fastest: consecutive threads write consecutive

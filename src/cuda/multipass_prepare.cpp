@@ -95,7 +95,7 @@ MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const floa
   g.N = shape.N, g.C = shape.C, g.H = shape.H, g.W = shape.W, g.K = shape.K;
   g.out_h = shape.out_h(), g.out_w = shape.out_w();
   g.pad_h = shape.pad_h, g.pad_w = shape.pad_w;
-  g.m = m, g.r = r, g.n = n;
+  g.m = m, g.n = n;
   g.tiles_h = (g.out_h + m - 1) / m, g.tiles_w = (g.out_w + m - 1) / m;
   const int64_t T = g.tiles();
   if (T > kIntMax || shape.C > kIntMax || shape.K > kIntMax || nn * shape.C * T > kIntMax * 4 ||
@@ -103,13 +103,13 @@ MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const floa
     throw Error("the CUDA path's buffers for " + shape.to_string() + " pass the sizes cuBLAS takes (" +
                 std::to_string(T) + " tiles); split the batch");
 
-  MultipassPlanData p{shape, transform, {}, {}, {}, {}, {}, {}, 0.0, 0, {}};
+  MultipassPlanData p{shape, transform, {}, {}, {}, {}, {}, {}, {}, {}};
   p.input_pass.g = g;
   p.output_pass.g = g;
   p.output_pass.relu = options.relu;
   copy_matrix(f.BT, p.input_pass.BT);
   copy_matrix(f.AT, p.output_pass.AT);
-  p.v_gain = v_gain_bound(f);
+  p.v_shift.gain = v_gain_bound(f);
 
   // U[a = (i, j)][k][c] = (G g G^T)[i][j] in float64; each (a, k) column's largest |U| scaled into [1, 2)
   // by a power of two, then rounded to fp16 (the column's scale, u_pow2, is undone by the output pass).
@@ -153,7 +153,7 @@ MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const floa
       p.u_fp16[static_cast<std::size_t>(col * C + c)] =
           static_cast<uint16_t>(encode_bits(Format::kFp16, std::ldexp(values[c], -e)));
   }
-  p.floor_shift = std::min(0, std::numeric_limits<float>::min_exponent - 1 - lowest);
+  p.v_shift.floor = fp16_v_shift_floor(lowest);
   p.bias.assign(bias.begin(), bias.end());
 
   p.gemm.m = T, p.gemm.n = K, p.gemm.k = C;
@@ -169,8 +169,14 @@ MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const floa
   d.v_bytes = nn * C * T * 2;
   d.m_bytes = nn * K * T * 4;
   d.u_bytes = nn * K * C * 2;
-  d.v_gain = p.v_gain;
+  d.v_gain = p.v_shift.gain;
   return p;
+}
+
+void check_size(std::size_t got, int64_t want, const char* what, const ConvShape& s) {
+  if (static_cast<int64_t>(got) != want)
+    throw Error(std::string(what) + " hold" + (std::string(what) == "weights" ? "" : "s") + " " +
+                std::to_string(got) + " values; " + s.to_string() + " needs " + std::to_string(want));
 }
 
 void gemm_fp16_fp32_host(const GemmCall& call, const uint16_t* A, const uint16_t* B, float* C) {

@@ -31,14 +31,16 @@ struct MultipassPlanData {
   std::vector<uint16_t> u_fp16;  // U[a][k][c] as fp16 bits, each (a, k) column scaled into [1, 2)
   std::vector<float> u_pow2;     // [a][k]: the power of two that undoes that column's scale
   std::vector<float> bias;       // empty or K values
-  double v_gain = 0.0;           // |V| <= v_gain * max|d|
-  int floor_shift = 0;           // the lowest V shift that keeps u_pow2 * 2^shift FP32 normals
+  VShiftRule v_shift;
   MultipassDescription description;
 };
 
 // Throws nova::Error as CudaConvPlan::create does (except for the device).
 MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const float> weights,
                                     std::span<const float> bias, const CudaPlanOptions& options);
+
+// Throws nova::Error where a tensor of `got` values is not the `want` that `s` needs.
+void check_size(std::size_t got, int64_t want, const char* what, const ConvShape& s);
 
 // The passes on the host (the emulation): amax, then V as fp16 bits, the GEMM in FP32, the output pass.
 std::vector<float> run_multipass_on_host(const MultipassPlanData& plan, std::span<const float> input,

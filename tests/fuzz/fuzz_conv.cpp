@@ -28,6 +28,7 @@
 
 #include "byte_reader.hpp"
 #include "conv/conv_test_util.hpp"
+#include "fuzz_checks.hpp"
 #include "nova/conv/conv.hpp"
 #include "nova/error.hpp"
 #include "nova/numerics/reference_conv.hpp"
@@ -46,12 +47,10 @@ bool trace() {
 }
 
 [[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "fuzz_conv: %s\n", what.c_str());
-  std::fflush(stderr);
-  std::abort();
+  nova::fuzz::fail("fuzz_conv", what);
 }
 
-enum class Poison { kNone, kWeightNaN, kWeightInf, kBiasNaN, kInputNaN, kInputInf };
+using nova::fuzz::Poison;
 
 struct Case {
   ConvShape shape;
@@ -413,21 +412,8 @@ void run_case(const Case& c) {
       std::fprintf(stderr, "error %s %s n=%d %.3g\n", to_string(plan->precision()).c_str(),
                    to_string(options.output.type).c_str(), plan->tile() ? plan->tile()->n() : 0, err);
     if (!(err <= tol)) {
-      // Outputs that cancel (a few outputs, one near zero) have large relative errors at no fault of the
-      // engine: rounding errors scale with the sums of |terms|, the convolution of |x| with |w| plus |b|.
-      // Measured against that, over the square root of the terms per output, which gives it the size of
-      // the output itself for random signs.
-      std::vector<double> xa(xd), wa(wd), ba(bd);
-      for (auto* v : {&xa, &wa, &ba})
-        for (double& e : *v) e = std::abs(e);
-      const std::vector<double> magnitude = nova::reference_conv2d(s, xa, wa, ba);
-      double num = 0.0, den = 0.0;
-      for (std::size_t i = 0; i < ref.size(); ++i) {
-        num += (got[i] - ref[i]) * (got[i] - ref[i]);
-        den += magnitude[i] * magnitude[i];
-      }
-      const double terms = static_cast<double>((s.C / s.groups) * s.R * s.S);
-      const double scaled = den == 0.0 ? std::sqrt(num) : std::sqrt(num / den * terms);
+      // Outputs that cancel: the error against the terms' magnitudes (fuzz_checks.hpp).
+      const double scaled = nova::fuzz::error_against_magnitudes(s, xd, wd, bd, got, ref);
       if (!(scaled <= tol))
         fail("relative L2 error " + std::to_string(err) + " (" + std::to_string(scaled) +
              " against the terms' magnitudes) above " + std::to_string(tol) + ": " + where);

@@ -19,6 +19,7 @@
 
 #include "byte_reader.hpp"
 #include "conv/conv_test_util.hpp"
+#include "fuzz_checks.hpp"
 #include "nova/cuda/cuda_conv.hpp"
 #include "nova/error.hpp"
 #include "nova/numerics/reference_conv.hpp"
@@ -35,12 +36,10 @@ std::string number(double v) {
 }
 
 [[noreturn]] void fail(const std::string& what) {
-  std::fprintf(stderr, "fuzz_cuda: %s\n", what.c_str());
-  std::fflush(stderr);
-  std::abort();
+  nova::fuzz::fail("fuzz_cuda", what);
 }
 
-enum class Poison { kNone, kWeightNaN, kWeightInf, kBiasNaN, kInputNaN, kInputInf };
+using nova::fuzz::Poison;
 
 // Relative L2 tolerances of fp16 storage with FP32 sums, about 5x the errors measured on unit-scale
 // uniform data (docs/cuda.md; F(8,3) and F(7,3) lose the most).
@@ -154,21 +153,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const std::vector<double> ref = nova::conv::testing::reference(p, nova::conv::Layout::kNCHW, o.relu);
   const double err = nova::conv::testing::rel_l2(y, ref);
   if (err <= tolerance(d.tile)) return 0;
-  // Outputs that cancel (a few outputs, one near zero) have large relative errors at no fault of the path:
-  // rounding errors scale with the sums of |terms|, the convolution of |x| with |w| plus |b|. Measured
-  // against that, over the square root of the terms per output (the size of the output for random signs),
-  // as the engine's fuzz target does.
-  std::vector<double> xa(x.begin(), x.end()), wa(w.begin(), w.end()), ba(b.begin(), b.end());
-  for (auto* v : {&xa, &wa, &ba})
-    for (double& e : *v) e = std::abs(e);
-  const std::vector<double> magnitude = nova::reference_conv2d(s, xa, wa, ba);
-  double num = 0.0, den = 0.0;
-  for (std::size_t i = 0; i < ref.size(); ++i) {
-    num += (y[i] - ref[i]) * (y[i] - ref[i]);
-    den += magnitude[i] * magnitude[i];
-  }
-  const double scaled =
-      den == 0.0 ? std::sqrt(num) : std::sqrt(num / den * static_cast<double>(s.C * s.R * s.S));
+  // Outputs that cancel: the error against the terms' magnitudes (fuzz_checks.hpp).
+  const double scaled = nova::fuzz::error_against_magnitudes(s, {x.begin(), x.end()}, {w.begin(), w.end()},
+                                                             {b.begin(), b.end()}, y, ref);
   if (!(scaled <= tolerance(d.tile)))
     fail("error " + number(err) + " (" + number(scaled) + " against the terms' magnitudes) above " +
          std::to_string(tolerance(d.tile)) + " for " + s.to_string() + " " + d.tile.to_string() +

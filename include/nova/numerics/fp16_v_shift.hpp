@@ -37,4 +37,13 @@ NOVA_HD inline int fp16_v_shift(double gain, double amax, double limit, int floo
   return shift;
 }
 
+// The floor of an upward shift for engines that normalize U's columns by powers of two: the GEMMs' column
+// scales become 2^(e + shift), which must stay FP32 normals (exact multipliers; a subnormal one would
+// round outputs FP32 holds as normals). `lowest_scale_exponent`: the smallest e (0 or below); weights
+// below 2^-126 give column scales below it already, and then no upward shift at all.
+NOVA_HD inline int fp16_v_shift_floor(int lowest_scale_exponent) {
+  const int floor = -126 - lowest_scale_exponent;  // FLT_MIN is 2^-126
+  return floor < 0 ? floor : 0;
+}
+
 }  // namespace nova

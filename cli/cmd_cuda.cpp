@@ -33,6 +33,7 @@ struct CudaConvOptions {
   int repeat = 20;
   float data_range = 1.0f;
   int device = 0;
+  std::string io = "fp32";
   std::string format = "text";
   std::string output;
 };
@@ -78,8 +79,12 @@ void run_cuda_conv(const CudaConvOptions& o) {
   po.device = o.device;
   if (!o.tile.empty()) po.tile = parse_tile(o.tile);
   if (!o.transform_file.empty()) po.transform = load_verified_transform(o.transform_file);
+  po.input = po.output = cuda::parse_tensor_type(o.io);
 
-  const BenchLayerData data = bench_layer_data(s, o.data_range);  // the data of `nova bench conv`
+  // The data of `nova bench conv`, the input rounded to the tensor type (the reference takes those values,
+  // as there: the error is the path's, with the output's rounding).
+  BenchLayerData data = bench_layer_data(s, o.data_range);
+  for (float& value : data.input) value = cuda::round_to_type(po.input, value);
   const std::vector<float>&x = data.input, &w = data.weights, &b = data.bias;
 
   std::vector<float> y;
@@ -113,7 +118,9 @@ void run_cuda_conv(const CudaConvOptions& o) {
                      {"tile", d.tile.to_string()},
                      {"points", d.points},
                      {"reason", d.reason},
-                     {"storage", "fp16 V and U, FP32 accumulation (cuBLAS), FP32 input and output"},
+                     {"storage", "fp16 V and U, FP32 accumulation (cuBLAS)"},
+                     {"input_type", cuda::to_string(d.input)},
+                     {"output_type", cuda::to_string(d.output)},
                      {"emulated", o.emulate},
                      {"where", where},
                      {"repeats", times.size()},
@@ -134,9 +141,10 @@ void run_cuda_conv(const CudaConvOptions& o) {
   }
   std::string text = fmt::format("cuda multi-pass winograd {} on {} (points {}; {})\n", d.tile.to_string(),
                                  s.to_string(), d.points, d.reason);
-  text +=
-      fmt::format("  fp16 V and U, FP32 accumulation; {} tiles; V {:.1f} MiB, M {:.1f} MiB, U {:.1f} MiB\n",
-                  d.tiles, d.v_bytes / 1048576.0, d.m_bytes / 1048576.0, d.u_bytes / 1048576.0);
+  text += fmt::format("  {} input and output; fp16 V and U, FP32 accumulation; {} tiles\n",
+                      cuda::to_string(d.input), d.tiles);
+  text += fmt::format("  V {:.1f} MiB, M {:.1f} MiB, U {:.1f} MiB\n", d.v_bytes / 1048576.0,
+                      d.m_bytes / 1048576.0, d.u_bytes / 1048576.0);
   text += fmt::format("  on {}; input and bias uniform in [-{:g}, {:g}], weights in [-0.1, 0.1]\n", where,
                       o.data_range, o.data_range);
   if (o.emulate)
@@ -174,6 +182,8 @@ void setup_cuda(CLI::App& app) {
   c->add_option("--tile", o->tile, "Winograd tile m,r with its default transform (default 6,3; 4,5 for 5x5)");
   c->add_option("--transform", o->transform_file, "Winograd transform JSON file (any verified transform)");
   c->add_flag("--relu", o->relu, "Fuse ReLU");
+  c->add_option("--io", o->io, "Element type of the input and output tensors: fp32 | fp16 | bf16")
+      ->default_val("fp32");
   c->add_flag("--emulate", o->emulate, "Run the passes on the host (no GPU needed; reports the error)");
   c->add_flag("--check", o->check, "Also report the relative L2 error against the float64 reference");
   c->add_option("--repeat", o->repeat, "Timed executes (GPU)")->default_val(20);

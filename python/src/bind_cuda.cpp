@@ -40,12 +40,15 @@ ConvShape layer_of(int64_t N, int64_t C, int64_t H, int64_t W, const Tensor4D& w
 }
 
 cuda::CudaPlanOptions options_of(std::optional<std::pair<int, int>> tile, std::optional<Transform> transform,
-                                 bool relu, int device) {
+                                 bool relu, int device, const std::string& input_type,
+                                 const std::string& output_type) {
   cuda::CudaPlanOptions o;
   if (tile) o.tile = TileSize{tile->first, tile->second};
   o.transform = std::move(transform);
   o.relu = relu;
   o.device = device;
+  o.input = cuda::parse_tensor_type(input_type);
+  o.output = cuda::parse_tensor_type(output_type);
   return o;
 }
 
@@ -79,6 +82,8 @@ nb::dict description_dict(const cuda::MultipassDescription& m) {
   d["v_bytes"] = m.v_bytes;
   d["m_bytes"] = m.m_bytes;
   d["u_bytes"] = m.u_bytes;
+  d["input_type"] = cuda::to_string(m.input);
+  d["output_type"] = cuda::to_string(m.output);
   return d;
 }
 
@@ -103,24 +108,29 @@ void bind_cuda(nb::module_& m) {
   m.def(
       "cuda_emulate",
       [](const Tensor4D& x, const Tensor4D& w, std::optional<Vector> bias, std::optional<int64_t> padding,
-         std::optional<std::pair<int, int>> tile, std::optional<Transform> transform, bool relu) {
+         std::optional<std::pair<int, int>> tile, std::optional<Transform> transform, bool relu,
+         const std::string& input_type, const std::string& output_type) {
         const ConvShape s =
             layer_of(static_cast<int64_t>(x.shape(0)), static_cast<int64_t>(x.shape(1)),
                      static_cast<int64_t>(x.shape(2)), static_cast<int64_t>(x.shape(3)), w, padding);
         cuda::CudaRunStats stats;
         cuda::MultipassDescription d;
-        std::vector<float> y = cuda::emulate(s, std::span<const float>(w.data(), w.size()), span_of(bias),
-                                             std::span<const float>(x.data(), x.size()),
-                                             options_of(tile, std::move(transform), relu, 0), &stats, &d);
+        std::vector<float> y = cuda::emulate(
+            s, std::span<const float>(w.data(), w.size()), span_of(bias),
+            std::span<const float>(x.data(), x.size()),
+            options_of(tile, std::move(transform), relu, 0, input_type, output_type), &stats, &d);
         nb::dict info = stats_dict(stats);
         for (auto [k, v] : description_dict(d)) info[k] = v;
         return std::make_pair(to_numpy(std::move(y), s), info);
       },
       nb::arg("input"), nb::arg("weights"), nb::arg("bias") = nb::none(), nb::arg("padding") = nb::none(),
       nb::arg("tile") = nb::none(), nb::arg("transform") = nb::none(), nb::arg("relu") = false,
+      nb::arg("input_type") = "fp32", nb::arg("output_type") = "fp32",
       "The CUDA multi-pass path's passes on the host (the kernels' own per-thread code; FP32 sums in channel "
       "order): (output [N, K, H', W'] float32, info dict with output_nonfinite, input_amax, v_shift, tile, "
-      "points, ...). Input float32 [N, C, H, W], weights [K, C, r, r]; stride 1; padding default r // 2.");
+      "points, ...). Input float32 [N, C, H, W], weights [K, C, r, r]; stride 1; padding default r // 2. "
+      "input_type / output_type 'fp16' or 'bf16': the input's values rounded to that type first, the "
+      "outputs rounded to it (returned as float32), as a plan with those tensor types computes.");
 
   nb::class_<cuda::CudaConvPlan>(
       m, "CudaConvPlan", "A CUDA multi-pass Winograd plan (fp16 storage, FP32 accumulation) on a GPU.")
@@ -129,23 +139,26 @@ void bind_cuda(nb::module_& m) {
           [](cuda::CudaConvPlan* self, std::tuple<int64_t, int64_t, int64_t, int64_t> input_shape,
              const Tensor4D& w, std::optional<Vector> bias, std::optional<int64_t> padding,
              std::optional<std::pair<int, int>> tile, std::optional<Transform> transform, bool relu,
-             int device) {
+             int device, const std::string& input_type, const std::string& output_type) {
             const auto [N, C, H, W] = input_shape;
             const ConvShape s = layer_of(N, C, H, W, w, padding);
-            new (self) cuda::CudaConvPlan(
-                cuda::CudaConvPlan::create(s, std::span<const float>(w.data(), w.size()), span_of(bias),
-                                           options_of(tile, std::move(transform), relu, device)));
+            new (self) cuda::CudaConvPlan(cuda::CudaConvPlan::create(
+                s, std::span<const float>(w.data(), w.size()), span_of(bias),
+                options_of(tile, std::move(transform), relu, device, input_type, output_type)));
           },
           nb::arg("input_shape"), nb::arg("weights"), nb::arg("bias") = nb::none(),
           nb::arg("padding") = nb::none(), nb::arg("tile") = nb::none(), nb::arg("transform") = nb::none(),
-          nb::arg("relu") = false, nb::arg("device") = 0)
+          nb::arg("relu") = false, nb::arg("device") = 0, nb::arg("input_type") = "fp32",
+          nb::arg("output_type") = "fp32")
       .def(
           "execute",
           [](cuda::CudaConvPlan& p, const Tensor4D& x) {
             std::vector<float> y = p.execute(std::span<const float>(x.data(), x.size()));
             return to_numpy(std::move(y), p.shape());
           },
-          nb::arg("input"), "Runs on a host float32 array [N, C, H, W] (copied to the device and back).")
+          nb::arg("input"),
+          "Runs on a host float32 array [N, C, H, W] (copied to the device and back; rounded to the plan's "
+          "input type, the output widened from its output type).")
       .def(
           "time_executes",
           [](cuda::CudaConvPlan& p, const Tensor4D& x, int repeats) {

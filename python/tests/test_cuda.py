@@ -62,6 +62,21 @@ def test_emulation_counts_nan_inputs():
     assert np.isnan(info["input_amax"]) and info["output_nonfinite"] == int(np.sum(~np.isfinite(y))) > 0
 
 
+@pytest.mark.parametrize("io,dtype", [("fp16", torch.float16), ("bf16", torch.bfloat16)])
+def test_tensor_types_round_only_at_the_boundary(io, dtype):
+    # A plan on fp16 / bf16 tensors computes as the FP32 one on the input rounded to the type, and rounds
+    # its output to the type: checked bit for bit with PyTorch's own rounding.
+    x, w, b = _layer(1, 6, 11, 12, 5, seed=6)
+    y, info = nova.cuda_emulate(x, w, b, input_type=io, output_type=io)
+    x_rounded = torch.from_numpy(x).to(dtype).float().numpy()
+    want, _ = nova.cuda_emulate(x_rounded, w, b)
+    want = torch.from_numpy(want).to(dtype).float().numpy()
+    assert np.array_equal(y, want)
+    assert info["input_type"] == io and info["output_type"] == io
+    with pytest.raises(ValueError, match="fp32, fp16 or bf16"):
+        nova.cuda_emulate(x, w, b, output_type="int8")
+
+
 def test_bad_input_raises_value_error():
     x, w, b = _layer(1, 4, 8, 8, 3)
     with pytest.raises(ValueError, match="input channels"):

@@ -12,6 +12,7 @@
 #include "multipass_prepare.hpp"
 #include "nova/cuda/cuda_conv.hpp"
 #include "nova/error.hpp"
+#include "tensor_convert.hpp"
 
 namespace nova::cuda {
 namespace {
@@ -130,17 +131,19 @@ struct CudaConvPlan::Impl {
   cudaStream_t last_stream = nullptr;
 
   explicit Impl(detail::MultipassPlanData d) : data(std::move(d)) {}
-  // execute(span) and time_executes: the host input copied to the plan's own device buffers (made on first
-  // use), the output's beside it.
+  // execute(span) and time_executes: the host input, as a tensor of the plan's input type, copied to the
+  // plan's own device buffers (made on first use), the output's beside it.
   void stage_input(std::span<const float> input) {
     detail::check_size(input.size(), data.shape.input_size(), "input", data.shape);
+    const MultipassDescription& d = data.description;
+    const std::vector<unsigned char> tensor = detail::to_tensor(input, d.input);
     check(cudaSetDevice(device), "cudaSetDevice");
-    if (!host_in.as<void>()) host_in = DeviceBuffer(input.size_bytes(), "the input's device copy");
+    if (!host_in.as<void>()) host_in = DeviceBuffer(tensor.size(), "the input's device copy");
     if (!host_out.as<void>())
-      host_out = DeviceBuffer(static_cast<std::size_t>(data.shape.output_size()) * sizeof(float),
+      host_out = DeviceBuffer(static_cast<std::size_t>(data.shape.output_size()) *
+                                  static_cast<std::size_t>(element_bytes(d.output)),
                               "the output's device copy");
-    check(cudaMemcpy(host_in.as<void>(), input.data(), input.size_bytes(), cudaMemcpyHostToDevice),
-          "input copy");
+    check(cudaMemcpy(host_in.as<void>(), tensor.data(), tensor.size(), cudaMemcpyHostToDevice), "input copy");
   }
   ~Impl() {
     if (blas) detail::cublas().destroy(blas);
@@ -179,16 +182,17 @@ CudaConvPlan CudaConvPlan::create(const ConvShape& shape, std::span<const float>
   return CudaConvPlan(std::move(impl));
 }
 
-void CudaConvPlan::execute_device(const float* input, float* output, void* stream) {
+void CudaConvPlan::execute_device(const void* input, void* output, void* stream) {
   Impl& p = *impl_;
   check_device_pointer(input, "input");
   check_device_pointer(output, "output");
   check(cudaSetDevice(p.device), "cudaSetDevice");
   auto s = static_cast<cudaStream_t>(stream);
   const detail::MultipassPlanData& d = p.data;
-  check_launch(detail::launch_input_amax(input, d.shape.input_size(), p.amax.as<unsigned int>(), s),
+  const TensorType in_type = d.description.input, out_type = d.description.output;
+  check_launch(detail::launch_input_amax(input, in_type, d.shape.input_size(), p.amax.as<unsigned int>(), s),
                "input amax");
-  check_launch(detail::launch_input_pass(d.input_pass, input, p.amax.as<unsigned int>(), d.v_shift,
+  check_launch(detail::launch_input_pass(d.input_pass, input, in_type, p.amax.as<unsigned int>(), d.v_shift,
                                          p.V.as<uint16_t>(), s),
                "input transform");
   check(detail::cublas().set_stream(p.blas, s), "cublasSetStream");
@@ -204,7 +208,7 @@ void CudaConvPlan::execute_device(const float* input, float* output, void* strea
   check_launch(
       detail::launch_output_pass(d.output_pass, p.M.as<float>(), p.u_pow2.as<float>(),
                                  d.bias.empty() ? nullptr : p.bias.as<float>(), p.amax.as<unsigned int>(),
-                                 d.v_shift, output, p.nonfinite.as<unsigned long long>(), s),
+                                 d.v_shift, output, out_type, p.nonfinite.as<unsigned long long>(), s),
       "output transform");
   p.last_stream = s;
 }
@@ -213,9 +217,11 @@ void CudaConvPlan::execute(std::span<const float> input, std::span<float> output
   Impl& p = *impl_;
   detail::check_size(output.size(), p.data.shape.output_size(), "output", p.data.shape);
   p.stage_input(input);
-  execute_device(p.host_in.as<float>(), p.host_out.as<float>(), nullptr);
-  check(cudaMemcpy(output.data(), p.host_out.as<void>(), output.size_bytes(), cudaMemcpyDeviceToHost),
+  execute_device(p.host_in.as<void>(), p.host_out.as<void>(), nullptr);
+  std::vector<unsigned char> tensor(p.host_out.bytes());
+  check(cudaMemcpy(tensor.data(), p.host_out.as<void>(), tensor.size(), cudaMemcpyDeviceToHost),
         "output copy");
+  detail::from_tensor(tensor.data(), p.data.description.output, output);
 }
 
 std::vector<double> CudaConvPlan::time_executes(std::span<const float> input, int repeats) {
@@ -224,10 +230,10 @@ std::vector<double> CudaConvPlan::time_executes(std::span<const float> input, in
   p.stage_input(input);
   const Event start, stop;
   std::vector<double> ms;
-  execute_device(p.host_in.as<float>(), p.host_out.as<float>(), nullptr);  // warm-up
+  execute_device(p.host_in.as<void>(), p.host_out.as<void>(), nullptr);  // warm-up
   for (int i = 0; i < repeats; ++i) {
     check(cudaEventRecord(start.event, nullptr), "cudaEventRecord");
-    execute_device(p.host_in.as<float>(), p.host_out.as<float>(), nullptr);
+    execute_device(p.host_in.as<void>(), p.host_out.as<void>(), nullptr);
     check(cudaEventRecord(stop.event, nullptr), "cudaEventRecord");
     check(cudaEventSynchronize(stop.event), "cudaEventSynchronize");
     float t = 0.0f;

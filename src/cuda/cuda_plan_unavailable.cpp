@@ -44,7 +44,7 @@ CudaConvPlan CudaConvPlan::create(const ConvShape& shape, std::span<const float>
 }
 
 // No plan can exist in this build: create() always throws.
-void CudaConvPlan::execute_device(const float*, float*, void*) {
+void CudaConvPlan::execute_device(const void*, void*, void*) {
   throw Error(kNoCuda);
 }
 void CudaConvPlan::execute(std::span<const float>, std::span<float>) {

@@ -1,6 +1,7 @@
 // The CUDA multi-pass kernels: input amax, input transform (to fp16 V), output transform. The per-thread
-// work is multipass_math.hpp's, shared with the host emulation; here are only the grids, the fp16 stores
-// and the reductions. Grid-stride loops, 256 threads a block.
+// work is multipass_math.hpp's, shared with the host emulation; here are only the grids, the tensors' loads
+// and stores, the fp16 stores of V and the reductions. Grid-stride loops, 256 threads a block.
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
@@ -18,11 +19,52 @@ int blocks_for(int64_t count) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>((count + kBlock - 1) / kBlock, kMaxBlocks)));
 }
 
-__global__ void input_amax_kernel(const float* input, int64_t count, unsigned int* amax_bits) {
+// The input tensor, of the plan's type: element j widened to FP32 (exactly). The type is the same for every
+// thread (a uniform branch at each load; a kernel per type would triple what nvcc builds for each GPU).
+struct InputTensor {
+  const void* data;
+  TensorType type;
+  __device__ float operator()(int64_t j) const {
+    switch (type) {
+      case TensorType::kFp16:
+        return __half2float(static_cast<const __half*>(data)[j]);
+      case TensorType::kBf16:
+        return __bfloat162float(static_cast<const __nv_bfloat16*>(data)[j]);
+      default:
+        return static_cast<const float*>(data)[j];
+    }
+  }
+};
+
+// The output tensor, of the plan's type: stores y as element j, rounded to nearest even to the type, and
+// returns the stored value. A uniform branch at each store, as the input's loads.
+struct OutputTensor {
+  void* data;
+  TensorType type;
+  __device__ float operator()(int64_t j, float y) const {
+    switch (type) {
+      case TensorType::kFp16: {
+        const __half h = __float2half_rn(y);
+        static_cast<__half*>(data)[j] = h;
+        return __half2float(h);
+      }
+      case TensorType::kBf16: {
+        const __nv_bfloat16 h = __float2bfloat16_rn(y);
+        static_cast<__nv_bfloat16*>(data)[j] = h;
+        return __bfloat162float(h);
+      }
+      default:
+        static_cast<float*>(data)[j] = y;
+        return y;
+    }
+  }
+};
+
+__global__ void input_amax_kernel(InputTensor input, int64_t count, unsigned int* amax_bits) {
   unsigned int local = 0;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    local = max(local, __float_as_uint(input[i]) & 0x7fffffffu);  // |x|'s bits order as |x|; NaN's above all
+    local = max(local, __float_as_uint(input(i)) & 0x7fffffffu);  // |x|'s bits order as |x|; NaN's above all
   local = __reduce_max_sync(0xffffffffu, local);
   if ((threadIdx.x & 31) == 0) atomicMax(amax_bits, local);
 }
@@ -36,7 +78,7 @@ __device__ int block_shift(const unsigned int* amax_bits, VShiftRule rule) {
 }
 
 template <int NP>
-__global__ void input_pass_kernel(InputPassArgs args, const float* input, const unsigned int* amax_bits,
+__global__ void input_pass_kernel(InputPassArgs args, InputTensor input, const unsigned int* amax_bits,
                                   VShiftRule rule, __half* V) {
   const int shift = block_shift(amax_bits, rule);
   const TileGeometry& g = args.g;
@@ -54,7 +96,7 @@ __global__ void input_pass_kernel(InputPassArgs args, const float* input, const 
 template <int NP, int MP>
 __global__ void output_pass_kernel(OutputPassArgs args, const float* M, const float* u_pow2,
                                    const float* bias, const unsigned int* amax_bits, VShiftRule rule,
-                                   float* output, unsigned long long* nonfinite) {
+                                   OutputTensor output, unsigned long long* nonfinite) {
   const int shift = block_shift(amax_bits, rule);
   const TileGeometry& g = args.g;
   const int64_t total = g.threads(g.K);
@@ -67,7 +109,7 @@ __global__ void output_pass_kernel(OutputPassArgs args, const float* M, const fl
 }
 
 template <int NP>
-void input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits, VShiftRule rule,
+void input_pass(const InputPassArgs& args, InputTensor input, const unsigned int* amax_bits, VShiftRule rule,
                 __half* V, cudaStream_t s) {
   input_pass_kernel<NP>
       <<<blocks_for(args.g.threads(args.g.C)), kBlock, 0, s>>>(args, input, amax_bits, rule, V);
@@ -75,28 +117,30 @@ void input_pass(const InputPassArgs& args, const float* input, const unsigned in
 
 template <int NP, int MP>
 void output_pass(const OutputPassArgs& args, const float* M, const float* u_pow2, const float* bias,
-                 const unsigned int* amax_bits, VShiftRule rule, float* output, unsigned long long* nonfinite,
-                 cudaStream_t s) {
+                 const unsigned int* amax_bits, VShiftRule rule, OutputTensor output,
+                 unsigned long long* nonfinite, cudaStream_t s) {
   output_pass_kernel<NP, MP><<<blocks_for(args.g.threads(args.g.K)), kBlock, 0, s>>>(
       args, M, u_pow2, bias, amax_bits, rule, output, nonfinite);
 }
 
 }  // namespace
 
-int launch_input_amax(const float* input, int64_t count, unsigned int* amax_bits, void* stream) {
+int launch_input_amax(const void* input, TensorType type, int64_t count, unsigned int* amax_bits,
+                      void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   if (cudaError_t e = cudaMemsetAsync(amax_bits, 0, sizeof(unsigned int), s); e != cudaSuccess) return e;
-  input_amax_kernel<<<blocks_for(count), kBlock, 0, s>>>(input, count, amax_bits);
+  input_amax_kernel<<<blocks_for(count), kBlock, 0, s>>>(InputTensor{input, type}, count, amax_bits);
   return cudaGetLastError();
 }
 
 // The tiles' n (and, in the output pass, m) at compile time for the default tiles (F(2,3), F(4,3), F(6,3),
 // F(8,3), F(2,5), F(4,5)) and F(6,5): the tile stays in registers (ptxas, sm_90: no stack frame but
 // at n = 10, whose three n x n arrays pass the register file); other tiles run the run-time loops.
-int launch_input_pass(const InputPassArgs& args, const float* input, const unsigned int* amax_bits,
-                      VShiftRule rule, uint16_t* V, void* stream) {
+int launch_input_pass(const InputPassArgs& args, const void* input, TensorType type,
+                      const unsigned int* amax_bits, VShiftRule rule, uint16_t* V, void* stream) {
   auto run = [&](auto launch) {
-    launch(args, input, amax_bits, rule, reinterpret_cast<__half*>(V), static_cast<cudaStream_t>(stream));
+    launch(args, InputTensor{input, type}, amax_bits, rule, reinterpret_cast<__half*>(V),
+           static_cast<cudaStream_t>(stream));
   };
   switch (args.g.n) {
     case 4:
@@ -119,14 +163,16 @@ int launch_input_pass(const InputPassArgs& args, const float* input, const unsig
 }
 
 int launch_output_pass(const OutputPassArgs& args, const float* M, const float* u_pow2, const float* bias,
-                       const unsigned int* amax_bits, VShiftRule rule, float* output,
+                       const unsigned int* amax_bits, VShiftRule rule, void* output, TensorType type,
                        unsigned long long* nonfinite, void* stream) {
   auto s = static_cast<cudaStream_t>(stream);
   if (cudaError_t e = cudaMemsetAsync(nonfinite, 0, sizeof(unsigned long long), s); e != cudaSuccess)
     return e;
   // The output pass's loops run over m too: both fixed for the default tiles.
   const int n = args.g.n, m = args.g.m;
-  auto run = [&](auto launch) { launch(args, M, u_pow2, bias, amax_bits, rule, output, nonfinite, s); };
+  auto run = [&](auto launch) {
+    launch(args, M, u_pow2, bias, amax_bits, rule, OutputTensor{output, type}, nonfinite, s);
+  };
   if (n == 4 && m == 2)
     run(output_pass<4, 2>);
   else if (n == 6 && m == 4)

@@ -10,6 +10,15 @@
 
 #include "nova/numerics/fp16_v_shift.hpp"
 
+// Full unrolling of the loops over a compile-time tile (nvcc; a no-op on the host). Without it, the
+// output pass's stores of a type chosen at run time made ptxas give up unrolling the n = 6 and n = 8 tiles,
+// whose arrays then went to the stack (144 and 256 bytes, sm_90).
+#ifdef __CUDA_ARCH__
+#define NOVA_UNROLL_OUTPUT _Pragma("unroll (MP > 0 && NP <= 8 ? MP : 1)")
+#else
+#define NOVA_UNROLL_OUTPUT
+#endif
+
 namespace nova::cuda::detail {
 
 // n = m + r - 1 of the tiles the path runs: up to F(8,5) and F(10,3).
@@ -73,20 +82,21 @@ NOVA_HD inline TileIndex tile_index(const TileGeometry& g, int64_t i, int64_t ch
 
 // V = B^T d B for the tile of input-pass index `i`, times 2^-shift, into v[a] (a = row * n + column).
 // NP: n at compile time (the loops unroll and the tile stays in registers), or 0 for a run-time n.
-template <int NP>
-NOVA_HD inline TileIndex input_pass_tile(const InputPassArgs& p, const float* input, int64_t i, int shift,
+// `load(j)` gives the input's element j (flat NCHW index) as FP32: the caller's tensor type, widened.
+template <int NP, class Load>
+NOVA_HD inline TileIndex input_pass_tile(const InputPassArgs& p, const Load& load, int64_t i, int shift,
                                          float* v) {
   const TileGeometry& g = p.g;
   const int n = NP > 0 ? NP : g.n;
   constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
   const TileIndex x = tile_index(g, i, g.C);
-  const float* plane = input + (x.image * g.C + x.channel) * g.H * g.W;
+  const int64_t plane = (x.image * g.C + x.channel) * g.H * g.W;
   const int64_t y0 = x.tile_y * g.m - g.pad_h, x0 = x.tile_x * g.m - g.pad_w;
   float d[cap][cap];
   for (int u = 0; u < n; ++u)
     for (int w = 0; w < n; ++w) {
       const int64_t yy = y0 + u, xx = x0 + w;
-      d[u][w] = (yy >= 0 && yy < g.H && xx >= 0 && xx < g.W) ? plane[yy * g.W + xx] : 0.0f;
+      d[u][w] = (yy >= 0 && yy < g.H && xx >= 0 && xx < g.W) ? load(plane + yy * g.W + xx) : 0.0f;
     }
   // t = B^T d, then V = t B (V[a][b] = sum_w t[a][w] B^T[b][w]).
   float t[cap][cap];
@@ -107,11 +117,13 @@ NOVA_HD inline TileIndex input_pass_tile(const InputPassArgs& p, const float* in
 }
 
 // Y = A^T (M o s) A for the tile of output-pass index `i`, s[a] = u_pow2[a * K + k] * 2^shift (the U
-// columns' and V's scales undone), plus bias, ReLU; writes the tile's outputs inside the image and
-// returns how many of them are NaN or Inf. NP, MP: n and m at compile time (both, or 0 for run-time ones).
-template <int NP, int MP>
+// columns' and V's scales undone), plus bias, ReLU; writes the tile's outputs inside the image with
+// `store(j, y)` (flat NCHW index j; it rounds y to the caller's tensor type and returns the stored value as
+// FP32) and returns how many of the stored values are NaN or Inf. NP, MP: n and m at compile time (both, or
+// 0 for run-time ones).
+template <int NP, int MP, class Store>
 NOVA_HD inline int output_pass_tile(const OutputPassArgs& p, const float* M, const float* u_pow2,
-                                    const float* bias, int64_t i, int shift, float* output) {
+                                    const float* bias, int64_t i, int shift, const Store& store) {
   const TileGeometry& g = p.g;
   const int n = NP > 0 ? NP : g.n;
   constexpr int cap = NP > 0 ? NP : kMaxTilePoints;
@@ -133,20 +145,21 @@ NOVA_HD inline int output_pass_tile(const OutputPassArgs& p, const float* M, con
       t[r][b] = s;
     }
   const float beta = bias ? bias[x.channel] : 0.0f;
-  float* plane = output + (x.image * g.K + x.channel) * g.out_h * g.out_w;
+  const int64_t plane = (x.image * g.K + x.channel) * g.out_h * g.out_w;
   int nonfinite = 0;
+  NOVA_UNROLL_OUTPUT
   for (int r = 0; r < m; ++r) {
     const int64_t yy = x.tile_y * m + r;
-    if (yy >= g.out_h) break;
+    NOVA_UNROLL_OUTPUT
     for (int c = 0; c < m; ++c) {
       const int64_t xx = x.tile_x * m + c;
-      if (xx >= g.out_w) break;
+      if (yy >= g.out_h || xx >= g.out_w) continue;  // a partial tile at the image's edge
       float s = 0.0f;
       for (int b = 0; b < n; ++b) s += t[r][b] * p.AT[c * n + b];
       s += beta;
       if (p.relu) s = s > 0.0f ? s : (s == s ? 0.0f : s);  // NaN stays NaN, as max(x, 0) in a framework
-      nonfinite += (s - s != 0.0f) ? 1 : 0;                // NaN and +-Inf: x - x is NaN
-      plane[yy * g.out_w + xx] = s;
+      const float stored = store(plane + yy * g.out_w + xx, s);
+      nonfinite += (stored - stored != 0.0f) ? 1 : 0;  // NaN and +-Inf (also fp16's overflow): x - x is NaN
     }
   }
   return nonfinite;

@@ -83,6 +83,10 @@ MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const floa
   if (!bias.empty() && static_cast<int64_t>(bias.size()) != shape.K)
     throw Error("bias holds " + std::to_string(bias.size()) +
                 " values; it needs 0 or K = " + std::to_string(shape.K));
+  for (TensorType t : {options.input, options.output})
+    if (t != TensorType::kFp32 && t != TensorType::kFp16 && t != TensorType::kBf16)
+      throw Error("tensor type " + std::to_string(static_cast<int>(t)) +
+                  " is not one of the CUDA path's: fp32, fp16, bf16");
   conv::check_finite(weights.data(), shape.weight_size(), "weights", shape);
   conv::check_finite(bias.data(), static_cast<int64_t>(bias.size()), "bias", shape);
 
@@ -170,6 +174,8 @@ MultipassPlanData prepare_multipass(const ConvShape& shape, std::span<const floa
   d.m_bytes = nn * K * T * 4;
   d.u_bytes = nn * K * C * 2;
   d.v_gain = p.v_shift.gain;
+  d.input = options.input;
+  d.output = options.output;
   return p;
 }
 

@@ -49,6 +49,24 @@ TEST(CudaCli, EmulatedConvReportsTheErrorAndShift) {
   EXPECT_LT(e63_small, 2 * e63);
 }
 
+// --io: fp16 tensors add their rounding to the path's error (at the output; the input is rounded for the
+// reference too), bf16's coarser rounding more; the JSON names the types.
+TEST(CudaCli, TensorTypesAreReportedWithTheirError) {
+  auto run = [](const std::string& io) {
+    const auto r = run_cli("cuda conv --emulate --format json --shape 1,16,14,14,8 --tile 4,3 --io " + io);
+    EXPECT_EQ(r.status, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output);
+    EXPECT_EQ(j.at("input_type").get<std::string>(), io);
+    EXPECT_EQ(j.at("output_type").get<std::string>(), io);
+    return j.at("rel_l2_error").get<double>();
+  };
+  const double fp32 = run("fp32"), fp16 = run("fp16"), bf16 = run("bf16");
+  EXPECT_GT(fp16, fp32);
+  EXPECT_LT(fp16, 3 * fp32);  // fp16 outputs' rounding (2^-11 relative) beside the path's own error
+  EXPECT_GT(bf16, 2 * fp16);  // bf16's 2^-8
+  EXPECT_LT(bf16, 1e-2);
+}
+
 TEST(CudaCli, DeviceRunsAreRefusedClearlyWithoutADevice) {
   if (device_available()) GTEST_SKIP() << "a device is present";
   const auto r = run_cli("cuda conv --shape 1,8,12,12,8");
@@ -62,6 +80,7 @@ TEST(CudaCli, BadInputGetsAMessageAndExitStatus2) {
         {"cuda conv --emulate --shape 1,8,12,12,8 --tile 4,5", "is for 5x5 kernels"},
         {"cuda conv --emulate --shape 1,8,12,12,8 --data-range nan", "--data-range"},
         {"cuda conv --emulate --shape 1,8,12,12,8 --repeat 0", "--repeat"},
+        {"cuda conv --emulate --shape 1,8,12,12,8 --io int8", "fp32, fp16 or bf16"},
         {"cuda conv --emulate --shape 1,8,12,12,8 --transform /nonexistent.json", "nonexistent"},
         {"cuda conv --emulate --shape 1,8,12,12,8 -o /nonexistent-dir/x.json", "nonexistent-dir"}}) {
     const auto r = run_cli(args);

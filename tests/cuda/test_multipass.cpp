@@ -10,6 +10,7 @@
 
 #include "conv/conv_test_util.hpp"
 #include "cuda/multipass_prepare.hpp"
+#include "cuda/tensor_convert.hpp"
 #include "nova/conv/default_transforms.hpp"
 #include "nova/cuda/cuda_conv.hpp"
 #include "nova/error.hpp"
@@ -99,10 +100,11 @@ void expect_same_tiles(const ConvShape& s, TileSize tile) {
   ASSERT_EQ(plan.input_pass.g.n, NP);
   float a[detail::kMaxTilePoints * detail::kMaxTilePoints],
       b[detail::kMaxTilePoints * detail::kMaxTilePoints];
+  const auto load = [&p](int64_t j) { return p.input[static_cast<std::size_t>(j)]; };
   for (int64_t i = 0; i < plan.input_pass.g.N * s.C * plan.input_pass.g.tiles_h * plan.input_pass.g.tiles_w;
        ++i) {
-    detail::input_pass_tile<NP>(plan.input_pass, p.input.data(), i, -3, a);
-    detail::input_pass_tile<0>(plan.input_pass, p.input.data(), i, -3, b);
+    detail::input_pass_tile<NP>(plan.input_pass, load, i, -3, a);
+    detail::input_pass_tile<0>(plan.input_pass, load, i, -3, b);
     ASSERT_EQ(std::memcmp(a, b, sizeof(float) * NP * NP), 0) << i;
   }
   std::vector<float> M(static_cast<std::size_t>(NP * NP * s.K * plan.input_pass.g.tiles()));
@@ -110,11 +112,14 @@ void expect_same_tiles(const ConvShape& s, TileSize tile) {
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   for (float& x : M) x = u(rng);
   std::vector<float> y1(static_cast<std::size_t>(s.output_size())), y2(y1.size());
+  const auto into = [](std::vector<float>& y) {
+    return [&y](int64_t j, float v) { return y[static_cast<std::size_t>(j)] = v; };
+  };
   for (int64_t i = 0; i < s.N * s.K * plan.input_pass.g.tiles_h * plan.input_pass.g.tiles_w; ++i) {
     detail::output_pass_tile<NP, MP>(plan.output_pass, M.data(), plan.u_pow2.data(), plan.bias.data(), i, 2,
-                                     y1.data());
+                                     into(y1));
     detail::output_pass_tile<0, 0>(plan.output_pass, M.data(), plan.u_pow2.data(), plan.bias.data(), i, 2,
-                                   y2.data());
+                                   into(y2));
   }
   EXPECT_TRUE(same_bits(y1, y2));
 }
@@ -223,6 +228,96 @@ TEST(CudaMultipass, VShiftKeepsTheOutputExactlyScaledOverTheInputRange) {
   }
 }
 
+// fp16 and bf16 tensors change only the values at the boundary: a plan with input type T1 and output type
+// T2 gives, bit for bit, the FP32 plan's output on the input rounded to T1, rounded to T2 (the passes
+// compute in FP32 whatever the types), with the max of the rounded input. bf16 inputs far past fp16's
+// range (1e20) are shifted into it as FP32 ones are.
+TEST(CudaMultipass, TensorTypesRoundOnlyAtTheBoundary) {
+  const std::vector<TensorType> types = {TensorType::kFp32, TensorType::kFp16, TensorType::kBf16};
+  int checked = 0;
+  for (const TileSize tile : {TileSize{4, 3}, TileSize{6, 3}, TileSize{4, 5}}) {
+    const ConvShape s = layer(2, 5, 13, 11, 6, tile.r, tile.r / 2);
+    const Problem p = random_problem(s, 12);
+    for (const TensorType in : types)
+      for (const TensorType out : types) {
+        CudaPlanOptions o;
+        o.tile = tile;
+        o.relu = out == TensorType::kFp16;
+        o.input = in, o.output = out;
+        CudaRunStats typed_stats, plain_stats;
+        const std::vector<float> typed = emulate(s, p.weights, p.bias, p.input, o, &typed_stats);
+        std::vector<float> x = p.input;
+        for (float& v : x) v = round_to_type(in, v);
+        CudaPlanOptions fp32 = o;
+        fp32.input = fp32.output = TensorType::kFp32;
+        std::vector<float> want = emulate(s, p.weights, p.bias, x, fp32, &plain_stats);
+        for (float& v : want) v = round_to_type(out, v);
+        EXPECT_TRUE(same_bits(typed, want))
+            << tile.to_string() << " " << to_string(in) << " -> " << to_string(out);
+        EXPECT_EQ(typed_stats.input_amax, plain_stats.input_amax);
+        EXPECT_EQ(typed_stats.v_shift, plain_stats.v_shift);
+        if (in != TensorType::kFp32 || out != TensorType::kFp32) {  // the rounding is there at all
+          EXPECT_FALSE(same_bits(typed, emulate(s, p.weights, p.bias, p.input, fp32)));
+        }
+        ++checked;
+      }
+  }
+  EXPECT_EQ(checked, 27);
+
+  const ConvShape s = layer(1, 6, 10, 10, 4);
+  const Problem p = conv::testing::scaled(random_problem(s, 13, false), 66);  // about 7e19
+  CudaPlanOptions o;
+  o.input = TensorType::kBf16;
+  CudaRunStats stats;
+  const std::vector<float> y = emulate(s, p.weights, {}, p.input, o, &stats);
+  EXPECT_GT(stats.v_shift, 48);  // 2^66 down to below 2^16
+  EXPECT_EQ(stats.output_nonfinite, 0);
+  Problem rounded = p;
+  for (float& v : rounded.input) v = round_to_type(TensorType::kBf16, v);
+  EXPECT_LT(rel_l2(y, reference(rounded, conv::Layout::kNCHW, false)), 0.01);
+}
+
+// An output beyond fp16's 65504 is stored as Inf and counted, as the CPU engine's fp16 tensors are; an FP32
+// or bf16 output of the same layer holds it.
+TEST(CudaMultipass, Fp16OutputsPastItsRangeAreInfAndCounted) {
+  const ConvShape s = layer(1, 4, 8, 8, 2);
+  Problem p = random_problem(s, 14, false);
+  for (float& v : p.weights) v = 1.0f;
+  for (float& v : p.input) v = 3000.0f;  // interior outputs 4 x 9 x 3000 = 108000
+  for (const TensorType out : {TensorType::kFp32, TensorType::kBf16, TensorType::kFp16}) {
+    CudaPlanOptions o;
+    o.output = out;
+    CudaRunStats stats;
+    const std::vector<float> y = emulate(s, p.weights, {}, p.input, o, &stats);
+    int64_t inf = 0;
+    for (float v : y) inf += std::isinf(v) ? 1 : 0;
+    EXPECT_EQ(stats.output_nonfinite, inf) << to_string(out);
+    if (out == TensorType::kFp16) {
+      EXPECT_GE(inf, 36) << "the 6 x 6 interior at least";
+    } else {
+      EXPECT_EQ(inf, 0) << to_string(out);
+    }
+  }
+}
+
+TEST(CudaMultipass, TensorTypeNames) {
+  for (const TensorType t : {TensorType::kFp32, TensorType::kFp16, TensorType::kBf16})
+    EXPECT_EQ(parse_tensor_type(to_string(t)), t);
+  EXPECT_EQ(element_bytes(TensorType::kFp32), 4);
+  EXPECT_EQ(element_bytes(TensorType::kBf16), 2);
+  try {
+    parse_tensor_type("int8");
+    ADD_FAILURE() << "int8 was taken";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("fp32, fp16 or bf16"));
+  }
+  const ConvShape s = layer(1, 2, 6, 6, 2);
+  const Problem p = random_problem(s, 15);
+  CudaPlanOptions o;
+  o.output = static_cast<TensorType>(7);
+  EXPECT_THROW(detail::prepare_multipass(s, p.weights, p.bias, o), Error);
+}
+
 TEST(CudaMultipass, NanAndInfInputsReachTheOutputAndAreCounted) {
   const ConvShape s = layer(1, 2, 8, 8, 3);
   Problem p = random_problem(s, 9);
@@ -329,6 +424,23 @@ TEST(CudaMultipass, DevicePlanRunsTheEmulatedPasses) {
       EXPECT_LT(rel_l2(got, std::vector<double>(emulated.begin(), emulated.end())), host_err / 2)
           << tile.to_string() << " " << k;
     }
+  }
+  // fp16 and bf16 tensors: the kernels' typed loads and stores against the emulation's.
+  for (const auto& [in, out] : {std::pair{TensorType::kFp16, TensorType::kFp16},
+                                {TensorType::kBf16, TensorType::kFp32},
+                                {TensorType::kFp32, TensorType::kBf16}}) {
+    CudaPlanOptions o;
+    o.input = in, o.output = out;
+    CudaConvPlan plan = CudaConvPlan::create(s, p.weights, p.bias, o);
+    const std::vector<float> got = plan.execute(p.input);
+    CudaRunStats host;
+    const std::vector<float> emulated = emulate(s, p.weights, p.bias, p.input, o, &host);
+    const CudaRunStats gpu = plan.stats();
+    EXPECT_EQ(gpu.input_amax, host.input_amax) << to_string(in);
+    EXPECT_EQ(gpu.v_shift, host.v_shift) << to_string(in);
+    const double host_err = rel_l2(emulated, reference(p, conv::Layout::kNCHW, false));
+    EXPECT_LT(rel_l2(got, std::vector<double>(emulated.begin(), emulated.end())), host_err / 2)
+        << to_string(in) << " -> " << to_string(out);
   }
   p.input[5] = std::numeric_limits<float>::quiet_NaN();
   CudaConvPlan plan = CudaConvPlan::create(s, p.weights, p.bias);

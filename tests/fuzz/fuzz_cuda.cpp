@@ -7,11 +7,15 @@
 //   - NaN or Inf in the weights or bias is refused;
 //   - finite inputs give finite outputs within the tile's fp16-storage tolerance of a float64 direct
 //     convolution (relative L2), at every input scale (V's power-of-two shift);
-//   - a NaN or Inf in the input is counted: output_nonfinite equals the non-finite outputs, at least one.
+//   - a NaN or Inf in the input is counted: output_nonfinite equals the non-finite outputs, at least one;
+//   - fp16 and bf16 tensors round only at the boundary: the output is, bit for bit, the FP32 plan's on the
+//     input rounded to the input type (fp16 makes Inf of inputs past 65504, 0 of those below 2^-25),
+//     rounded to the output type; the FP32 plan's output is then held to the checks above.
 // Any other outcome aborts, which libFuzzer and the replay driver report as a failure.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
@@ -100,6 +104,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const double scale = std::pow(10.0, static_cast<double>(in.range(-30, 30)) * (in.flag() ? 1.0 : 0.0));
   const bool with_bias = in.flag();
   const uint32_t seed = static_cast<uint32_t>(in.range(0, 1 << 20));
+  using nova::cuda::TensorType;  // drawn last: the corpus's earlier inputs keep their meaning (FP32 tensors)
+  o.input = in.pick({TensorType::kFp32, TensorType::kFp32, TensorType::kFp16, TensorType::kBf16});
+  o.output = in.pick({TensorType::kFp32, TensorType::kFp32, TensorType::kFp16, TensorType::kBf16});
 
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -142,9 +149,28 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (nonfinite != stats.output_nonfinite)
     fail("output_nonfinite " + std::to_string(stats.output_nonfinite) + " but " + std::to_string(nonfinite) +
          " outputs are NaN/Inf");
-  if (poison == Poison::kInputNaN || poison == Poison::kInputInf) {
+  // The input as its tensor type holds it: NaN/Inf planted, or an fp16 Inf of a value past 65504.
+  bool input_nonfinite = false;
+  for (float& v : x) {
+    v = nova::cuda::round_to_type(o.input, v);
+    input_nonfinite = input_nonfinite || !std::isfinite(v);
+  }
+  if (input_nonfinite) {
     if (nonfinite == 0) fail("a NaN/Inf input reached no output: " + s.to_string());
     return 0;
+  }
+  if (o.input != TensorType::kFp32 || o.output != TensorType::kFp32) {
+    nova::cuda::CudaPlanOptions fp32 = o;
+    fp32.input = fp32.output = TensorType::kFp32;
+    std::vector<float> plain = nova::cuda::emulate(s, w, b, x, fp32, &stats);
+    for (std::size_t i = 0; i < y.size(); ++i)
+      if (const float want = nova::cuda::round_to_type(o.output, plain[i]);
+          std::memcmp(&y[i], &want, sizeof want) != 0)
+        fail(std::string("a ") + nova::cuda::to_string(o.input) + " -> " + nova::cuda::to_string(o.output) +
+             " output is not the FP32 plan's rounded to its type: " + s.to_string() + " at " +
+             std::to_string(i));
+    y = std::move(plain);
+    nonfinite = stats.output_nonfinite;
   }
   if (nonfinite > 0)
     fail(std::to_string(nonfinite) + " NaN/Inf outputs from finite data at scale " + number(scale) + ", " +

@@ -13,8 +13,9 @@
 // order, on any machine; the tests check it against the float64 reference and, where a GPU is present,
 // the device against it.
 //
-// Stride 1, dilation 1, groups 1, square kernels, NCHW FP32 tensors; no direct fallback on the GPU: other
-// convolutions are refused with a nova::Error that says why.
+// Stride 1, dilation 1, groups 1, square kernels, NCHW tensors of FP32, fp16 or bf16 (CudaPlanOptions::input,
+// ::output; the passes compute in FP32 whatever the types); no direct fallback on the GPU: other convolutions
+// are refused with a nova::Error that says why.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "nova/conv_shape.hpp"
+#include "nova/cuda/tensor_type.hpp"
 #include "nova/exact/tile.hpp"
 #include "nova/exact/transform.hpp"
 
@@ -49,6 +51,8 @@ struct CudaPlanOptions {
   std::optional<TileSize> tile;
   bool relu = false;
   int device = 0;
+  TensorType input = TensorType::kFp32;
+  TensorType output = TensorType::kFp32;
 };
 
 // What the last execute met.
@@ -68,6 +72,7 @@ struct MultipassDescription {
   int64_t m_bytes = 0;  // the FP32 GEMM results
   int64_t u_bytes = 0;  // the fp16 transformed filters
   double v_gain = 0.0;  // |V| <= v_gain * max|d| (the square of B^T's largest row L1 norm)
+  TensorType input = TensorType::kFp32, output = TensorType::kFp32;  // the tensors' element types
 };
 
 class CudaConvPlan {
@@ -80,17 +85,19 @@ class CudaConvPlan {
   CudaConvPlan& operator=(CudaConvPlan&&) noexcept;
   ~CudaConvPlan();
 
-  // Device pointers (NCHW FP32, shape.input_size() and shape.output_size() floats); `stream` is a
+  // Device pointers to NCHW tensors of the plan's types (options.input, options.output: FP32, fp16 as
+  // __half, bf16 as __nv_bfloat16), shape.input_size() and shape.output_size() elements; `stream` is a
   // cudaStream_t (null: the legacy default stream). Asynchronous: stats() waits for the stream. A plan's
   // buffers (V, M, the max and the count) serve one execute at a time: executes on other streams must be
   // ordered after it (or use a plan each).
-  void execute_device(const float* input, float* output, void* stream = nullptr);
-  // Host tensors: copies in, runs, copies out, waits.
+  void execute_device(const void* input, void* output, void* stream = nullptr);
+  // Host FP32 values: rounded to the plan's input type (where it is not FP32) and copied in, run, copied
+  // out and widened back to FP32 from the output type; waits. The same values as emulate() gives.
   void execute(std::span<const float> input, std::span<float> output);
   std::vector<float> execute(std::span<const float> input);
-  // Device time of `repeats` executes on `input` (copied to the device once, one execute first to warm up),
-  // each timed by CUDA events on the default stream: milliseconds, one per execute. The output stays on the
-  // device; stats() gives the last one's counts.
+  // Device time of `repeats` executes on `input` (converted and copied to the device once, one execute
+  // first to warm up), each timed by CUDA events on the default stream: milliseconds, one per execute. The
+  // output stays on the device; stats() gives the last one's counts.
   std::vector<double> time_executes(std::span<const float> input, int repeats);
   // Synchronizes the plan's last stream, then reads the counts.
   CudaRunStats stats();
@@ -106,7 +113,8 @@ class CudaConvPlan {
 
 // The plan's passes on the host, from the per-thread code the kernels run, with FP32 sums over input
 // channels in order (cuBLAS's may be in another order): what the GPU computes, without one. Same checks as
-// CudaConvPlan::create; `stats` (when given) receives the run's counts.
+// CudaConvPlan::create; `stats` (when given) receives the run's counts. As CudaConvPlan::execute on host
+// values: the input rounded to options.input's type, the output to options.output's, returned as FP32.
 std::vector<float> emulate(const ConvShape& shape, std::span<const float> weights,
                            std::span<const float> bias, std::span<const float> input,
                            const CudaPlanOptions& options = {}, CudaRunStats* stats = nullptr,

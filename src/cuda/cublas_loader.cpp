@@ -3,18 +3,24 @@
 
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "nova/error.hpp"
 
 namespace nova::cuda::detail {
 namespace {
 
-// The soname of the cuBLAS the headers are from, then the toolkit's own copy (the build's
+// $NOVA_CUBLAS where set (a path to the library: for example the copy a PyTorch wheel installs, under
+// site-packages/nvidia/), and only it: a path the user named that fails is an error, not a reason to load
+// another. Otherwise the soname of the cuBLAS the headers are from, then the toolkit's own copy (the build's
 // CUDAToolkit_LIBRARY_DIR), where the loader's search path does not hold it.
 void* open_cublas(std::string& tried) {
   const std::string soname = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
-  for (const std::string& name : {soname, std::string(NOVA_CUDA_LIBRARY_DIR) + "/" + soname}) {
+  std::vector<std::string> names{soname, std::string(NOVA_CUDA_LIBRARY_DIR) + "/" + soname};
+  if (const char* given = std::getenv("NOVA_CUBLAS"); given && *given) names = {given};
+  for (const std::string& name : names) {
     if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
     const char* why = dlerror();
     tried += (tried.empty() ? "" : "; ") + std::string(why ? why : name);
@@ -33,7 +39,9 @@ void bind(void* lib, const char* name, F& out) {
 CublasApi load() {
   std::string tried;
   void* lib = open_cublas(tried);
-  if (!lib) throw Error("cannot load cuBLAS: " + tried);
+  if (!lib)
+    throw Error("cannot load cuBLAS " + std::to_string(CUBLAS_VER_MAJOR) + ": " + tried +
+                " (NOVA_CUBLAS=/path/to/libcublas.so." + std::to_string(CUBLAS_VER_MAJOR) + " names it)");
   CublasApi api;  // the library stays loaded for the process's life
   bind(lib, "cublasCreate_v2", api.create);
   bind(lib, "cublasDestroy_v2", api.destroy);

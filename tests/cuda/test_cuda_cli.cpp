@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "common/cli_runner.hpp"
@@ -24,6 +25,22 @@ TEST(CudaCli, InfoSaysWhatThisBuildAndMachineHave) {
   if (!device_available()) {
     EXPECT_EQ(j.at("why").get<std::string>(), why);
   }
+}
+
+// NOVA_CUBLAS names the library to load, and only it: a path that fails is reported with dlopen's reason
+// (never replaced silently by another cuBLAS).
+TEST(CudaCli, NovaCublasNamesTheLibraryAndAFailingPathIsReported) {
+  if (!built_with_cuda()) GTEST_SKIP() << "built without CUDA";
+  ::setenv("NOVA_CUBLAS", "/nonexistent/libcublas.so.13", 1);
+  const auto r = run_cli("cuda info --format json");
+  ::unsetenv("NOVA_CUBLAS");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_FALSE(j.at("cublas_loadable").get<bool>());
+  EXPECT_THAT(j.at("cublas_why").get<std::string>(), HasSubstr("/nonexistent/libcublas.so.13"));
+  EXPECT_THAT(j.at("cublas_why").get<std::string>(), HasSubstr("NOVA_CUBLAS"));
+  const auto plain = nlohmann::json::parse(run_cli("cuda info --format json").output);
+  EXPECT_TRUE(plain.at("cublas_loadable").get<bool>()) << plain.dump();
 }
 
 // The emulated layer's error is that of fp16 storage with FP32 sums: F(4,3) well below F(6,3), both within

@@ -10,9 +10,10 @@
 
 #include "nova/numerics/fp16_v_shift.hpp"
 
-// Full unrolling of the loops over a compile-time tile (nvcc; a no-op on the host). Without it, the
-// output pass's stores of a type chosen at run time made ptxas give up unrolling the n = 6 and n = 8 tiles,
-// whose arrays then went to the stack (144 and 256 bytes, sm_90).
+// Full unrolling of output_pass_tile's loops over the tile's outputs where n <= 8 (nvcc; a no-op on the
+// host; the pragma names that function's NP and MP). Without it, the stores of a type chosen at run time
+// made ptxas give up unrolling the n = 6 and n = 8 tiles, whose arrays then went to the stack (144 and 256
+// bytes, sm_90); at n = 10 unrolling costs more compile time than the 400-byte frame it would save.
 #ifdef __CUDA_ARCH__
 #define NOVA_UNROLL_OUTPUT _Pragma("unroll (MP > 0 && NP <= 8 ? MP : 1)")
 #else

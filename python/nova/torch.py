@@ -536,8 +536,25 @@ AUTO = "auto"
 
 def _beside_the_plans(x: torch.Tensor, weight: torch.Tensor) -> bool:
     """Whether nn.Conv2d takes x and the engine's plans do not: an unbatched (C, H, W) input, an empty
-    batch, float64 tensors."""
-    return x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0) or torch.float64 in (x.dtype, weight.dtype)
+    batch, float64 tensors, tensors off the CPU (a converted model moved to a GPU)."""
+    return x.dim() == 3 or (x.dim() == 4 and x.shape[0] == 0) or torch.float64 in (x.dtype, weight.dtype) \
+        or x.device.type != "cpu" or weight.device.type != "cpu"
+
+
+# The devices whose layers were told once that PyTorch runs them (_warn_off_the_cpu).
+_warned_devices: set = set()
+
+
+def _warn_off_the_cpu(x: torch.Tensor, weight: torch.Tensor):
+    """Says once per device type that nova's layers there run PyTorch's convolution, not nova's."""
+    device = x.device if x.device.type != "cpu" else weight.device
+    if device.type == "cpu" or device.type in _warned_devices:
+        return
+    _warned_devices.add(device.type)
+    import warnings
+    warnings.warn(f"nova.torch: layers on {device.type} tensors run PyTorch's own convolution (nova's engine "
+                  "runs on CPU tensors; replace_conv2d leaves layers whose weights are on a GPU to PyTorch; "
+                  "nova.CudaConvPlan is the CUDA path)", RuntimeWarning, stacklevel=4)
 
 
 # Whether any autocast is on: 0.3 us a call here against torch.is_autocast_enabled("cpu")'s 0.5, which every
@@ -576,11 +593,13 @@ class _EagerLayer(nn.Module):
 
     def _as_a_batch_or_by_pytorch(self, x: torch.Tensor) -> torch.Tensor:
         """What nn.Conv2d takes and the engine's plans do not (_beside_the_plans): an unbatched (C, H, W)
-        input, run as a batch of one; an empty batch and float64 tensors through PyTorch's own convolution
-        (an empty output with its autograd; float64, which the engine, computing in FP32, would make less
-        accurate than asked)."""
+        input, run as a batch of one; an empty batch, float64 tensors and tensors on another device than
+        the CPU through PyTorch's own convolution (an empty output with its autograd; float64, which the
+        engine, computing in FP32, would make less accurate than asked; a GPU's tensors, which the engine
+        cannot read: a converted model moved with .cuda() keeps working, and is told so once)."""
         if x.dim() == 3:
             return self.forward(x.unsqueeze(0)).squeeze(0)
+        _warn_off_the_cpu(x, self.weight)
         return self._torch_conv2d(x)
 
 

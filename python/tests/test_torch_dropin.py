@@ -181,6 +181,28 @@ def test_inference_calls_the_operator_body_directly_with_the_operators_bits(monk
         assert rel_l2(direct, ref) < 2e-5
 
 
+def test_layers_moved_off_the_cpu_run_pytorchs_convolution_and_say_so(monkeypatch):
+    # A converted model moved to another device (.cuda(); here the meta device, which every PyTorch has)
+    # keeps working as nn.Conv2d would, through PyTorch's convolution, and is told once per device type;
+    # it raised "nova's engine runs on CPU tensors" before.
+    import warnings
+    monkeypatch.setattr(nova_torch, "_warned_devices", set())
+    wino = nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(3, 4, 3, padding=1)).to("meta")
+    direct = nova_torch.NovaConv2d.from_conv2d(nn.Conv2d(3, 4, 3, stride=2, padding=1)).to("meta")
+    x = torch.empty(2, 3, 9, 9, device="meta")
+    with pytest.warns(RuntimeWarning, match="layers on meta tensors run PyTorch's own convolution"):
+        y = wino(x)
+    assert y.device.type == "meta" and tuple(y.shape) == (2, 4, 9, 9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # once per device type
+        assert tuple(direct(x).shape) == (2, 4, 5, 5)
+        assert tuple(wino(x[0]).shape) == (4, 9, 9)  # unbatched
+    cpu = nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(3, 4, 3, padding=1))
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("error")  # CPU tensors run nova's engine, without a word
+        cpu(torch.randn(1, 3, 9, 9))
+
+
 def test_explicit_transform_and_bad_input():
     t = nova.Transform("4,3", "0,±1,±2,inf")
     conv = nn.Conv2d(2, 3, 3, padding=1)

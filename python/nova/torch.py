@@ -670,8 +670,8 @@ class WinogradConv2d(_EagerLayer):
         if reason:
             raise ValueError(f"cannot convert this Conv2d: {reason}")
         padding = conv.padding
-        if isinstance(padding, str):  # 'same' at stride 1 with an odd kernel: (k - 1) / 2 on each side
-            padding = ((conv.kernel_size[0] - 1) // 2,) * 2
+        if isinstance(padding, str):  # 'valid', or 'same' at stride 1 with an odd kernel: (k - 1) / 2 a side
+            padding = (0, 0) if padding == "valid" else ((conv.kernel_size[0] - 1) // 2,) * 2
         module = cls(conv.in_channels, conv.out_channels, conv.kernel_size[0], padding=padding,
                      bias=conv.bias is not None, tile=tile, transform=transform, threads=threads, precision=precision,
                      lowp_kernel=lowp_kernel)
@@ -749,7 +749,7 @@ def ineligibility(conv: nn.Module, precision: str = "fp32") -> str:
         return f"groups={conv.groups}"
     if conv.padding_mode != "zeros":
         return f"padding_mode '{conv.padding_mode}'"
-    if isinstance(conv.padding, str) and conv.padding != "same":
+    if isinstance(conv.padding, str) and conv.padding not in ("same", "valid"):
         return f"padding '{conv.padding}'"
     if conv.weight.dtype not in _IO_TYPES:
         return f"weights are {conv.weight.dtype}, not float32, float16 or bfloat16"
@@ -900,6 +900,8 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
                                               f"(not Winograd: {reason})"))
                 continue
             if reason:
+                if direct:  # neither path: both reasons
+                    reason = f"not Winograd: {reason}; not the direct path: {engine_ineligibility(child)}"
                 report.skipped.append((name, reason))
                 continue
             k = child.kernel_size[0]

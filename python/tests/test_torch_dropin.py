@@ -181,6 +181,21 @@ def test_inference_calls_the_operator_body_directly_with_the_operators_bits(monk
         assert rel_l2(direct, ref) < 2e-5
 
 
+def test_string_paddings_valid_and_same_run_on_winograd():
+    # padding="valid" is padding 0: Winograd takes it (it was skipped as "padding 'valid'"); "same" as before.
+    torch.manual_seed(4)
+    model = nn.Sequential(nn.Conv2d(4, 6, 3, padding="valid"), nn.Conv2d(6, 5, 5, padding="same"))
+    x = torch.randn(2, 4, 13, 11)
+    with torch.no_grad():
+        before = model(x)
+    report = nova_torch.replace_conv2d(model)
+    assert len(report.replaced) == 2 and not report.skipped
+    with torch.no_grad():
+        after = model(x)
+    assert after.shape == before.shape == (2, 5, 11, 9)
+    assert rel_l2(after, before) < 1e-5
+
+
 def test_layers_moved_off_the_cpu_run_pytorchs_convolution_and_say_so(monkeypatch):
     # A converted model moved to another device (.cuda(); here the meta device, which every PyTorch has)
     # keeps working as nn.Conv2d would, through PyTorch's convolution, and is told once per device type;
@@ -832,6 +847,9 @@ def test_direct_replaces_what_winograd_cannot_take():
     assert all("direct path" in replaced[n] for n in ("stem", "dw", "down", "dilated", "grouped"))
     assert "Winograd" in replaced["wino"] and "direct" not in replaced["wino"]
     assert set(skipped) == {"uneven"} and "stride" in skipped["uneven"]
+    # neither path takes it: both reasons (it gave Winograd's alone, though direct=True had been asked)
+    assert "not Winograd: stride" in skipped["uneven"]
+    assert "not the direct path: stride (1, 2) (the engine takes one stride for both axes)" in skipped["uneven"]
     assert isinstance(converted.dw, nova_torch.NovaConv2d)
     assert list(converted.state_dict().keys()) == list(model.state_dict().keys())
     # The float64 model: the same layers in double precision.

@@ -4,10 +4,11 @@
     report = nt.replace_conv2d(model, tile="6,3")   # every eligible Conv2d, in place
     print(report)                                    # what was replaced, what was not, and why
 
-Eligible layers: 3x3 or 5x5 kernels, stride 1, dilation 1, groups 1, zero padding. Others are left as
-they are and listed in the report with the reason, or, with ``replace_conv2d(model, direct=True)``
-(float32), put on nova's direct path as NovaConv2d layers (strides, groups and depthwise, dilation, any
-kernel size; zero padding, one stride and one dilation for both axes). The forward pass runs on CPU float32, float16 or
+Eligible layers: 3x3 or 5x5 kernels, stride 1, dilation 1, groups 1, any padding mode (reflect,
+replicate and circular padding applied by F.pad before a convolution without padding, as nn.Conv2d does).
+Others are left as they are and listed in the report with the reason, or, with
+``replace_conv2d(model, direct=True)`` (float32), put on nova's direct path as NovaConv2d layers (strides,
+groups and depthwise, dilation, any kernel size; one stride and one dilation for both axes). The forward pass runs on CPU float32, float16 or
 bfloat16 tensors (the output has the input's type; the engine widens the input exactly, computes from
 FP32 values and rounds the output once; half-precision weights are widened to FP32 too) through
 nova's engine (registered as the custom operator ``nova::winograd_conv2d`` so that
@@ -541,6 +542,19 @@ def _beside_the_plans(x: torch.Tensor, weight: torch.Tensor) -> bool:
         or x.device.type != "cpu" or weight.device.type != "cpu"
 
 
+_PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+def _pre_padding(padding_mode: str, padding: tuple) -> Optional[tuple]:
+    """F.pad's (left, right, top, bottom) for a padding mode other than zeros, which the layers apply to the
+    input before a convolution without padding, as nn.Conv2d does; None for zeros (the engine pads)."""
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(f"padding_mode must be one of {', '.join(_PADDING_MODES)}, got {padding_mode!r}")
+    if padding_mode == "zeros":
+        return None
+    return (padding[1], padding[1], padding[0], padding[0])
+
+
 # The devices whose layers were told once that PyTorch runs them (_warn_off_the_cpu).
 _warned_devices: set = set()
 
@@ -573,8 +587,27 @@ def _autocast_type(x: torch.Tensor) -> Optional[torch.dtype]:
 
 class _EagerLayer(nn.Module):
     """What WinogradConv2d and NovaConv2d share: the eager forward through the layer's last plan (_LastPlan),
-    which is not saved with the module (an engine object, remade at the first call)."""
+    which is not saved with the module (an engine object, remade at the first call), and the padding modes
+    other than zeros (the input padded by F.pad, then convolved with padding 0: self.padding is then (0, 0)
+    and _pre_pad F.pad's amounts)."""
     _last_plan: Optional[_LastPlan] = None
+    padding_mode: str = "zeros"
+    _pre_pad: Optional[tuple] = None
+
+    def _set_padding(self, padding: tuple, padding_mode: str):
+        self._pre_pad = _pre_padding(padding_mode, padding)
+        self.padding_mode = padding_mode
+        self.padding = (0, 0) if self._pre_pad is not None else tuple(padding)
+
+    def _padded(self, x: torch.Tensor) -> torch.Tensor:
+        """The batch x padded by the layer's padding mode (the forwards make an unbatched input a batch of
+        one first, so that one path pads)."""
+        return F.pad(x, self._pre_pad, mode=self.padding_mode)
+
+    def _padding_repr(self) -> str:
+        if self._pre_pad is None:
+            return f"padding={self.padding}"
+        return f"padding={(self._pre_pad[2], self._pre_pad[0])}, padding_mode={self.padding_mode!r}"
 
     def _run_eager(self, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], layer: tuple):
         threads = self.threads or torch.get_num_threads()
@@ -604,7 +637,7 @@ class _EagerLayer(nn.Module):
 
 
 class WinogradConv2d(_EagerLayer):
-    """A Conv2d (stride 1, dilation 1, groups 1, zero padding) computed by nova's Winograd engine.
+    """A Conv2d (stride 1, dilation 1, groups 1; any padding_mode) computed by nova's Winograd engine.
 
     ``tile`` is "m,r" or "auto" (the engine's fastest estimate for each input shape with its default
     transforms: in fp32 a tile up to F(7,3), whose error is about 10x F(4,3)'s, in bf16 and fp16 up to
@@ -626,14 +659,14 @@ class WinogradConv2d(_EagerLayer):
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size: int = 3, padding=1, bias: bool = True,
                  tile: Optional[str] = None, transform: Optional["_nova.Transform"] = None, threads: int = 0,
-                 precision: str = "fp32", lowp_kernel: str = "auto"):
+                 precision: str = "fp32", lowp_kernel: str = "auto", padding_mode: str = "zeros"):
         super().__init__()
         engine_precision = _engine_precision(precision)
         _nova.check_lowp_kernel(lowp_kernel)  # here, not at the first forward
         if kernel_size not in (3, 5):
             raise ValueError(f"WinogradConv2d supports 3x3 and 5x5 kernels, not {kernel_size}x{kernel_size}")
         self.in_channels, self.out_channels, self.kernel_size = in_channels, out_channels, kernel_size
-        self.padding = (padding, padding) if isinstance(padding, int) else tuple(padding)
+        self._set_padding((padding, padding) if isinstance(padding, int) else tuple(padding), padding_mode)
         self.weight = nn.Parameter(torch.empty(out_channels, in_channels, kernel_size, kernel_size))
         self.bias = nn.Parameter(torch.empty(out_channels)) if bias else None
         nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)
@@ -674,7 +707,7 @@ class WinogradConv2d(_EagerLayer):
             padding = (0, 0) if padding == "valid" else ((conv.kernel_size[0] - 1) // 2,) * 2
         module = cls(conv.in_channels, conv.out_channels, conv.kernel_size[0], padding=padding,
                      bias=conv.bias is not None, tile=tile, transform=transform, threads=threads, precision=precision,
-                     lowp_kernel=lowp_kernel)
+                     lowp_kernel=lowp_kernel, padding_mode=conv.padding_mode)
         module.weight = conv.weight
         module.bias = conv.bias
         return module
@@ -687,6 +720,10 @@ class WinogradConv2d(_EagerLayer):
         cast = _autocast_type(x)
         if cast is not None and x.dtype != cast:  # as nn.Conv2d under autocast: the output in the autocast
             x = x.to(cast)  # type; the weights stay as they are (the engine computes from their FP32 values)
+        if self._pre_pad is not None:
+            if x.dim() == 3:
+                return self.forward(x.unsqueeze(0)).squeeze(0)
+            x = self._padded(x)
         if _beside_the_plans(x, weight):
             return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
@@ -707,7 +744,7 @@ class WinogradConv2d(_EagerLayer):
         return plan, nhwc, _output_size(x, weight, self.padding)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, padding={self.padding}, "
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, {self._padding_repr()}, "
                 f"tile={self.tile}, precision={self.precision}")
 
 
@@ -747,8 +784,6 @@ def ineligibility(conv: nn.Module, precision: str = "fp32") -> str:
         return f"dilation {conv.dilation}"
     if conv.groups != 1:
         return f"groups={conv.groups}"
-    if conv.padding_mode != "zeros":
-        return f"padding_mode '{conv.padding_mode}'"
     if isinstance(conv.padding, str) and conv.padding not in ("same", "valid"):
         return f"padding '{conv.padding}'"
     if conv.weight.dtype not in _IO_TYPES:
@@ -771,8 +806,6 @@ def engine_ineligibility(conv: nn.Module) -> str:
         return f"stride {conv.stride} (the engine takes one stride for both axes)"
     if conv.dilation[0] != conv.dilation[1]:
         return f"dilation {conv.dilation} (the engine takes one dilation for both axes)"
-    if conv.padding_mode != "zeros":
-        return f"padding_mode '{conv.padding_mode}'"
     if isinstance(conv.padding, str) and conv.padding == "same" and (
             conv.kernel_size[0] % 2 == 0 or conv.kernel_size[1] % 2 == 0 or conv.dilation != (1, 1)):
         return "padding 'same' with an even kernel or dilation"
@@ -784,7 +817,7 @@ def engine_ineligibility(conv: nn.Module) -> str:
 
 
 class NovaConv2d(_EagerLayer):
-    """Any float32 Conv2d (zero padding, one stride and one dilation for both axes) computed by nova's engine:
+    """Any float32 Conv2d (one stride and one dilation for both axes; any padding_mode) computed by nova's engine:
     Winograd where the engine takes the layer and estimates it faster, else its direct path (strides,
     groups and depthwise, dilation, any kernel size). ``replace_conv2d(model, direct=True)`` puts it on the
     layers WinogradConv2d cannot take; built with ``from_conv2d``, it shares the Conv2d's parameters."""
@@ -800,7 +833,7 @@ class NovaConv2d(_EagerLayer):
         padding = conv.padding
         if isinstance(padding, str):  # 'valid', or 'same' at an odd kernel (stride 1 by PyTorch's rule)
             padding = (0, 0) if padding == "valid" else tuple((k - 1) // 2 for k in conv.kernel_size)
-        self.padding = tuple(padding)
+        self._set_padding(tuple(padding), conv.padding_mode)
         self.weight = conv.weight
         self.bias = conv.bias
 
@@ -814,6 +847,10 @@ class NovaConv2d(_EagerLayer):
             with torch.autocast("cpu", enabled=False):
                 return self.forward(x.float()).to(cast)
         weight, bias = self.weight, self.bias
+        if self._pre_pad is not None:
+            if x.dim() == 3:
+                return self.forward(x.unsqueeze(0)).squeeze(0)
+            x = self._padded(x)
         if _beside_the_plans(x, weight):
             return self._as_a_batch_or_by_pytorch(x)
         if not _eager_call_ok(x, weight, bias):
@@ -831,7 +868,7 @@ class NovaConv2d(_EagerLayer):
 
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}, "
-                f"padding={self.padding}, dilation={self.dilation}, groups={self.groups}")
+                f"{self._padding_repr()}, dilation={self.dilation}, groups={self.groups}")
 
 
 @dataclasses.dataclass

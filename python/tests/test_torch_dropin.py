@@ -196,6 +196,39 @@ def test_string_paddings_valid_and_same_run_on_winograd():
     assert rel_l2(after, before) < 1e-5
 
 
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+def test_padding_modes_are_taken_as_nn_conv2d_takes_them(mode):
+    # reflect / replicate / circular padding (style-transfer and image-to-image generators): the input padded
+    # by F.pad, then a convolution without padding, on Winograd (3x3, 5x5 with padding "same") and on the
+    # direct path (stride 2); channels_last stays channels_last where nn.Conv2d's does, unbatched inputs run,
+    # the state_dict is the Conv2d's. They were skipped ("padding_mode 'reflect'").
+    torch.manual_seed(5)
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1, padding_mode=mode),
+                          nn.Conv2d(8, 8, 5, padding="same", padding_mode=mode),
+                          nn.Conv2d(8, 4, 3, stride=2, padding=(1, 2), padding_mode=mode))
+    x = torch.randn(2, 3, 15, 12)
+    converted = copy.deepcopy(model)
+    report = nova_torch.replace_conv2d(converted, direct=True)
+    assert len(report.replaced) == 3 and not report.skipped
+    assert isinstance(converted[0], nova_torch.WinogradConv2d) and isinstance(converted[2], nova_torch.NovaConv2d)
+    assert f"padding_mode='{mode}'" in repr(converted)
+    assert list(converted.state_dict()) == list(model.state_dict())
+    exact = copy.deepcopy(model).double()
+    with torch.no_grad():
+        truth = exact(x.double())
+        assert rel_l2(converted(x), truth) < 2e-5
+        assert rel_l2(model(x), truth) < 2e-5
+        x_cl = x.to(memory_format=torch.channels_last)
+        y_cl = converted(x_cl)
+        assert rel_l2(y_cl, truth) < 2e-5
+        # channels_last where PyTorch keeps it (F.pad's circular mode returns NCHW, so nn.Conv2d does too)
+        assert y_cl.is_contiguous(memory_format=torch.channels_last) == \
+            model(x_cl).is_contiguous(memory_format=torch.channels_last) == (mode != "circular")
+        assert rel_l2(converted(x[0]), truth[0]) < 2e-5  # unbatched
+    with pytest.raises(ValueError, match="padding_mode must be one of"):
+        nova_torch.WinogradConv2d(3, 4, 3, padding_mode="mirror")
+
+
 def test_layers_moved_off_the_cpu_run_pytorchs_convolution_and_say_so(monkeypatch):
     # A converted model moved to another device (.cuda(); here the meta device, which every PyTorch has)
     # keeps working as nn.Conv2d would, through PyTorch's convolution, and is told once per device type;

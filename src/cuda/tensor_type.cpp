@@ -1,18 +1,26 @@
 // The CUDA path's tensor types: names, sizes, and the host conversions the emulation and the device plan's
-// staging use (nova's own encoder: round to nearest even, as __float2half_rn and __float2bfloat16_rn).
-#include <cstring>
+// staging use (the CPU engine's: round to nearest even, as __float2half_rn and __float2bfloat16_rn).
+#include <cstdint>
 #include <string>
 
+#include "nova/conv/conv.hpp"
 #include "nova/error.hpp"
-#include "nova/numerics/format.hpp"
 #include "tensor_convert.hpp"
 
 namespace nova::cuda {
 namespace {
 
-// The numerics' format of a 2-byte type.
-Format format_of(TensorType t) {
-  return t == TensorType::kFp16 ? Format::kFp16 : Format::kBf16;
+// The CPU engine's tensor format of the same type: its conversions round as the kernels' stores do
+// (__float2half_rn, __float2bfloat16_rn) and widen exactly, vectorized where the CPU can.
+conv::TensorFormat format_of(TensorType t) {
+  switch (t) {
+    case TensorType::kFp16:
+      return {conv::DataType::kFp16, 1.0f};
+    case TensorType::kBf16:
+      return {conv::DataType::kBf16, 1.0f};
+    default:
+      return {conv::DataType::kFp32, 1.0f};
+  }
 }
 
 }  // namespace
@@ -41,8 +49,10 @@ int element_bytes(TensorType t) {
 
 float round_to_type(TensorType t, float value) {
   if (t == TensorType::kFp32) return value;
-  const Format f = format_of(t);
-  return static_cast<float>(decode_bits(f, encode_bits(f, value)));
+  uint16_t bits;
+  conv::convert_from_fp32(&value, 1, format_of(t), &bits);
+  conv::convert_to_fp32(&bits, 1, format_of(t), &value);
+  return value;
 }
 
 }  // namespace nova::cuda
@@ -51,30 +61,12 @@ namespace nova::cuda::detail {
 
 std::vector<unsigned char> to_tensor(std::span<const float> values, TensorType type) {
   std::vector<unsigned char> out(values.size() * static_cast<std::size_t>(element_bytes(type)));
-  if (type == TensorType::kFp32) {
-    if (!values.empty()) std::memcpy(out.data(), values.data(), values.size_bytes());
-    return out;
-  }
-  const Format f = format_of(type);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    const auto bits = static_cast<uint16_t>(encode_bits(f, values[i]));
-    std::memcpy(out.data() + 2 * i, &bits, 2);
-  }
+  conv::convert_from_fp32(values.data(), static_cast<int64_t>(values.size()), format_of(type), out.data());
   return out;
 }
 
 void from_tensor(const void* data, TensorType type, std::span<float> out) {
-  if (type == TensorType::kFp32) {
-    if (!out.empty()) std::memcpy(out.data(), data, out.size_bytes());
-    return;
-  }
-  const Format f = format_of(type);
-  const auto* bytes = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    uint16_t bits;
-    std::memcpy(&bits, bytes + 2 * i, 2);
-    out[i] = static_cast<float>(decode_bits(f, bits));
-  }
+  conv::convert_to_fp32(data, static_cast<int64_t>(out.size()), format_of(type), out.data());
 }
 
 }  // namespace nova::cuda::detail

@@ -14,7 +14,8 @@ nn = torch.nn
 
 
 def rel_l2(a, b):
-    return float((a.double() - b.double()).norm() / b.double().norm())
+    a, b = a.detach().double(), b.detach().double()  # a number, not a node of the graph
+    return float((a - b).norm() / b.norm())
 
 
 def reference(conv, x):

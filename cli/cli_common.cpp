@@ -213,8 +213,24 @@ BenchLayerData bench_layer_data(const ConvShape& s, float range) {
   return d;
 }
 
-double error_vs_reference(const ConvShape& s, const BenchLayerData& d, const std::vector<float>& y,
-                          bool relu) {
+std::string ReferenceError::text() const {
+  if (rel_l2) return fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *rel_l2);
+  return fmt::format(
+      "  relative L2 error vs float64 reference: none (the input as its tensor type holds {} NaN/Inf values, "
+      "past the type's range: fp16's ends at 65504)\n",
+      input_nonfinite);
+}
+
+void ReferenceError::write_to(nlohmann::json& j) const {
+  j["rel_l2_error"] = rel_l2 ? nlohmann::json(*rel_l2) : nlohmann::json(nullptr);
+  if (input_nonfinite > 0) j["input_nonfinite"] = input_nonfinite;
+}
+
+ReferenceError error_vs_reference(const ConvShape& s, const BenchLayerData& d, const std::vector<float>& y,
+                                  bool relu) {
+  ReferenceError e;
+  for (float v : d.input) e.input_nonfinite += std::isfinite(v) ? 0 : 1;
+  if (e.input_nonfinite > 0) return e;
   const std::vector<double> x(d.input.begin(), d.input.end()), w(d.weights.begin(), d.weights.end()),
       b(d.bias.begin(), d.bias.end());
   const std::vector<double> ref = reference_conv2d(s, x, w, b);
@@ -224,7 +240,8 @@ double error_vs_reference(const ConvShape& s, const BenchLayerData& d, const std
     num += (static_cast<double>(y[i]) - r) * (static_cast<double>(y[i]) - r);
     den += r * r;
   }
-  return std::sqrt(num / std::max(den, 1e-300));
+  e.rel_l2 = std::sqrt(num / std::max(den, 1e-300));
+  return e;
 }
 
 }  // namespace nova::cli

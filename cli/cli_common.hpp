@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -70,9 +71,17 @@ struct BenchLayerData {
   std::vector<float> input, weights, bias;
 };
 BenchLayerData bench_layer_data(const ConvShape& s, float range);
-// The relative L2 error of `y` (NCHW) against the float64 direct convolution of `d`, ReLU applied to the
-// reference where `relu`.
-double error_vs_reference(const ConvShape& s, const BenchLayerData& d, const std::vector<float>& y,
-                          bool relu);
+// The --check figure of `nova bench conv` and `nova cuda conv`: the relative L2 error of `y` (NCHW) against
+// the float64 direct convolution of `d` (its input as the tensor type holds it), ReLU applied to the
+// reference where `relu`; none where that input holds NaN or Inf (an fp16 tensor past 65504), whose
+// reference is not finite: the report says so instead of printing NaN.
+struct ReferenceError {
+  std::optional<double> rel_l2;
+  int64_t input_nonfinite = 0;
+  std::string text() const;                // the report's line
+  void write_to(nlohmann::json& j) const;  // rel_l2_error (null where none) and input_nonfinite
+};
+ReferenceError error_vs_reference(const ConvShape& s, const BenchLayerData& d, const std::vector<float>& y,
+                                  bool relu);
 
 }  // namespace nova::cli

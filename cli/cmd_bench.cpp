@@ -247,7 +247,7 @@ void run_bench(const BenchOptions& o) {
     stages.emplace_back("idle", sp.idle_ms() / n);
   }
 
-  std::optional<double> err;
+  std::optional<ReferenceError> err;
   if (o.check) {
     // Relative L2 error of the engine's output as stored (in its type) against the float64 reference
     // on the input's values.
@@ -294,7 +294,7 @@ void run_bench(const BenchOptions& o) {
                      {"gflops", gflops}};
     j["machine"] = machine_description();
     j["data_range"] = o.data_range;  // input and bias uniform in [-range, range], weights in [-0.1, 0.1]
-    if (err) j["rel_l2_error"] = *err;
+    if (err) err->write_to(j);
     j["stats"] = {{"saturated", counts.saturated},
                   {"nonfinite_tiles", counts.nonfinite_tiles},
                   {"output_saturated", counts.output_saturated},
@@ -314,7 +314,7 @@ void run_bench(const BenchOptions& o) {
         "  median {:.4f} ms (min {:.4f}, {} runs), {:.1f} GFLOP/s direct-equivalent; process CPU {:.4f} ms "
         "per execute (all threads)\n",
         median, times.front(), reps, gflops, cpu_per_execute);
-    if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
+    if (err) text += err->text();
     if (counts.v_shift > 0)
       text += fmt::format("  fp16: V scaled by 2^-{} (the input's largest value would take V past its limit: 65504, 2^12 "
           "with fp16 arithmetic)\n",

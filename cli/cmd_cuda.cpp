@@ -110,7 +110,7 @@ void run_cuda_conv(const CudaConvOptions& o) {
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
   const double gflops = s.direct_flops() / (median * 1e6);
-  std::optional<double> err;
+  std::optional<ReferenceError> err;
   if (o.check || o.emulate) err = error_vs_reference(s, data, y, o.relu);
 
   if (format == OutputFormat::kJson) {
@@ -132,7 +132,7 @@ void run_cuda_conv(const CudaConvOptions& o) {
                      {"u_bytes", d.u_bytes},
                      {"data_range", o.data_range}};
     if (!o.emulate) j["gflops"] = gflops;  // direct-equivalent
-    if (err) j["rel_l2_error"] = *err;
+    if (err) err->write_to(j);
     j["stats"] = {{"output_nonfinite", stats.output_nonfinite},
                   {"input_amax", stats.input_amax},
                   {"v_shift", stats.v_shift}};
@@ -153,7 +153,7 @@ void run_cuda_conv(const CudaConvOptions& o) {
     text += fmt::format(
         "  median {:.4f} ms (min {:.4f}, {} runs, CUDA events), {:.1f} GFLOP/s direct-equivalent\n", median,
         times.front(), times.size(), gflops);
-  if (err) text += fmt::format("  relative L2 error vs float64 reference: {:.3e}\n", *err);
+  if (err) text += err->text();
   if (stats.v_shift != 0)
     text += fmt::format("  fp16: V scaled by 2^{} (the input's largest value {:g})\n", -stats.v_shift,
                         stats.input_amax);

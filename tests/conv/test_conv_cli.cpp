@@ -22,6 +22,23 @@ nlohmann::json bench_json(const std::string& args) {
   return nlohmann::json::parse(r.output);
 }
 
+// An fp16 input past 65504 holds Inf: --check says the error against float64 is not defined there (null in
+// JSON, with the count) rather than printing NaN, and the run's NaN/Inf outputs are counted.
+TEST(BenchConvCli, CheckedErrorIsNoneWhereTheTypedInputHoldsInf) {
+  const nlohmann::json j = bench_json("--shape 1,8,12,12,8 --io fp16 --data-range 1e6");
+  ASSERT_TRUE(j.contains("rel_l2_error"));
+  EXPECT_TRUE(j["rel_l2_error"].is_null());
+  EXPECT_GT(j["input_nonfinite"].get<int64_t>(), 0);
+  EXPECT_GT(j["stats"]["output_nonfinite"].get<int64_t>(), 0);
+  const nlohmann::json fine = bench_json("--shape 1,8,12,12,8 --io fp16 --data-range 1e4");
+  EXPECT_LT(fine["rel_l2_error"].get<double>(), 1e-2);
+  EXPECT_FALSE(fine.contains("input_nonfinite"));
+  const nova::testing::CliResult text =
+      nova::testing::run_cli("bench conv --repeat 1 --check --shape 1,8,12,12,8 --io fp16 --data-range 1e6");
+  EXPECT_NE(text.output.find("none (the input as its tensor type holds"), std::string::npos) << text.output;
+  EXPECT_EQ(text.output.find("nan"), std::string::npos) << text.output;
+}
+
 TEST(BenchConvCli, CheckedErrorIsTheSameInEveryLayout) {
   struct Case {
     std::string args;

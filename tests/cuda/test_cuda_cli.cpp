@@ -84,6 +84,17 @@ TEST(CudaCli, TensorTypesAreReportedWithTheirError) {
   EXPECT_LT(bf16, 1e-2);
 }
 
+// fp16 tensors past 65504: the input holds Inf, the error against float64 is none (null) and the NaN/Inf
+// outputs are counted.
+TEST(CudaCli, Fp16InputsPastTheRangeGiveNoErrorFigure) {
+  const auto r = run_cli("cuda conv --emulate --format json --shape 1,8,12,12,8 --io fp16 --data-range 1e6");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_TRUE(j.at("rel_l2_error").is_null());
+  EXPECT_GT(j.at("input_nonfinite").get<int64_t>(), 0);
+  EXPECT_GT(j.at("stats").at("output_nonfinite").get<int64_t>(), 0);
+}
+
 TEST(CudaCli, DeviceRunsAreRefusedClearlyWithoutADevice) {
   if (device_available()) GTEST_SKIP() << "a device is present";
   const auto r = run_cli("cuda conv --shape 1,8,12,12,8");

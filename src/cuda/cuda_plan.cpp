@@ -65,12 +65,16 @@ DeviceBuffer upload(const std::vector<T>& values, const char* what) {
   return b;
 }
 
-void check_device_pointer(const void* p, const char* name) {
+// A tensor the plan's kernels may read or write: device (or managed) memory of the plan's own device.
+void check_device_pointer(const void* p, const char* name, int device) {
   if (!p) throw Error(std::string(name) + " is null");
   cudaPointerAttributes a{};
   check(cudaPointerGetAttributes(&a, p), name);
   if (a.type != cudaMemoryTypeDevice && a.type != cudaMemoryTypeManaged)
     throw Error(std::string(name) + " is not device memory; execute(span) takes host tensors");
+  if (a.type == cudaMemoryTypeDevice && a.device != device)
+    throw Error(std::string(name) + " is on CUDA device " + std::to_string(a.device) + ", the plan on device " +
+                std::to_string(device));
 }
 
 // A CUDA event, destroyed with its owner.
@@ -184,8 +188,8 @@ CudaConvPlan CudaConvPlan::create(const ConvShape& shape, std::span<const float>
 
 void CudaConvPlan::execute_device(const void* input, void* output, void* stream) {
   Impl& p = *impl_;
-  check_device_pointer(input, "input");
-  check_device_pointer(output, "output");
+  check_device_pointer(input, "input", p.device);
+  check_device_pointer(output, "output", p.device);
   check(cudaSetDevice(p.device), "cudaSetDevice");
   auto s = static_cast<cudaStream_t>(stream);
   const detail::MultipassPlanData& d = p.data;

@@ -86,7 +86,8 @@ class CudaConvPlan {
   ~CudaConvPlan();
 
   // Device pointers to NCHW tensors of the plan's types (options.input, options.output: FP32, fp16 as
-  // __half, bf16 as __nv_bfloat16), shape.input_size() and shape.output_size() elements; `stream` is a
+  // __half, bf16 as __nv_bfloat16), shape.input_size() and shape.output_size() elements, on the plan's
+  // device (host memory, null or another device's memory is refused with nova::Error); `stream` is a
   // cudaStream_t (null: the legacy default stream). Asynchronous: stats() waits for the stream. A plan's
   // buffers (V, M, the max and the count) serve one execute at a time: executes on other streams must be
   // ordered after it (or use a plan each).

@@ -545,14 +545,17 @@ def _beside_the_plans(x: torch.Tensor, weight: torch.Tensor) -> bool:
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
-def _pre_padding(padding_mode: str, padding: tuple) -> Optional[tuple]:
-    """F.pad's (left, right, top, bottom) for a padding mode other than zeros, which the layers apply to the
-    input before a convolution without padding, as nn.Conv2d does; None for zeros (the engine pads)."""
+def _pre_padding(padding_mode: str, padding: tuple, pads: Optional[tuple] = None) -> Optional[tuple]:
+    """F.pad's (left, right, top, bottom) where the layer pads its input before a convolution without
+    padding, as nn.Conv2d does: a padding mode other than zeros, or `pads` that are not the same on both
+    sides (padding="same" with an even kernel or a dilation: nn.Conv2d's own amounts); None where the engine
+    pads (zeros, `padding` on each side)."""
     if padding_mode not in _PADDING_MODES:
         raise ValueError(f"padding_mode must be one of {', '.join(_PADDING_MODES)}, got {padding_mode!r}")
-    if padding_mode == "zeros":
+    symmetric = pads is None or (pads[0] == pads[1] and pads[2] == pads[3])
+    if padding_mode == "zeros" and symmetric:
         return None
-    return (padding[1], padding[1], padding[0], padding[0])
+    return tuple(pads) if pads is not None else (padding[1], padding[1], padding[0], padding[0])
 
 
 # The devices whose layers were told once that PyTorch runs them (_warn_off_the_cpu).
@@ -587,27 +590,30 @@ def _autocast_type(x: torch.Tensor) -> Optional[torch.dtype]:
 
 class _EagerLayer(nn.Module):
     """What WinogradConv2d and NovaConv2d share: the eager forward through the layer's last plan (_LastPlan),
-    which is not saved with the module (an engine object, remade at the first call), and the padding modes
-    other than zeros (the input padded by F.pad, then convolved with padding 0: self.padding is then (0, 0)
-    and _pre_pad F.pad's amounts)."""
+    which is not saved with the module (an engine object, remade at the first call), and the paddings the
+    engine does not make (_pre_padding: the input padded by F.pad, then convolved with padding 0;
+    self.padding is then (0, 0) and _pre_pad F.pad's amounts)."""
     _last_plan: Optional[_LastPlan] = None
     padding_mode: str = "zeros"
     _pre_pad: Optional[tuple] = None
 
-    def _set_padding(self, padding: tuple, padding_mode: str):
-        self._pre_pad = _pre_padding(padding_mode, padding)
+    def _set_padding(self, padding: tuple, padding_mode: str, pads: Optional[tuple] = None):
+        self._pre_pad = _pre_padding(padding_mode, padding, pads)
         self.padding_mode = padding_mode
         self.padding = (0, 0) if self._pre_pad is not None else tuple(padding)
 
     def _padded(self, x: torch.Tensor) -> torch.Tensor:
-        """The batch x padded by the layer's padding mode (the forwards make an unbatched input a batch of
-        one first, so that one path pads)."""
-        return F.pad(x, self._pre_pad, mode=self.padding_mode)
+        """The batch x padded by the layer's padding (the forwards make an unbatched input a batch of one
+        first, so that one path pads)."""
+        return F.pad(x, self._pre_pad, mode="constant" if self.padding_mode == "zeros" else self.padding_mode)
 
     def _padding_repr(self) -> str:
         if self._pre_pad is None:
             return f"padding={self.padding}"
-        return f"padding={(self._pre_pad[2], self._pre_pad[0])}, padding_mode={self.padding_mode!r}"
+        left, right, top, bottom = self._pre_pad
+        padding = (top, left) if (left, top) == (right, bottom) else f"(top {top}, bottom {bottom}, left {left}, " \
+                                                                  f"right {right})"
+        return f"padding={padding}" + ("" if self.padding_mode == "zeros" else f", padding_mode={self.padding_mode!r}")
 
     def _run_eager(self, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], layer: tuple):
         threads = self.threads or torch.get_num_threads()
@@ -806,9 +812,6 @@ def engine_ineligibility(conv: nn.Module) -> str:
         return f"stride {conv.stride} (the engine takes one stride for both axes)"
     if conv.dilation[0] != conv.dilation[1]:
         return f"dilation {conv.dilation} (the engine takes one dilation for both axes)"
-    if isinstance(conv.padding, str) and conv.padding == "same" and (
-            conv.kernel_size[0] % 2 == 0 or conv.kernel_size[1] % 2 == 0 or conv.dilation != (1, 1)):
-        return "padding 'same' with an even kernel or dilation"
     if conv.weight.dtype != torch.float32:
         return f"weights are {conv.weight.dtype}, not float32"
     if conv.weight.device.type != "cpu":
@@ -830,10 +833,11 @@ class NovaConv2d(_EagerLayer):
         self.in_channels, self.out_channels = conv.in_channels, conv.out_channels
         self.kernel_size, self.stride, self.dilation = conv.kernel_size, conv.stride[0], conv.dilation[0]
         self.groups, self.threads = conv.groups, threads
-        padding = conv.padding
-        if isinstance(padding, str):  # 'valid', or 'same' at an odd kernel (stride 1 by PyTorch's rule)
-            padding = (0, 0) if padding == "valid" else tuple((k - 1) // 2 for k in conv.kernel_size)
-        self._set_padding(tuple(padding), conv.padding_mode)
+        padding, pads = conv.padding, None
+        if isinstance(padding, str):  # 'valid', or 'same' (stride 1 by PyTorch's rule): nn.Conv2d's amounts,
+            pads = (0, 0, 0, 0) if padding == "valid" else tuple(conv._reversed_padding_repeated_twice)
+            padding = (pads[2], pads[0])  # uneven for even kernels and some dilations: F.pad makes them
+        self._set_padding(tuple(padding), conv.padding_mode, pads)
         self.weight = conv.weight
         self.bias = conv.bias
 

@@ -230,6 +230,24 @@ def test_padding_modes_are_taken_as_nn_conv2d_takes_them(mode):
         nova_torch.WinogradConv2d(3, 4, 3, padding_mode="mirror")
 
 
+@pytest.mark.filterwarnings("ignore:Using padding='same' with even kernel")  # PyTorch's own, on the reference
+def test_same_padding_with_even_kernels_and_dilations_runs_on_the_direct_path():
+    # padding="same" pads unevenly for even kernels (PyTorch: one more at the bottom and right): F.pad makes
+    # nn.Conv2d's own amounts, then the direct path runs without padding. Such layers were skipped.
+    torch.manual_seed(6)
+    model = nn.Sequential(nn.Conv2d(3, 6, 4, padding="same"), nn.Conv2d(6, 5, 3, padding="same", dilation=2),
+                          nn.Conv2d(5, 4, 2, padding="same", dilation=3, padding_mode="reflect"))
+    x = torch.randn(2, 3, 12, 15)
+    converted = copy.deepcopy(model)
+    report = nova_torch.replace_conv2d(converted, direct=True)
+    assert len(report.replaced) == 3 and not report.skipped
+    assert "top 1, bottom 2, left 1, right 2" in repr(converted[0])
+    with torch.no_grad():
+        truth = copy.deepcopy(model).double()(x.double())
+        assert rel_l2(converted(x), truth) < 2e-5
+        assert rel_l2(converted(x[1]), truth[1]) < 2e-5
+
+
 def test_layers_moved_off_the_cpu_run_pytorchs_convolution_and_say_so(monkeypatch):
     # A converted model moved to another device (.cuda(); here the meta device, which every PyTorch has)
     # keeps working as nn.Conv2d would, through PyTorch's convolution, and is told once per device type;

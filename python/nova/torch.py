@@ -42,6 +42,7 @@ import contextlib
 import dataclasses
 import os
 import threading
+import warnings
 from collections import OrderedDict
 from typing import Optional
 
@@ -568,7 +569,6 @@ def _warn_off_the_cpu(x: torch.Tensor, weight: torch.Tensor):
     if device.type == "cpu" or device.type in _warned_devices:
         return
     _warned_devices.add(device.type)
-    import warnings
     warnings.warn(f"nova.torch: layers on {device.type} tensors run PyTorch's own convolution (nova's engine "
                   "runs on CPU tensors; replace_conv2d leaves layers whose weights are on a GPU to PyTorch; "
                   "nova.CudaConvPlan is the CUDA path)", RuntimeWarning, stacklevel=4)

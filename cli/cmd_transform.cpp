@@ -22,6 +22,7 @@ struct TransformOptions {
   std::string output;
   std::string name;
   bool no_infinity = false;
+  bool balance_rows = false;
   bool points_given = false;  // --points "" must not mean the default points
 };
 
@@ -49,7 +50,8 @@ void run_transform(const TransformOptions& o) {
     throw Error("--no-infinity is for the default points; with --points, leave inf out of them");
   PointList points = o.points.empty() ? standard_points(o.no_infinity ? tile.n() : tile.n() - 1, !o.no_infinity)
                                       : parse_points(o.points);
-  const Transform t = Transform::construct(tile, std::move(points), ScalingSpec::parse(o.scaling));
+  Transform t = Transform::construct(tile, std::move(points), ScalingSpec::parse(o.scaling));
+  if (o.balance_rows) t = balance_input_rows(t);
   const Verification verified = verify(t);  // once: the exporters are given it
   if (!verified) throw Error("internal: constructed transform failed verification: " + verified.reason);
   switch (format) {
@@ -82,6 +84,11 @@ const CommandRegistration transform_registration("transform", 10, [](CLI::App& a
   sub->add_option("--scaling,-s", options->scaling,
                   "Diagonal scaling: wincnn (1/N_p factors in G, default), lagrange (factors in BT), or "
                   "d1=a,b,...;d2=c,d,... relative to lagrange");
+  sub->add_flag(
+      "--balance-rows", options->balance_rows,
+      "Then multiply each row of BT by the power of two that brings its L1 norm into [2, 4), and the "
+      "column of AT by its inverse (exact; the scaling nova's fp16 engines use on their default "
+      "transforms, which keeps V = BT d B within 16 max|d| and none of it far below d)");
   sub->add_option("--format,-f", options->format, "Output: text, json or cpp")->capture_default_str();
   sub->add_option("--output,-o", options->output, "Write to this file instead of stdout")
       ->check(writable_output());

@@ -34,6 +34,24 @@ def test_float64_arrays_compute_the_correlation():
     assert t.AT.shape == (6, 8) and t.G.shape == (8, 3) and t.BT.shape == (8, 8)
 
 
+def test_balanced_input_rows_are_power_of_two_rescalings_with_l1_norms_in_two_to_four():
+    # In Python's exact fractions: each B^T row's L1 norm in [2, 4), a power of two times the plain row, A^T's
+    # column times its inverse, G unchanged; and the balanced transform verifies.
+    t = nova.Transform("6,3", "0,±1,±2,±1/2,inf")
+    b = t.balance_input_rows()
+    assert b.verify() == (True, "")
+    bt, bt0 = fractions(b.exact("BT")), fractions(t.exact("BT"))
+    at, at0 = fractions(b.exact("AT")), fractions(t.exact("AT"))
+    assert fractions(b.exact("G")) == fractions(t.exact("G"))
+    for p in range(t.n):
+        assert 2 <= sum(abs(x) for x in bt[p]) < 4
+        ratio = next(x / y for x, y in zip(bt[p], bt0[p]) if y != 0)
+        power = ratio if ratio >= 1 else 1 / ratio
+        assert power.denominator == 1 and power.numerator & (power.numerator - 1) == 0  # a power of two
+        assert all(x == y * ratio for x, y in zip(bt[p], bt0[p]))
+        assert all(at[i][p] * ratio == at0[i][p] for i in range(t.m))
+
+
 def test_exact_entries_satisfy_the_identity_in_fractions():
     t = nova.Transform("4,3", "0,±3/4,±5/4,inf", scaling="lagrange")
     AT, G, BT = (fractions(t.exact(w)) for w in ("AT", "G", "BT"))

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "common/cli_runner.hpp"
+#include "nova/exact/io.hpp"
+#include "nova/exact/verify.hpp"
 
 namespace nova {
 namespace {
@@ -21,6 +23,34 @@ void expect_error(const std::string& args, const std::string& message_part) {
   EXPECT_NE(r.output.find("nova: error: "), std::string::npos) << args << "\n" << r.output;
   EXPECT_NE(r.output.find(message_part), std::string::npos) << args << "\n" << r.output;
   EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << "not one line: " << r.output;
+}
+
+// --balance-rows: each B^T row's L1 norm in [2, 4), by powers of two against the plain transform's rows,
+// A^T's columns by the inverse, G unchanged, and the file verifies exactly.
+TEST(Cli, TransformBalanceRowsIsExactAndPutsRowNormsInTwoToFour) {
+  for (const std::string tile : {"4,3", "6,3", "8,3", "4,5"}) {
+    const auto plain_run = run_cli("transform --format json --tile " + tile);
+    const auto balanced_run = run_cli("transform --format json --balance-rows --tile " + tile);
+    ASSERT_EQ(balanced_run.status, 0) << balanced_run.output;
+    const Transform plain = transform_from_json(nlohmann::json::parse(plain_run.output));
+    const Transform balanced = transform_from_json(nlohmann::json::parse(balanced_run.output));
+    EXPECT_TRUE(verify(balanced)) << tile;
+    EXPECT_EQ(balanced.G(), plain.G()) << tile;
+    for (std::size_t p = 0; p < balanced.BT().rows(); ++p) {
+      Rational norm(0), ratio(0);
+      for (std::size_t j = 0; j < balanced.BT().cols(); ++j) {
+        norm += abs(balanced.BT()(p, j));
+        if (plain.BT()(p, j) != 0) ratio = balanced.BT()(p, j) / plain.BT()(p, j);
+      }
+      EXPECT_GE(norm, Rational(2)) << tile << " row " << p;
+      EXPECT_LT(norm, Rational(4)) << tile << " row " << p;
+      const mpz_class num = ratio.get_num(), den = ratio.get_den();  // a power of two, either way up
+      EXPECT_TRUE((num == 1 && (den & (den - 1)) == 0) || (den == 1 && (num & (num - 1)) == 0))
+          << tile << " row " << p << ": " << ratio.get_str();
+      for (std::size_t i = 0; i < balanced.AT().rows(); ++i)
+        EXPECT_EQ(balanced.AT()(i, p) * ratio, plain.AT()(i, p)) << tile;
+    }
+  }
 }
 
 TEST(Cli, TransformBadInput) {

@@ -84,7 +84,7 @@ void run_cuda_conv(const CudaConvOptions& o) {
   // The data of `nova bench conv`, the input rounded to the tensor type (the reference takes those values,
   // as there: the error is the path's, with the output's rounding).
   BenchLayerData data = bench_layer_data(s, o.data_range);
-  for (float& value : data.input) value = cuda::round_to_type(po.input, value);
+  cuda::round_to_type(po.input, data.input);
   const std::vector<float>&x = data.input, &w = data.weights, &b = data.bias;
 
   std::vector<float> y;

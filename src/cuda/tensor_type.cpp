@@ -4,6 +4,7 @@
 #include <string>
 
 #include "nova/conv/conv.hpp"
+#include "nova/cuda/cuda_conv.hpp"
 #include "nova/error.hpp"
 #include "tensor_convert.hpp"
 
@@ -53,6 +54,12 @@ float round_to_type(TensorType t, float value) {
   conv::convert_from_fp32(&value, 1, format_of(t), &bits);
   conv::convert_to_fp32(&bits, 1, format_of(t), &value);
   return value;
+}
+
+void round_to_type(TensorType t, std::span<float> values) {
+  if (t == TensorType::kFp32) return;
+  const std::vector<unsigned char> tensor = detail::to_tensor(values, t);
+  detail::from_tensor(tensor.data(), t, values);
 }
 
 }  // namespace nova::cuda

@@ -43,6 +43,10 @@ bool built_with_cuda();
 // `why` says what dlopen said.
 bool blas_loadable(std::string* why = nullptr);
 
+// round_to_type (tensor_type.hpp) over every value, in place: the CPU engine's vectorized conversions there
+// and back. Here rather than beside it, whose header stays C++17 for the kernels.
+void round_to_type(TensorType t, std::span<float> values);
+
 struct CudaPlanOptions {
   // A verified transform; by default the engine's default transform of `tile` with its B^T rows balanced
   // by powers of two (exact), as the CPU engine's fp16 plans use it.

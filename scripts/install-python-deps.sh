@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install what nova's Python side needs: a virtual environment at .venv (git-ignored) with
-# PyTorch (CPU use; a current 2.x from PyPI), numpy and pytest, plus the Fashion-MNIST data
+# PyTorch (CPU use; a current 2.x from PyPI), numpy, pytest and mypy (the stubs' test), plus the Fashion-MNIST data
 # (Debian package dataset-fashion-mnist, files in /usr/share/datasets/fashion-mnist).
 #
 # Idempotent: when .venv already imports the pinned versions and the data files exist, it
@@ -24,6 +24,7 @@ PY="${NOVA_PYTHON:-python3}"
 TORCH_VERSION="2.15.0"
 NUMPY_VERSION="2.4.6"
 PYTEST_VERSION="9.2.0"
+MYPY_VERSION="2.4.1"
 DATA_DIR=/usr/share/datasets/fashion-mnist
 
 log() { echo "install-python-deps: $*" >&2; }
@@ -44,16 +45,16 @@ fi
 # --- python -----------------------------------------------------------------------------------
 check() {
   # metadata only (importing torch takes 5-15 s on a loaded machine); the tests import it anyway
-  "$VENV/bin/python" - "$TORCH_VERSION" "$NUMPY_VERSION" "$PYTEST_VERSION" <<'PYEOF' 2>/dev/null
+  "$VENV/bin/python" - "$TORCH_VERSION" "$NUMPY_VERSION" "$PYTEST_VERSION" "$MYPY_VERSION" <<'PYEOF' 2>/dev/null
 import sys
 from importlib.metadata import version
-want = dict(zip(("torch", "numpy", "pytest"), sys.argv[1:4]))
+want = dict(zip(("torch", "numpy", "pytest", "mypy"), sys.argv[1:5]))
 sys.exit(0 if all(version(k).split("+")[0] == v for k, v in want.items()) else 1)
 PYEOF
 }
 
 if [[ -x "$VENV/bin/python" ]] && check; then
-  log "$VENV already has torch $TORCH_VERSION, numpy $NUMPY_VERSION, pytest"
+  log "$VENV already has torch $TORCH_VERSION, numpy $NUMPY_VERSION, pytest, mypy"
   exit 0
 fi
 
@@ -67,12 +68,12 @@ if [[ ! -x "$VENV/bin/python" ]]; then
 fi
 
 start=$(date +%s)
-log "pip install torch==$TORCH_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION (first time: ~2.5 GB, ~70 s)"
+log "pip install torch==$TORCH_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION mypy==$MYPY_VERSION (first time: ~2.5 GB, ~70 s)"
 # --no-compile: pip would byte-compile every module of the wheels (torch has thousands), 33 of its 97 CPU
 # seconds here while the test command's C++ trees build beside it; Python compiles the ones imported
 # on first use instead (3.5 s more on the first `import torch`). Measured 2026-11-29, pip cache warm.
 "$VENV/bin/python" -m pip install --disable-pip-version-check -q --no-compile \
-  "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" "pytest==$PYTEST_VERSION"
+  "torch==$TORCH_VERSION" "numpy==$NUMPY_VERSION" "pytest==$PYTEST_VERSION" "mypy==$MYPY_VERSION"
 check || { log "installed, but the version check still fails"; exit 1; }
 "$VENV/bin/python" -c 'import torch, numpy; torch.ones(2) @ torch.ones(2)' || { log "torch does not import"; exit 1; }
 log "done in $(( $(date +%s) - start )) s; venv size $(du -sh "$VENV" | cut -f1)"

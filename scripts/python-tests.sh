@@ -8,7 +8,7 @@ scripts/install-python-deps.sh
 # ccache hits from the release tree (scikit-build-core would otherwise pick g++ by another name).
 export CXX="${CXX:-c++}" CCACHE_BASEDIR="$PWD"
 py="${NOVA_VENV:-$PWD/.venv}/bin/python"  # absolute: pytest runs from /tmp
-"$py" -m pip install -q --disable-pip-version-check nanobind scikit-build-core
+"$py" -m pip install -q --disable-pip-version-check "nanobind>=3.0.1,<4" scikit-build-core
 "$py" -m pip install -q --disable-pip-version-check --no-build-isolation .
 # Run from outside the checkout so that `import nova` finds the installed package, not python/nova.
 repo=$PWD

@@ -10,7 +10,7 @@ Quick start::
 
 Analysis, error harness, discovery and the catalogue::
 
-    nova.analyze(t)["V"]["one_d"]["kappa2"]         # conditioning, norms, representability (a dict)
+    nova.analyze(t)["matrices"]["V"]["1d"]["kappa2"]  # conditioning, norms, representability (a dict)
     nova.error(t, "fp16-storage", tiles=10000)       # vs a float64 direct convolution: rel_l2, NaN/Inf ...
     nova.error_layer(t, x, w, "int8-tap")            # on real activations x [N,C,H,W], weights w [K,C,r,r]
     t2, info = nova.discover("6,3", seed=1)          # points minimizing kappa_2(V), verified exactly

@@ -14,7 +14,7 @@ void bind_analysis(nb::module_& m) {
       [](const Transform& t, bool two_d) {
         AnalysisOptions options;
         options.two_d = two_d;
-        return to_python(to_json(analyze(t, options)));
+        return to_python_dict(to_json(analyze(t, options)));
       },
       nb::arg("transform"), nb::arg("two_d") = true,
       "Conditioning (kappa_2 of V, A^T, G, B^T in 1D and, with two_d, of their Kronecker squares), norms, the "

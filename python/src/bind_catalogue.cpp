@@ -15,7 +15,7 @@ void bind_catalogue(nb::module_& m) {
         const Catalogue c = load_catalogue(path);
         nlohmann::json entries = nlohmann::json::array();
         for (const CatalogueEntry& e : c.entries) entries.push_back(to_json(e));
-        return to_python(entries);
+        return to_python_list(entries);
       },
       nb::arg("path") = "",
       "Every entry of a catalogue file (default: the shipped one) as dicts: tile, preset, exact transform, "

@@ -17,13 +17,18 @@ namespace nb = nanobind;
 namespace nova::python {
 namespace {
 
-using ConstTensor = nb::ndarray<const float, nb::c_contig, nb::device::cpu>;
+// Every input array type is tagged nb::array_api: nanobind takes numpy arrays, torch tensors and any other
+// DLPack or buffer object whatever the tag (the tag only decides what a returned array becomes), and with it
+// the generated stubs (_nova.pyi) type these parameters as any array, where nanobind's default tag would
+// type them as numpy arrays and make a type checker refuse the torch tensors they take.
+using ConstTensor = nb::ndarray<const float, nb::c_contig, nb::device::cpu, nb::array_api>;
 // Input and output of execute(): any element type, checked against the plan's tensor types. The input may
 // be converted to C order (a copy, the same values); the output is taken as it is and must already be C
 // order (c_contiguous): a converted output is a temporary copy, and the results went into it, not into
 // the caller's array.
-using AnyTensor = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;  // read only: a read-only array is taken
-using AnyOutput = nb::ndarray<nb::device::cpu>;
+// Read only: a read-only array is taken.
+using AnyTensor = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu, nb::array_api>;
+using AnyOutput = nb::ndarray<nb::device::cpu, nb::array_api>;
 
 // Whether the array's elements are in C order with no gaps (dimensions of extent 1 may have any stride).
 bool c_contiguous(const AnyOutput& a) {
@@ -189,7 +194,7 @@ void calibrate(PyPlan& p, const std::vector<ConstTensor>& samples) {
 void bind_conv(nb::module_& m) {
   nb::class_<PyPlan>(m, "ConvPlan",
                      "A convolution plan: layer shape, weights (filters transformed once), transform and threads.")
-      .def(nb::new_(&make_plan), nb::arg("shape"), nb::arg("kernel") = std::make_tuple(3, 3),
+      .def(nb::new_(&make_plan), nb::arg("shape"), nb::kw_only(), nb::arg("kernel") = std::make_tuple(3, 3),
            nb::arg("padding") = std::make_tuple(1, 1), nb::arg("stride") = 1, nb::arg("dilation") = 1,
            nb::arg("groups") = 1, nb::arg("weights"), nb::arg("bias") = nb::none(), nb::arg("layout") = "nchw",
            nb::arg("relu") = false, nb::arg("threads") = 0, nb::arg("tile") = "", nb::arg("transform") = nb::none(),

@@ -19,8 +19,10 @@ namespace nb = nanobind;
 namespace nova::python {
 namespace {
 
-using Tensor4D = nb::ndarray<const float, nb::ndim<4>, nb::c_contig, nb::device::cpu>;
-using Vector = nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+// Input arrays of any framework (numpy, torch, DLPack); nb::array_api only types them so in the stubs (see
+// bind_conv.cpp).
+using Tensor4D = nb::ndarray<const float, nb::ndim<4>, nb::c_contig, nb::device::cpu, nb::array_api>;
+using Vector = nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::array_api>;
 using Output4D = nb::ndarray<nb::numpy, float, nb::ndim<4>>;
 
 // The layer of input [N, C, H, W] and weights [K, C, r, r] with `padding` (default r / 2); validate()

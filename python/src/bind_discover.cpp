@@ -27,7 +27,7 @@ void bind_discover(nb::module_& m) {
           nb::gil_scoped_release release;
           return nova::discover(o, *obj, spec);
         }();
-        return std::make_pair(r.transform, to_python(to_json(r, /*with_analysis=*/false)["discovery"]));
+        return std::make_pair(r.transform, to_python_dict(to_json(r, /*with_analysis=*/false)["discovery"]));
       },
       nb::arg("tile"), nb::arg("objective") = "kappa-v", nb::arg("seed") = 0, nb::arg("threads") = 0,
       nb::arg("budget_s") = 0.0, nb::arg("dtype") = "any", nb::arg("max_denominator") = 10,

@@ -16,7 +16,8 @@ namespace nb = nanobind;
 namespace nova::python {
 namespace {
 
-using Array4D = nb::ndarray<const double, nb::ndim<4>, nb::c_contig, nb::device::cpu>;
+// Any framework's float64 arrays; nb::array_api only types them so in the stubs (see bind_conv.cpp).
+using Array4D = nb::ndarray<const double, nb::ndim<4>, nb::c_contig, nb::device::cpu, nb::array_api>;
 
 // A preset name, a model file path, or a dict in the model JSON form.
 PrecisionModel model_from(const nb::handle& precision) {
@@ -32,12 +33,12 @@ nlohmann::json metrics_json(const ErrorMetrics& e) {
           {"reference_rms", number(e.reference_rms)}};
 }
 
-nb::object result(const ErrorEvaluator& eval, const Transform& t, const std::string& data) {
-  return to_python({{"tile", t.tile().to_string()},
-                    {"precision", eval.model().name},
-                    {"data", data},
-                    {"winograd", metrics_json(eval.evaluate(t.to_f64()))},
-                    {"direct", metrics_json(eval.evaluate_direct())}});
+nb::dict result(const ErrorEvaluator& eval, const Transform& t, const std::string& data) {
+  return to_python_dict({{"tile", t.tile().to_string()},
+                         {"precision", eval.model().name},
+                         {"data", data},
+                         {"winograd", metrics_json(eval.evaluate(t.to_f64()))},
+                         {"direct", metrics_json(eval.evaluate_direct())}});
 }
 
 std::vector<double> copy(const Array4D& a) { return std::vector<double>(a.data(), a.data() + a.size()); }
@@ -47,9 +48,11 @@ std::vector<double> copy(const Array4D& a) { return std::vector<double>(a.data()
 void bind_numerics(nb::module_& m) {
   m.def("precision_presets", &precision_preset_names, "Names of the built-in precision models");
   m.def(
-      "precision_model", [](const nb::handle& precision) { return to_python(to_json(model_from(precision))); },
+      "precision_model",
+      [](const nb::handle& precision) { return to_python_dict(to_json(model_from(precision))); },
       nb::arg("precision"),
-      "A precision model as a dict (number format of every stage): from a preset name, a JSON file path, or a "
+      "A precision model as a dict (number format of every stage): from a preset name, a JSON file path, or "
+      "a "
       "dict (validated). See docs/precision-models.md.");
   m.def(
       "error",

@@ -21,6 +21,13 @@ void bind_memory_fingerprint(nanobind::module_& m);  // for nova.torch
 inline nanobind::object to_python(const nlohmann::json& j) {
   return nanobind::module_::import_("json").attr("loads")(j.dump());
 }
+// The same for a JSON object or array, typed so that signatures and stubs say dict or list, not object.
+inline nanobind::dict to_python_dict(const nlohmann::json& object) {
+  return nanobind::cast<nanobind::dict>(to_python(object));
+}
+inline nanobind::list to_python_list(const nlohmann::json& array) {
+  return nanobind::cast<nanobind::list>(to_python(array));
+}
 // A Python object (dict, list, ...) as JSON, through the json module.
 inline nlohmann::json from_python(const nanobind::handle& o) {
   const nanobind::object text = nanobind::module_::import_("json").attr("dumps")(o);

@@ -596,6 +596,18 @@ class _EagerLayer(nn.Module):
     _last_plan: Optional[_LastPlan] = None
     padding_mode: str = "zeros"
     _pre_pad: Optional[tuple] = None
+    # What the subclasses set in their constructors (declared here for the shared methods' types).
+    weight: torch.Tensor
+    bias: Optional[torch.Tensor]
+    threads: int
+
+    def _make_plan(self, x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor], threads: int):
+        """(plan, nhwc, size) for x: the subclass's engine plan."""
+        raise NotImplementedError
+
+    def _torch_conv2d(self, x: torch.Tensor) -> torch.Tensor:
+        """The layer through PyTorch's own convolution."""
+        raise NotImplementedError
 
     def _set_padding(self, padding: tuple, padding_mode: str, pads: Optional[tuple] = None):
         self._pre_pad = _pre_padding(padding_mode, padding, pads)
@@ -605,6 +617,8 @@ class _EagerLayer(nn.Module):
     def _padded(self, x: torch.Tensor) -> torch.Tensor:
         """The batch x padded by the layer's padding (the forwards make an unbatched input a batch of one
         first, so that one path pads)."""
+        if self._pre_pad is None:
+            return x
         return F.pad(x, self._pre_pad, mode="constant" if self.padding_mode == "zeros" else self.padding_mode)
 
     def _padding_repr(self) -> str:
@@ -928,7 +942,7 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
     _nova.check_lowp_kernel(lowp_kernel)
     # The new layers are all made first and put in place after, so that an error leaves the model as it was.
     report = ReplacementReport()
-    changes = []
+    changes: list[tuple[nn.Module, str, nn.Module]] = []
     for parent_name, parent in list(model.named_modules()):
         for child_name, child in list(parent.named_children()):
             if not isinstance(child, nn.Conv2d):
@@ -953,8 +967,8 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
             changes.append((parent, child_name, new))
             what = "the engine's choice per input shape" if new.tile == AUTO else new.tile
             report.replaced.append((name, f"{k}x{k} -> Winograd {what}"))
-    for parent, child_name, new in changes:
-        setattr(parent, child_name, new)
+    for parent, child_name, layer in changes:
+        setattr(parent, child_name, layer)
     note = openmp_spin_note() if report.replaced else ""
     if note:
         report.notes.append(note)

@@ -2,9 +2,11 @@
 // a float64 direct convolution.
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <cmath>
+#include <variant>
 
 #include "bindings.hpp"
 #include "nova/error.hpp"
@@ -19,11 +21,13 @@ namespace {
 // Any framework's float64 arrays; nb::array_api only types them so in the stubs (see bind_conv.cpp).
 using Array4D = nb::ndarray<const double, nb::ndim<4>, nb::c_contig, nb::device::cpu, nb::array_api>;
 
-// A preset name, a model file path, or a dict in the model JSON form.
-PrecisionModel model_from(const nb::handle& precision) {
-  if (nb::isinstance<nb::str>(precision)) return load_precision_model(nb::cast<std::string>(precision));
-  if (nb::isinstance<nb::dict>(precision)) return precision_model_from_json(from_python(precision));
-  throw Error("precision must be a preset name, a model JSON path, or a dict in the model JSON form");
+// A preset name, a model file path, or a dict in the model JSON form (typed as such, so that the stubs say
+// str | dict and nanobind names both in its TypeError for anything else).
+using PrecisionArg = std::variant<std::string, nb::dict>;
+
+PrecisionModel model_from(const PrecisionArg& precision) {
+  if (const auto* name = std::get_if<std::string>(&precision)) return load_precision_model(*name);
+  return precision_model_from_json(from_python(std::get<nb::dict>(precision)));
 }
 
 nlohmann::json metrics_json(const ErrorMetrics& e) {
@@ -49,15 +53,15 @@ void bind_numerics(nb::module_& m) {
   m.def("precision_presets", &precision_preset_names, "Names of the built-in precision models");
   m.def(
       "precision_model",
-      [](const nb::handle& precision) { return to_python_dict(to_json(model_from(precision))); },
+      [](const PrecisionArg& precision) { return to_python_dict(to_json(model_from(precision))); },
       nb::arg("precision"),
       "A precision model as a dict (number format of every stage): from a preset name, a JSON file path, or "
       "a "
       "dict (validated). See docs/precision-models.md.");
   m.def(
       "error",
-      [](const Transform& t, const nb::handle& precision, const std::string& data, int64_t tiles, int64_t channels,
-         uint64_t seed) {
+      [](const Transform& t, const PrecisionArg& precision, const std::string& data, int64_t tiles,
+         int64_t channels, uint64_t seed) {
         if (tiles < 1 || channels < 1) throw Error("tiles and channels must be at least 1");
         const PrecisionModel model = model_from(precision);
         const TileDataset set = make_tile_dataset(t.tile(), parse_data_kind(data), tiles, channels, seed);
@@ -69,14 +73,16 @@ void bind_numerics(nb::module_& m) {
       nb::arg("transform"), nb::arg("precision") = "fp16-storage", nb::arg("data") = "gaussian",
       nb::arg("tiles") = 10000, nb::arg("channels") = 64, nb::arg("seed") = 1,
       "Error of `transform` under a precision model on generated tiles (data: gaussian, relu, uniform), each "
-      "output a sum over `channels` input channels, against a float64 direct convolution. Returns a dict with "
-      "'winograd' and 'direct' metrics (rel_l2, max_abs, elementwise, nan_count, inf_count); the direct one is "
+      "output a sum over `channels` input channels, against a float64 direct convolution. Returns a dict "
+      "with "
+      "'winograd' and 'direct' metrics (rel_l2, max_abs, elementwise, nan_count, inf_count); the direct one "
+      "is "
       "a direct convolution under the same model's product and accumulation formats. rel_l2, max_abs and "
       "elementwise are None where not finite (any output NaN or Inf). Requests over 2^29 float64 values "
       "(4 GiB) are refused.");
   m.def(
       "error_layer",
-      [](const Transform& t, const Array4D& input, const Array4D& weights, const nb::handle& precision) {
+      [](const Transform& t, const Array4D& input, const Array4D& weights, const PrecisionArg& precision) {
         const PrecisionModel model = model_from(precision);
         LayerDataset layer;
         const int64_t r = t.r();
@@ -102,7 +108,8 @@ void bind_numerics(nb::module_& m) {
         return result(eval, t, layer.source);
       },
       nb::arg("transform"), nb::arg("input"), nb::arg("weights"), nb::arg("precision") = "fp16-storage",
-      "Error of `transform` on a real layer: input [N, C, H, W] and weights [K, C, r, r] as C-contiguous float64 "
+      "Error of `transform` on a real layer: input [N, C, H, W] and weights [K, C, r, r] as C-contiguous "
+      "float64 "
       "arrays (e.g. a network's activations), stride 1, same padding, cut into tiles as an engine does. Same "
       "result dict as error().");
 }

@@ -62,13 +62,15 @@ GOOD = """
     ok, reason = t.verify()
     kappa: float = nova.analyze(t)["matrices"]["V"]["1d"]["kappa2"]
     found, details = nova.discover("4,3", seed=1, budget_s=0.1)
+    model = nova.precision_model("fp16-storage")
+    measured = nova.error(t, model, tiles=100)["winograd"]["rel_l2"]
     w = np.zeros((4, 3, 3, 3), np.float32)
     plan = nova.ConvPlan((1, 3, 8, 8, 4), weights=w, precision="bf16")
     plan.execute(torch.zeros(1, 3, 8, 8), torch.empty(1, 4, 8, 8))
     plan.execute(np.zeros((1, 3, 8, 8), np.float32), np.empty((1, 4, 8, 8), np.float32))
     y, info = nova.cuda_emulate(torch.zeros(1, 3, 8, 8), w)
-    print(ok, reason.upper(), kappa, found.tile, details["seed"], plan.tile.upper(), plan.v_shift + 1,
-          y.shape, info["v_shift"])
+    print(ok, reason.upper(), kappa, found.tile, details["seed"], measured, plan.tile.upper(),
+          plan.v_shift + 1, y.shape, info["v_shift"])
 """
 
 # Each wrong line and the error code mypy must give for it.
@@ -78,6 +80,7 @@ BAD = {
     'nova.Transform("4,3").tile + 1': "operator",
     "nova.analyze(3)": "arg-type",
     'nova.error(nova.Transform("4,3"), tiles="many")': "arg-type",
+    'nova.error(nova.Transform("4,3"), 16)': "arg-type",
 }
 
 

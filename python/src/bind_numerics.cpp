@@ -56,8 +56,7 @@ void bind_numerics(nb::module_& m) {
       [](const PrecisionArg& precision) { return to_python_dict(to_json(model_from(precision))); },
       nb::arg("precision"),
       "A precision model as a dict (number format of every stage): from a preset name, a JSON file path, or "
-      "a "
-      "dict (validated). See docs/precision-models.md.");
+      "a dict (validated). See docs/precision-models.md.");
   m.def(
       "error",
       [](const Transform& t, const PrecisionArg& precision, const std::string& data, int64_t tiles,
@@ -74,11 +73,9 @@ void bind_numerics(nb::module_& m) {
       nb::arg("tiles") = 10000, nb::arg("channels") = 64, nb::arg("seed") = 1,
       "Error of `transform` under a precision model on generated tiles (data: gaussian, relu, uniform), each "
       "output a sum over `channels` input channels, against a float64 direct convolution. Returns a dict "
-      "with "
-      "'winograd' and 'direct' metrics (rel_l2, max_abs, elementwise, nan_count, inf_count); the direct one "
-      "is "
-      "a direct convolution under the same model's product and accumulation formats. rel_l2, max_abs and "
-      "elementwise are None where not finite (any output NaN or Inf). Requests over 2^29 float64 values "
+      "with 'winograd' and 'direct' metrics (rel_l2, max_abs, elementwise, nan_count, inf_count); the direct "
+      "one is a direct convolution under the same model's product and accumulation formats. rel_l2, max_abs "
+      "and elementwise are None where not finite (any output NaN or Inf). Requests over 2^29 float64 values "
       "(4 GiB) are refused.");
   m.def(
       "error_layer",
@@ -109,9 +106,8 @@ void bind_numerics(nb::module_& m) {
       },
       nb::arg("transform"), nb::arg("input"), nb::arg("weights"), nb::arg("precision") = "fp16-storage",
       "Error of `transform` on a real layer: input [N, C, H, W] and weights [K, C, r, r] as C-contiguous "
-      "float64 "
-      "arrays (e.g. a network's activations), stride 1, same padding, cut into tiles as an engine does. Same "
-      "result dict as error().");
+      "float64 arrays (e.g. a network's activations), stride 1, same padding, cut into tiles as an engine "
+      "does. Same result dict as error().");
 }
 
 }  // namespace nova::python

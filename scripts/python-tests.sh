@@ -8,7 +8,10 @@ scripts/install-python-deps.sh
 # ccache hits from the release tree (scikit-build-core would otherwise pick g++ by another name).
 export CXX="${CXX:-c++}" CCACHE_BASEDIR="$PWD"
 py="${NOVA_VENV:-$PWD/.venv}/bin/python"  # absolute: pytest runs from /tmp
-"$py" -m pip install -q --disable-pip-version-check "nanobind>=3.0.1,<4" scikit-build-core
+# The build requirements (nanobind, scikit-build-core) as pyproject.toml pins them, for the build below
+# without isolation.
+mapfile -t build_requires < <("$py" -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")')
+"$py" -m pip install -q --disable-pip-version-check "${build_requires[@]}"
 "$py" -m pip install -q --disable-pip-version-check --no-build-isolation .
 # Run from outside the checkout so that `import nova` finds the installed package, not python/nova.
 repo=$PWD

@@ -2,12 +2,20 @@
 #pragma once
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace nova::testing {
 
@@ -29,11 +37,47 @@ inline CliResult run_cli(const std::string& args) {
   return result;
 }
 
-// A fresh temporary directory path for the test's files.
+// The directories temp_dir() made in this test program, removed with everything in them when it exits
+// normally (a crash leaves them for a look, as does NOVA_KEEP_TEST_FILES=1). Only the process that made
+// them removes them: a forked child that exits must not delete its parent's files.
+class TempDirRegistry {
+ public:
+  void add(std::string dir) { dirs_.push_back(std::move(dir)); }
+  TempDirRegistry() = default;
+  TempDirRegistry(const TempDirRegistry&) = delete;
+  TempDirRegistry& operator=(const TempDirRegistry&) = delete;
+  ~TempDirRegistry() {
+    if (getpid() != owner_ || std::getenv("NOVA_KEEP_TEST_FILES") != nullptr) return;
+    namespace fs = std::filesystem;
+    for (const std::string& dir : dirs_) {
+      std::error_code ignored;
+      // Tests make directories unwritable to check refusals; give them back their write bit first.
+      for (auto it = fs::recursive_directory_iterator(dir, ignored);
+           !ignored && it != fs::recursive_directory_iterator(); it.increment(ignored))
+        if (it->is_directory(ignored) && !it->is_symlink(ignored))
+          fs::permissions(it->path(), fs::perms::owner_all, fs::perm_options::add, ignored);
+      fs::remove_all(dir, ignored);
+    }
+  }
+
+ private:
+  pid_t owner_ = getpid();
+  std::vector<std::string> dirs_;
+};
+
+inline TempDirRegistry& temp_dir_registry() {
+  static TempDirRegistry registry;
+  return registry;
+}
+
+// A fresh directory for the test's files, under $TMPDIR (or /tmp); removed when the program exits.
 inline std::string temp_dir() {
-  char tmpl[] = "/tmp/nova-test-XXXXXX";
-  const char* dir = mkdtemp(tmpl);
-  return dir ? std::string(dir) : std::string("/tmp");
+  const char* base = std::getenv("TMPDIR");
+  std::string path = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/nova-test-XXXXXX";
+  if (mkdtemp(path.data()) == nullptr)
+    throw std::runtime_error("cannot make a temporary directory " + path + ": " + std::strerror(errno));
+  temp_dir_registry().add(path);
+  return path;
 }
 
 // Writes dir/unverified.json: F(2,3)'s transform with BT[0][0] edited 1 -> 2, which fails exact

@@ -8,6 +8,9 @@ packages=(
   libdnnl-dev            # oneDNN: a peer in the convolution benchmark
   ocl-icd-opencl-dev     # oneDNN's CMake config looks for OpenCL (only recommended by libdnnl-dev)
   python3-dev python3-venv
+  # The sanitizer tree (scripts/build.sh sanitize) is compiled by clang: its runtimes (ASan, UBSan) and
+  # OpenMP's (the OpenMP tests link the compiler's runtime)
+  clang libclang-rt-14-dev libomp-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -11,7 +11,7 @@ case "$kind" in
   release)  dir=build;      flags=(-DCMAKE_BUILD_TYPE=Release) ;;
   # -O1: the usual optimization for sanitizer builds; it halves their compile time against -O2.
   # clang, while the release tree is g++'s: from an empty cache it compiled this tree in 417 s against
-  # g++'s 544 s (2 vCPUs; bench/results/2026-11-29-session44-avx2/), and the test command checks
+  # g++'s 555 s (2 vCPUs; bench/results/2026-11-29-session44-avx2/), and the test command checks
   # nova's code against both compilers' warnings and both sanitizer runtimes (and both OpenMP runtimes).
   sanitize) dir=build-asan; flags=(-DCMAKE_CXX_COMPILER="${NOVA_SANITIZE_CXX:-clang++}"
                                    -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG"

@@ -38,26 +38,25 @@ inline CliResult run_cli(const std::string& args) {
 }
 
 // The directories temp_dir() made in this test program, removed with everything in them when it exits
-// normally (a crash leaves them for a look, as does NOVA_KEEP_TEST_FILES=1). Only the process that made
-// them removes them: a forked child that exits must not delete its parent's files.
+// normally (a crash leaves them for a look, as does NOVA_KEEP_TEST_FILES=1). Each is removed by the
+// process that made it: a forked child that exits removes its own, never its parent's.
 class TempDirRegistry {
  public:
-  void add(std::string dir) { dirs_.push_back(std::move(dir)); }
+  void add(std::string dir) { dirs_.push_back({getpid(), std::move(dir)}); }
   TempDirRegistry() = default;
   TempDirRegistry(const TempDirRegistry&) = delete;
   TempDirRegistry& operator=(const TempDirRegistry&) = delete;
   ~TempDirRegistry() {
-    if (getpid() != owner_ || std::getenv("NOVA_KEEP_TEST_FILES") != nullptr) return;
-    for (const std::string& dir : dirs_) {
-      std::error_code
-          ignored;  // a directory a test already removed, or one it cannot: nothing to report at exit
+    if (std::getenv("NOVA_KEEP_TEST_FILES") != nullptr) return;
+    for (const auto& [maker, dir] : dirs_) {
+      if (maker != getpid()) continue;
+      std::error_code ignored;  // one a test removed already: nothing to report at exit
       std::filesystem::remove_all(dir, ignored);
     }
   }
 
  private:
-  pid_t owner_ = getpid();
-  std::vector<std::string> dirs_;
+  std::vector<std::pair<pid_t, std::string>> dirs_;
 };
 
 inline TempDirRegistry& temp_dir_registry() {

@@ -1,7 +1,11 @@
 // The CLI's contract: one-line errors and non-zero exits for bad input; files that round-trip.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -282,6 +286,37 @@ TEST(Cli, IntegersAreDecimal) {
 
 // An unwritable --output is refused before the work (catalogue generate searched for minutes first), and
 // the check leaves no empty file behind when the command then fails.
+// temp_dir()'s directories go at a normal exit, each removed by the process that made it: a forked
+// child's exit removes the child's own and leaves its parent's.
+TEST(TestFiles, TemporaryDirectoriesGoAtExitWithTheProcessThatMadeThem) {
+  const std::string parents = testing::temp_dir();
+  std::ofstream(parents + "/kept.txt") << "parent";
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  std::fflush(nullptr);  // the child's exit flushes its copy of stdio's buffers
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    const std::string childs = testing::temp_dir();
+    std::ofstream(childs + "/made.txt") << "child";
+    const bool sent = write(fds[1], childs.data(), childs.size()) == static_cast<ssize_t>(childs.size());
+    close(fds[1]);
+    std::exit(sent ? 0 : 1);  // a normal exit: static destructors run
+  }
+  close(fds[1]);
+  std::string childs(4096, '\0');
+  const ssize_t got = read(fds[0], childs.data(), childs.size());
+  close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_GT(got, 0);
+  childs.resize(static_cast<std::size_t>(got));
+  EXPECT_FALSE(std::filesystem::exists(childs)) << childs << " outlived the child that made it";
+  EXPECT_TRUE(std::filesystem::exists(parents + "/kept.txt")) << "the child's exit removed " << parents;
+}
+
 TEST(Cli, UnwritableOutputIsRefusedBeforeTheWork) {
   expect_error("catalogue generate -o /nonexistent/d/g.json",
                "--output: cannot write '/nonexistent/d/g.json'");

@@ -82,8 +82,13 @@ void require_verified(const Transform& t, const std::string& what) {
 }
 
 Transform load_verified_transform(const std::string& path) {
-  Transform t = load_transform(path);
+  nlohmann::json document;
+  Transform t = load_transform(path, &document);
   require_verified(t, "'" + path + "'");
+  // What `nova verify` refuses, every command refuses: a "float64" copy that disagrees with the exact
+  // matrices was read past (the engine uses the exact ones), and the file handed on as it was.
+  if (const Verification v = verify_derived_fields(document, t); !v)
+    throw Error("'" + path + "' fails verification (nova verify): " + v.reason);
   return t;
 }
 
@@ -124,6 +129,19 @@ void read_integers_in_decimal(CLI::App& app) {
   for (CLI::App* sub : app.get_subcommands({})) read_integers_in_decimal(*sub);
 }
 
+void refuse_empty_values(CLI::App& app) {
+  const CLI::Validator nonempty(
+      [](const std::string& text) {
+        return text.find_first_not_of(" \t") == std::string::npos
+                   ? std::string("the value is empty (leave the option out for its default)")
+                   : std::string();
+      },
+      "", "nonempty");
+  for (CLI::Option* option : app.get_options())
+    if (option->get_expected_min() > 0) option->check(nonempty);
+  for (CLI::App* sub : app.get_subcommands({})) refuse_empty_values(*sub);
+}
+
 std::string parse_error_message(const CLI::App& app, const CLI::ParseError& error) {
   std::string message = error.what();
   std::replace(message.begin(), message.end(), '\n', ' ');
@@ -142,6 +160,11 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& erro
     for (const CLI::App* sub : command->get_subcommands({}))
       names += (names.empty() ? "" : ", ") + sub->get_name();
     const std::string path = command == &app ? "nova" : "nova " + command->get_name();
+    // A word that names none of them is left over as an extra argument: say which.
+    if (const auto rest = command->remaining();
+        !rest.empty() && !rest.front().empty() && rest.front()[0] != '-')
+      return "unknown command '" + rest.front() + "' for " + path + " (commands: " + names + "; " + path +
+             " --help says what each does)";
     return path + " needs a command: " + names + " (" + path + " --help says what each does)";
   }
   return message;
@@ -201,6 +224,20 @@ std::string json_text(const nlohmann::json& j, int indent) {
 bool stderr_is_terminal() { return isatty(STDERR_FILENO) != 0; }
 
 BenchLayerData bench_layer_data(const ConvShape& s, float range) {
+  // A layer whose FP32 tensors alone fill more than half the machine's memory (before the plan's own
+  // buffers and the typed copies) was tried anyway: minutes of paging, or a bare "out of memory".
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  const double in = 4.0 * static_cast<double>(s.input_size()) / gib,
+               out = 4.0 * static_cast<double>(s.output_size()) / gib,
+               wt = 4.0 * static_cast<double>(s.weight_size()) / gib;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const double memory =
+      pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) / gib : 0.0;
+  if (memory > 0.0 && in + out + wt > memory / 2)
+    throw Error(
+        fmt::format("the layer's FP32 tensors need {:.3g} GiB (input {:.3g}, output {:.3g}, weights {:.3g}), "
+                    "over half this machine's {:.3g} GiB of memory; choose a smaller --shape",
+                    in + out + wt, in, out, wt, memory));
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   BenchLayerData d;

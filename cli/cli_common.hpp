@@ -39,7 +39,7 @@ std::array<int64_t, 5> parse_nchwk(const std::string& text, const std::string& o
 // does): their numbers would describe no convolution. Throws nova::Error naming `what` and the reason.
 void require_verified(const Transform& t, const std::string& what);
 
-// load_transform, then require_verified naming the file.
+// load_transform, then require_verified and verify_derived_fields (as `nova verify`), naming the file.
 Transform load_verified_transform(const std::string& path);
 
 // For unsigned options (seeds): CLI11 reads "-1" into a uint64_t as 18446744073709551615; this
@@ -51,6 +51,11 @@ CLI::Validator non_negative_integer();
 // option of `app` and its subcommands reads decimal instead: leading zeros are dropped, 0x is refused.
 // Call after every option is added.
 void read_integers_in_decimal(CLI::App& app);
+
+// Every option of `app` and its subcommands that takes a value refuses an empty one ("-o ''" wrote to
+// stdout, "--catalogue ''" read the shipped catalogue: an empty value meant the default, silently).
+// Call after every option is added.
+void refuse_empty_values(CLI::App& app);
 
 // One line for a CLI11 parse error, in nova's words where CLI11's would puzzle: an option given twice
 // ("--tile: At Most 1 required but received 2") says so, and a command without its subcommand
@@ -70,6 +75,7 @@ bool stderr_is_terminal();
 struct BenchLayerData {
   std::vector<float> input, weights, bias;
 };
+// Refused (nova::Error) when the FP32 tensors alone would take over half the machine's memory.
 BenchLayerData bench_layer_data(const ConvShape& s, float range);
 // The --check figure of `nova bench conv` and `nova cuda conv`: the relative L2 error of `y` (NCHW) against
 // the float64 direct convolution of `d` (its input as the tensor type holds it), ReLU applied to the

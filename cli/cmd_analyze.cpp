@@ -20,14 +20,11 @@ struct AnalyzeOptions {
   std::string format = "text";
   std::string output;
   bool no_2d = false;
-  bool points_given = false;  // --points "" must not mean the default points
   bool scaling_given = false;  // a file carries its own scaling: --scaling beside it would be ignored
 };
 
 void run_analyze(const AnalyzeOptions& o) {
   const OutputFormat format = parse_format(o.format, /*allow_cpp=*/false);
-  if (o.points_given && o.points.empty())
-    throw Error("--points is empty (leave it out for the default points)");
   Transform t;
   if (!o.file.empty()) {
     if (!o.tile.empty() || !o.points.empty() || o.scaling_given)
@@ -58,8 +55,7 @@ const CommandRegistration analyze_registration("analyze", 20, [](CLI::App& app) 
   sub->add_option("file", options->file, "A transform JSON file (as written by `nova transform --format json`)");
   sub->add_option("--tile,-t", options->tile, "Tile F(m,r), written 6,3 or F(6,3)");
   sub->add_option("--points,-p", options->points,
-                  "Points, e.g. \"0,±3/5,±1,±7/6,inf\" (default: the standard 0, ±1, ±2, ... with inf)")
-      ->each([options](const std::string&) { options->points_given = true; });
+                  "Points, e.g. \"0,±3/5,±1,±7/6,inf\" (default: the standard 0, ±1, ±2, ... with inf)");
   sub->add_option("--scaling,-s", options->scaling,
                   "Diagonal scaling: wincnn (default), lagrange, or d1=...;d2=...")
       ->each([options](const std::string&) { options->scaling_given = true; });

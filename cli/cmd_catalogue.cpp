@@ -3,18 +3,19 @@
 // (correlation).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
 #include "command_registry.hpp"
+#include "nova/analysis/vandermonde.hpp"
 #include "nova/catalogue/catalogue.hpp"
 #include "nova/catalogue/error_objectives.hpp"
 #include "nova/catalogue/error_tables.hpp"
 #include "nova/catalogue/generate.hpp"
 #include "nova/catalogue/rank_correlation.hpp"
-#include "nova/analysis/vandermonde.hpp"
 #include "nova/conv/default_transforms.hpp"
 #include "nova/discover/discover.hpp"
 #include "nova/error.hpp"
@@ -56,11 +57,24 @@ std::vector<std::string> split_nonempty(const std::string& s, char sep) {
   return out;
 }
 
-// --tiles or --presets as given: refused when it names nothing ("", ";"), which would mean the default set.
+// Training sizes below 1 were accepted wherever the objective did not measure, and named no option where
+// it did.
+void check_training_size(const CatalogueOptions& o) {
+  if (o.train_tiles < 1 || o.train_channels < 1)
+    throw Error(fmt::format("--train-tiles and --train-channels must be positive, got {} and {}",
+                            o.train_tiles, o.train_channels));
+}
+
+// --tiles or --presets as given: refused when it names nothing ("", ";"), which would mean the default set,
+// or an item twice.
 std::vector<std::string> given_list(const std::string& text, char sep, const char* option) {
   std::vector<std::string> items = split_nonempty(text, sep);
   if (items.empty())
     throw Error(fmt::format("{} '{}' names nothing (leave it out for the default set)", option, text));
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (std::find(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i), items[i]) !=
+        items.begin() + static_cast<std::ptrdiff_t>(i))
+      throw Error(fmt::format("{} lists '{}' twice", option, items[i]));
   return items;
 }
 
@@ -137,13 +151,10 @@ void run_search(const CatalogueOptions& o) {
                 " is --objective stage-proxy:" + o.preset + ")");
   // The lattice's own check names `nova discover`'s --max-denominator.
   if (o.max_den < 1) throw Error(fmt::format("--max-den must be at least 1, got {}", o.max_den));
-  // As nova discover's error objectives check them: a negative window had run as 0, and training sizes
-  // below 1 were accepted wherever the objective did not measure.
+  // As nova discover's error objectives check them: a negative window had run as 0.
   if (o.refine_window < 0)
     throw Error(fmt::format("--refine-window must be 0 or more, got {}", o.refine_window));
-  if (o.train_tiles < 1 || o.train_channels < 1)
-    throw Error(fmt::format("--train-tiles and --train-channels must be positive, got {} and {}",
-                            o.train_tiles, o.train_channels));
+  check_training_size(o);
   ErrorObjectiveOptions eo;
   eo.training.tiles = o.train_tiles;
   eo.training.channels = o.train_channels;
@@ -188,6 +199,7 @@ void run_search(const CatalogueOptions& o) {
 }
 
 void run_generate(const CatalogueOptions& o) {
+  check_training_size(o);
   GenerateOptions g;
   g.seed = o.seed;
   g.objective.training.tiles = o.train_tiles;
@@ -253,9 +265,11 @@ void run_engine_defaults(const CatalogueOptions& o) {
 void run_correlation(const CatalogueOptions& o) {
   const OutputFormat format = parse_format(o.format, false);
   const TileSize tile = parse_tile(o.tile.empty() ? "6,3" : o.tile);
+  if (o.presets_given && !o.preset.empty()) throw Error("give --precision or --presets, not both");
   const auto presets = !o.presets_given
                            ? std::vector<std::string>{o.preset.empty() ? "fp16-storage" : o.preset}
                            : given_list(o.presets, ',', "--presets");
+  check_training_size(o);
   TrainingData tr;
   tr.tiles = o.train_tiles;
   tr.channels = o.train_channels;

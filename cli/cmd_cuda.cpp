@@ -189,7 +189,7 @@ void setup_cuda(CLI::App& app) {
   c->add_option("--repeat", o->repeat, "Timed executes (GPU)")->default_val(20);
   c->add_option("--data-range", o->data_range, "Input and bias uniform in [-range, range]")
       ->default_val(1.0f);
-  c->add_option("--device", o->device, "CUDA device index")->default_val(0);
+  c->add_option("--device", o->device, "CUDA device index")->default_val(0)->check(CLI::NonNegativeNumber);
   c->add_option("--format", o->format, "text | json")->default_val("text");
   c->add_option("-o,--output", o->output, "Write to this file instead of stdout")->check(writable_output());
   c->callback([o] { run_cuda_conv(*o); });

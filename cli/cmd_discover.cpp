@@ -158,7 +158,9 @@ void run_discover(const DiscoverCliOptions& o) {
   d.seed = o.seed;
   if (o.threads < 0) throw Error(fmt::format("--threads must be 0 (all cores) or more, got {}", o.threads));
   d.threads = o.threads;
-  if (o.budget_given && !(o.budget > 0)) throw Error("--budget must be a positive number of seconds");
+  if (o.budget_given && !(o.budget > 0 && std::isfinite(o.budget)))
+    throw Error(fmt::format(
+        "--budget must be a finite number of seconds > 0, got {} (leave it out for no budget)", o.budget));
   d.budget_s = o.budget_given ? o.budget : 0;
   d.es.population = o.population;
   d.es.generations = o.generations;

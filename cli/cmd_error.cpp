@@ -2,11 +2,12 @@
 // convolution (tile level or a whole layer; generated or .npy data).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "command_registry.hpp"
@@ -89,7 +90,13 @@ void run_error(const ErrorOptions& o) {
   const std::vector<Transform> transforms = transforms_of(o);
   const TileSize tile = transforms.front().tile();
   std::vector<PrecisionModel> models;
-  for (const std::string& name : split_list(o.precision, ',')) models.push_back(load_precision_model(name));
+  const std::vector<std::string> precisions = split_list(o.precision, ',');
+  for (std::size_t i = 0; i < precisions.size(); ++i) {
+    if (std::find(precisions.begin(), precisions.begin() + static_cast<std::ptrdiff_t>(i), precisions[i]) !=
+        precisions.begin() + static_cast<std::ptrdiff_t>(i))
+      throw Error("--precision lists '" + precisions[i] + "' twice");
+    models.push_back(load_precision_model(precisions[i]));
+  }
 
   // The dataset: generated tiles, a generated layer, or a layer from .npy files.
   std::string data_text;

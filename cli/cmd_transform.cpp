@@ -23,7 +23,6 @@ struct TransformOptions {
   std::string name;
   bool no_infinity = false;
   bool balance_rows = false;
-  bool points_given = false;  // --points "" must not mean the default points
 };
 
 // Entries whose nearest double is infinite (points such as 1e400): JSON has no inf, so the "float64"
@@ -39,8 +38,6 @@ bool beyond_double(const Transform& t) {
 void run_transform(const TransformOptions& o) {
   const TileSize tile = parse_tile(o.tile);
   const OutputFormat format = parse_format(o.format, /*allow_cpp=*/true);
-  if (o.points_given && o.points.empty())
-    throw Error("--points is empty (leave it out for the default points)");
   if (!o.name.empty() && !is_cpp_identifier(o.name))
     throw Error("--name '" + o.name +
                 "' is not a C++ identifier (letters, digits and _, not starting with a digit) "
@@ -76,10 +73,9 @@ const CommandRegistration transform_registration("transform", 10, [](CLI::App& a
   CLI::App* sub = app.add_subcommand("transform", "Build the exact Winograd transform (AT, G, BT) of a tile from points");
   sub->add_option("--tile,-t", options->tile, "Tile F(m,r), written 6,3 or F(6,3)")->required();
   sub->add_option(
-         "--points,-p", options->points,
-         "Points, e.g. \"0,±1,±2,±1/2,inf\" (±x or +-x for pairs; decimals are exact; inf optional). "
-         "Default: the standard 0, ±1, ±2, ... with inf")
-      ->each([options](const std::string&) { options->points_given = true; });
+      "--points,-p", options->points,
+      "Points, e.g. \"0,±1,±2,±1/2,inf\" (±x or +-x for pairs; decimals are exact; inf optional). "
+      "Default: the standard 0, ±1, ±2, ... with inf");
   sub->add_flag("--no-infinity", options->no_infinity, "With default points: use n finite points and no infinity");
   sub->add_option("--scaling,-s", options->scaling,
                   "Diagonal scaling: wincnn (1/N_p factors in G, default), lagrange (factors in BT), or "

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
   for (auto& entry : entries) entry.setup(app);
   nova::cli::read_integers_in_decimal(app);
+  nova::cli::refuse_empty_values(app);
 
   // A first word that names no command: CLI11 would take it for an extra argument and answer only "A
   // subcommand is required"; say which word, and the commands there are.

@@ -285,6 +285,16 @@ Catalogue generate_catalogue(const GenerateOptions& o) {
   const auto presets = o.presets.empty() ? catalogue_presets() : o.presets;
   for (const auto& p : presets) (void)precision_preset(p);  // fail early on an unknown name
   for (const auto& t : tiles) validate_tile(t);
+  // A catalogue holds one entry per (tile, preset): a repeated one would be searched twice and written
+  // into a file that load_catalogue then refuses.
+  for (std::size_t i = 0; i < tiles.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (tiles[i] == tiles[j])
+        throw Error("catalogue generate: tile " + tiles[i].to_string() + " is listed twice");
+  for (std::size_t i = 0; i < presets.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (presets[i] == presets[j])
+        throw Error("catalogue generate: preset '" + presets[i] + "' is listed twice");
   for (const auto& t : tiles)
     for (const auto& p : presets) c.entries.push_back(search_entry(t, p, o));
   c.generator = to_json(o);

@@ -1,4 +1,5 @@
 // Plan::create (validation, algorithm and kernel-path choice) and Plan::execute (buffer checks).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -167,9 +168,17 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
                                             p.precision, options.filters_from_memory));
     }
     const AlgorithmEstimate best = fastest_tile_estimate(estimates);
-    if (!best.tile)
-      throw Error("no default Winograd tile for " + std::to_string(shape.R) + "x" + std::to_string(shape.S) +
-                  " kernels; pass a transform");
+    if (!best.tile) {
+      const auto tiles = default_tiles();
+      const bool some_for_r =
+          std::any_of(tiles.begin(), tiles.end(), [&](TileSize t) { return t.r == shape.R; });
+      const std::string kernel = std::to_string(shape.R) + "x" + std::to_string(shape.S);
+      if (some_for_r && p.precision == Precision::kInt8Spatial)
+        throw Error("int8-spatial has no Winograd tile for " + kernel +
+                    " kernels (its integer transforms fit int16 for F(2,3) and F(4,3) only)");
+      throw Error("no default Winograd tile for " + kernel + " kernels" +
+                  (some_for_r ? " in " + to_string(p.precision) : std::string()) + "; pass a transform");
+    }
     transform = default_transform(*best.tile);
     p.algorithm = Algorithm::kWinograd;
     p.reason = "winograd: requested; fastest default tile " + best.tile->to_string();

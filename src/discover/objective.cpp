@@ -115,6 +115,11 @@ std::unique_ptr<Objective> make_objective(const std::string& spec) {
     }
     auto o = make_single(name);
     if (!o) throw Error(fmt::format("unknown objective '{}' in '{}' (expected {})", name, spec, known()));
+    // Twice is most likely a typo for another term; a deliberate one is a single term with the summed weight.
+    for (const auto& t : terms)
+      if (t.second->name() == o->name())
+        throw Error(
+            fmt::format("objective '{}' appears twice in '{}' (give it once, with one weight)", name, spec));
     terms.emplace_back(weight, std::move(o));
     start = end + 1;
   }

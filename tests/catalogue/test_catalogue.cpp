@@ -191,10 +191,12 @@ TEST(CatalogueCli, EmptyListsAndIgnoredOptionsAreRefused) {
   const struct {
     std::string args, message;
   } cases[] = {
-      {"generate -o " + unused + " --tiles ''", "--tiles '' names nothing"},
+      {"generate -o " + unused + " --tiles ''", "--tiles: the value is empty"},
+      {"generate -o " + unused + " --tiles ';'", "--tiles ';' names nothing"},
       {"generate -o " + unused + " --presets ','", "--presets ',' names nothing"},
-      {"report --presets ''", "--presets '' names nothing"},
-      {"correlation --presets ''", "--presets '' names nothing"},
+      {"report --presets ''", "--presets: the value is empty"},
+      {"correlation --presets ''", "--presets: the value is empty"},
+      {"correlation --presets ',,'", "--presets ',,' names nothing"},
       {"search -t 2,3 -p fp16-storage --objective kappa-v", "give --precision or --objective, not both"},
       {"search -t 2,3 -p fp32 --max-den 0", "--max-den must be at least 1, got 0"},
   };

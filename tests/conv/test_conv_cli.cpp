@@ -147,7 +147,12 @@ TEST(BenchConvCli, OutOfRangeValuesAreRefusedNotReplaced) {
       {"--fp16-arith fp32", "--fp16-arith is for --dtype fp16 GEMMs; the precision is fp32"},
       {"--dtype bf16 --fp16-arith fp16", "--fp16-arith is for --dtype fp16 GEMMs; the precision is bf16"},
       {"--dtype fp16 --bf16-arith dot", "--bf16-arith is for --dtype bf16 GEMMs; the precision is fp16"},
-      {"--lowp-kernel portable", "--lowp-kernel is for low-precision GEMMs; the precision is fp32"}};
+      {"--lowp-kernel portable", "--lowp-kernel is for low-precision GEMMs; the precision is fp32"},
+      // The reason is the precision's, not a missing default tile (F(2,5) and F(4,5) are defaults).
+      {"--kernel 5 --algorithm winograd --dtype int8-spatial",
+       "int8-spatial has no Winograd tile for 5x5 kernels (its integer transforms fit int16 for F(2,3) and "
+       "F(4,3) "
+       "only)"}};
   for (const auto& c : cases) {
     const nova::testing::CliResult r = nova::testing::run_cli("bench conv --shape 1,8,8,8,8 " + c.args);
     EXPECT_EQ(r.status, 2) << c.args;

@@ -73,8 +73,9 @@ TEST(Cli, TransformBadInput) {
   expect_error("transform --tile 2,3 --scaling 'd1=1,1,1,1;D1=2,2,2,2'", "gives D1 twice");
   expect_error("transform --tile 2,3 --scaling 'd2=1,1,1,1;d2=2,2,2,2'", "gives D2 twice");
   expect_error("transform --tile 2,3 -o /nonexistent/dir/x.json", "cannot write '/nonexistent/dir/x.json'");
-  expect_error("transform --tile 2,3 --points ''", "--points is empty");
-  expect_error("analyze --tile 2,3 --points ''", "--points is empty");
+  expect_error("transform --tile 2,3 --points ''", "--points: the value is empty");
+  expect_error("transform --tile 2,3 --points ' , '", "empty entry in point list ' , '");
+  expect_error("analyze --tile 2,3 --points ''", "--points: the value is empty");
   for (const char* name : {"a-b", "1abc", "namespace", "and"})
     expect_error(std::string("transform --tile 2,3 --format cpp --name ") + name,
                  std::string("--name '") + name + "' is not a C++ identifier");
@@ -391,6 +392,73 @@ TEST(Cli, HelpListsCommands) {
   r = run_cli("transform --help");
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.output.find("--points"), std::string::npos);
+}
+
+// An empty value meant the option's default, silently: `-o ''` wrote to stdout, `--catalogue ''` read the
+// shipped catalogue, `--layer ''` measured tile data. Every option that takes a value refuses one.
+TEST(Cli, EmptyOptionValuesAreRefused) {
+  const std::string empty = "the value is empty (leave the option out for its default)";
+  expect_error("transform -t 2,3 -o ''", "--output: " + empty);
+  expect_error("transform -t 2,3 -f cpp --name ''", "--name: " + empty);
+  expect_error("catalogue list --catalogue ''", "--catalogue: " + empty);
+  expect_error("error -t 2,3 --layer ''", "--layer: " + empty);
+  expect_error("bench conv --shape 1,4,8,8,4 --repeat 1 --isa ''", "--isa: " + empty);
+  expect_error("catalogue correlation --around ' '", "--around: " + empty);
+  expect_error("verify ''", empty);
+  // A value that is there is taken as before.
+  EXPECT_EQ(run_cli("transform -t 2,3 --name F23").status, 0);
+}
+
+// A word that names no subcommand of `catalogue`, `bench` or `cuda` was reported as a missing command.
+TEST(Cli, UnknownSubcommandsAreNamed) {
+  expect_error("catalogue nosuch", "unknown command 'nosuch' for nova catalogue (commands: list, show,");
+  expect_error("bench nosuch", "unknown command 'nosuch' for nova bench (commands: conv, paths;");
+  expect_error("cuda nosuch", "unknown command 'nosuch' for nova cuda (commands: ");
+  expect_error("catalogue", "nova catalogue needs a command: list, show,");
+}
+
+// A list naming an item twice ran it twice (`error`: two identical rows) or, for catalogue generate, wrote
+// a catalogue that nova itself then refused ("entry 1 (F(2,3) fp32) appears twice").
+TEST(Cli, ListsNamingAnItemTwiceAreRefused) {
+  const std::string out = testing::temp_dir() + "/twice.json";
+  expect_error("error -t 2,3 --tiles 4 --channels 1 --precision fp16-storage,fp32,fp16-storage",
+               "--precision lists 'fp16-storage' twice");
+  expect_error("discover -t 2,3 --objective kappa-v:1,norm-product:0.5,kappa-v:2",
+               "objective 'kappa-v' appears twice in 'kappa-v:1,norm-product:0.5,kappa-v:2'");
+  expect_error("catalogue generate -o " + out + " --tiles '2,3;2,3' --presets fp32",
+               "--tiles lists '2,3' twice");
+  // Two spellings of one tile: the library's check (nova::generate_catalogue).
+  expect_error("catalogue generate -o " + out + " --tiles '2,3;F(2,3)' --presets fp32",
+               "catalogue generate: tile F(2,3) is listed twice");
+  expect_error("catalogue generate -o " + out + " --tiles 2,3 --presets fp32,fp32",
+               "--presets lists 'fp32' twice");
+  expect_error("catalogue correlation --presets fp32,fp32 --count 4", "--presets lists 'fp32' twice");
+  EXPECT_FALSE(std::filesystem::exists(out));
+  // -p and --presets together: -p was dropped without a word.
+  expect_error("catalogue correlation -p fp32 --presets fp16-storage --count 4",
+               "give --precision or --presets, not both");
+}
+
+// The training sizes of the commands that measure error, named as the options are; --budget's message
+// no longer contradicts the library's about 0.
+TEST(Cli, SizesAndBudgetsNameTheirOption) {
+  const std::string out = testing::temp_dir() + "/unused.json";
+  expect_error("catalogue generate -o " + out + " --tiles 2,3 --presets fp32 --train-tiles 0",
+               "--train-tiles and --train-channels must be positive, got 0 and 16");
+  expect_error("catalogue correlation --count 4 --train-channels -1",
+               "--train-tiles and --train-channels must be positive, got 256 and -1");
+  expect_error("discover -t 2,3 --budget 0", "--budget must be a finite number of seconds > 0, got 0");
+  expect_error("discover -t 2,3 --budget inf", "--budget must be a finite number of seconds > 0, got inf");
+  expect_error("cuda conv --emulate --shape 1,2,6,6,2 --device -5", "--device");
+}
+
+// Shapes whose FP32 tensors cannot fit were tried: minutes of allocation and paging, or a bare "out of
+// memory". 2^39 input values (2 TiB) are refused at once on any machine this runs on.
+TEST(Cli, LayersBeyondTheMachinesMemoryAreRefusedWithTheirSize) {
+  expect_error("bench conv --shape 1,8192,8192,8192,1 --repeat 1",
+               "the layer's FP32 tensors need 2.05e+03 GiB (input 2.05e+03, output 0.25, weights 0.000275)");
+  expect_error("cuda conv --emulate --shape 1,8192,8192,8192,1",
+               "the layer's FP32 tensors need 2.05e+03 GiB");
 }
 
 }  // namespace

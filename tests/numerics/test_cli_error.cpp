@@ -117,6 +117,32 @@ TEST(CliError, RefusesAFileThatFailsVerification) {
   EXPECT_EQ(r.output.find('\n'), r.output.size() - 1) << r.output;
 }
 
+// `nova verify` refuses a file whose "float64" copy disagrees with its exact matrices; the commands that
+// read a transform took it, using the exact matrices, and so handed the faulty file on as good.
+TEST(CliError, EveryCommandRefusesWhatVerifyRefuses) {
+  const std::string file = testing::temp_dir() + "/stale_float64.json";
+  ASSERT_EQ(run_cli("transform --tile 2,3 --format json -o " + file).status, 0);
+  nlohmann::json j;
+  std::ifstream(file) >> j;
+  ASSERT_TRUE(j["float64"]["AT"][0][0].is_number());
+  j["float64"]["AT"][0][0] = 5.0;
+  std::ofstream(file) << j.dump(1);
+  const std::string reason = "fails verification (nova verify): \"float64\" AT[0][0] is 5.0, not 1.0";
+  EXPECT_EQ(run_cli("verify " + file).status, 1);
+  for (const std::string& cmd :
+       {"error " + file, "analyze " + file, "bench conv --shape 1,2,6,6,2 --repeat 1 --transform " + file,
+        "cuda conv --emulate --shape 1,2,6,6,2 --transform " + file}) {
+    const auto r = run_cli(cmd);
+    EXPECT_EQ(r.status, 2) << cmd << "\n" << r.output;
+    EXPECT_NE(r.output.find("nova: error: '" + file + "' " + reason), std::string::npos) << cmd << "\n"
+                                                                                         << r.output;
+  }
+  // The same file with its copy put right is read by all of them.
+  j["float64"]["AT"][0][0] = 1.0;
+  std::ofstream(file) << j.dump(1);
+  EXPECT_EQ(run_cli("analyze " + file).status, 0);
+}
+
 TEST(CliError, ListsPresets) {
   const auto r = run_cli("error --list-precisions");
   ASSERT_EQ(r.status, 0);

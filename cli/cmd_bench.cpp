@@ -201,6 +201,12 @@ void run_bench(const BenchOptions& o) {
     plan.calibrate(samples);
   }
   const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // A plan never refuses a valid convolution: a Winograd request for a shape Winograd cannot do (stride 2,
+  // groups, dilation) times the direct path. Said on stderr too, beside the plan line, so that a script
+  // reading only the figures is not misled about what was timed.
+  if ((po.tile || po.transform) && plan.algorithm() != conv::Algorithm::kWinograd)
+    std::cerr << "nova: note: " << plan.reason()
+              << "\n";  // "direct: <why>; the requested transform is not used"
 
   // Warm up, then enough repetitions for about half a second (at least 5) unless --repeat says.
   plan.execute(xp, yp);

@@ -165,6 +165,23 @@ TEST(BenchConvCli, OutOfRangeValuesAreRefusedNotReplaced) {
       0);
 }
 
+// A Winograd tile asked for on a shape Winograd cannot do is timed on the direct path (a plan never refuses
+// a valid convolution); the command says so on stderr, not only inside the plan line.
+TEST(BenchConvCli, AnUnusedWinogradRequestIsNoted) {
+  for (const std::string what : {"stride", "groups", "dilation"}) {
+    const auto r =
+        nova::testing::run_cli("bench conv --shape 1,4,8,8,4 --repeat 1 --tile 6,3 --" + what + " 2");
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("nova: note: direct: " + what + " 2 (Winograd needs " + what +
+                            " 1); the requested transform is not used"),
+              std::string::npos)
+        << r.output;
+  }
+  const auto used = nova::testing::run_cli("bench conv --shape 1,4,8,8,4 --repeat 1 --tile 6,3");
+  EXPECT_EQ(used.status, 0) << used.output;
+  EXPECT_EQ(used.output.find("nova: note:"), std::string::npos) << used.output;
+}
+
 // `nova bench paths` names, for every precision, the kernel a plan made in this process runs.
 TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
   for (const std::string isa : {"", "portable", "avx2", "avx512"}) {

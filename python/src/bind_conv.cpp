@@ -11,6 +11,7 @@
 #include "nova/conv/default_transforms.hpp"
 #include "nova/conv/openmp_threads.hpp"
 #include "nova/error.hpp"
+#include "signed_arrays.hpp"
 
 namespace nb = nanobind;
 
@@ -21,14 +22,15 @@ namespace {
 // DLPack or buffer object whatever the tag (the tag only decides what a returned array becomes), and with it
 // the generated stubs (_nova.pyi) type these parameters as any array, where nanobind's default tag would
 // type them as numpy arrays and make a type checker refuse the torch tensors they take.
-using ConstTensor = nb::ndarray<const float, nb::c_contig, nb::device::cpu, nb::array_api>;
+// SignedArray / SignedOutput: torch negative views read with their sign, or refused as outputs.
+using ConstTensor = SignedArray<nb::ndarray<const float, nb::c_contig, nb::device::cpu, nb::array_api>>;
 // Input and output of execute(): any element type, checked against the plan's tensor types. The input may
 // be converted to C order (a copy, the same values); the output is taken as it is and must already be C
 // order (c_contiguous): a converted output is a temporary copy, and the results went into it, not into
 // the caller's array.
 // Read only: a read-only array is taken.
-using AnyTensor = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu, nb::array_api>;
-using AnyOutput = nb::ndarray<nb::device::cpu, nb::array_api>;
+using AnyTensor = SignedArray<nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu, nb::array_api>>;
+using AnyOutput = SignedOutput<nb::ndarray<nb::device::cpu, nb::array_api>>;
 
 // Whether the array's elements are in C order with no gaps (dimensions of extent 1 may have any stride).
 bool c_contiguous(const AnyOutput& a) {
@@ -156,6 +158,10 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
 
 void execute(const PyPlan& p, AnyTensor input, AnyOutput output) {
   const ConvShape& s = p.plan.shape();
+  if (output.negative_view)
+    throw Error(
+        "output is a torch negative view (output.is_neg()): the plan would write the values and the view "
+        "would read them negated; pass a plain tensor");
   if (!c_contiguous(output))
     throw Error("output must be a C-contiguous array (the plan writes it in place): got strides " +
                 strides(output) + " for shape " + dims(output));
@@ -223,8 +229,8 @@ void bind_conv(nb::module_& m) {
            "Run on C-contiguous CPU buffers of the plan's tensor types (numpy arrays or torch tensors; no copies): "
            "float32, float16, bfloat16 (numpy: uint16 bits) or int8. A non-contiguous input is copied to C order "
            "first; the output is written in place and must be C-contiguous (ValueError otherwise). A torch "
-           "negative view (x.is_neg()) is read without its sign (DLPack does not carry the flag): pass "
-           "x.resolve_neg(); nova.torch's layers do")
+           "negative view (x.is_neg()) is read with its sign (resolved to a copy first), and refused as the "
+           "output")
       .def_prop_ro("input_type", [](const PyPlan& p) { return conv::to_string(p.plan.input_format().type); })
       .def_prop_ro("output_type", [](const PyPlan& p) { return conv::to_string(p.plan.output_format().type); })
       .def_prop_ro("output_saturated", [](const PyPlan& p) { return p.plan.stats().output_saturated; },

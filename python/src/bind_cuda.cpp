@@ -13,6 +13,7 @@
 #include "bindings.hpp"
 #include "nova/cuda/cuda_conv.hpp"
 #include "nova/error.hpp"
+#include "signed_arrays.hpp"
 
 namespace nb = nanobind;
 
@@ -21,8 +22,11 @@ namespace {
 
 // Input arrays of any framework (numpy, torch, DLPack); nb::array_api only types them so in the stubs (see
 // bind_conv.cpp).
-using Tensor4D = nb::ndarray<const float, nb::ndim<4>, nb::c_contig, nb::device::cpu, nb::array_api>;
-using Vector = nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::array_api>;
+// SignedArray: torch negative views read with their sign (signed_arrays.hpp).
+using Tensor4D =
+    SignedArray<nb::ndarray<const float, nb::ndim<4>, nb::c_contig, nb::device::cpu, nb::array_api>>;
+using Vector =
+    SignedArray<nb::ndarray<const float, nb::ndim<1>, nb::c_contig, nb::device::cpu, nb::array_api>>;
 using Output4D = nb::ndarray<nb::numpy, float, nb::ndim<4>>;
 
 // The layer of input [N, C, H, W] and weights [K, C, r, r] with `padding` (default r / 2); validate()

@@ -12,6 +12,7 @@
 #include "nova/error.hpp"
 #include "nova/numerics/error_harness.hpp"
 #include "nova/numerics/precision_model.hpp"
+#include "signed_arrays.hpp"
 
 namespace nb = nanobind;
 
@@ -19,7 +20,9 @@ namespace nova::python {
 namespace {
 
 // Any framework's float64 arrays; nb::array_api only types them so in the stubs (see bind_conv.cpp).
-using Array4D = nb::ndarray<const double, nb::ndim<4>, nb::c_contig, nb::device::cpu, nb::array_api>;
+// SignedArray: torch negative views read with their sign (signed_arrays.hpp).
+using Array4D =
+    SignedArray<nb::ndarray<const double, nb::ndim<4>, nb::c_contig, nb::device::cpu, nb::array_api>>;
 
 // A preset name, a model file path, or a dict in the model JSON form (typed as such, so that the stubs say
 // str | dict and nanobind names both in its TypeError for anything else).

@@ -16,8 +16,9 @@ nova's engine (registered as the custom operator ``nova::winograd_conv2d`` so th
 gradients. Filters are transformed once per plan and again whenever the weights change (tracked through
 the tensors' version counters, and, for writes through ``weight.data``, which bypass the parameter's
 counter, through a fingerprint of 16 sampled words of their memory: whole-tensor writes such as
-``p.data.add_(-lr * p.grad)`` are seen, a write to a few elements through ``.data`` may not be; write
-under ``torch.no_grad()`` to be sure). ``WinogradConv2d`` keeps
+``p.data.add_(-lr * p.grad)`` are seen, a write that changes only some elements through ``.data`` (a
+pruning mask, a ``copy_`` that differs in a few places) may not be; write under ``torch.no_grad()``, or
+call ``weights_changed(model)`` after such a write). ``WinogradConv2d`` keeps
 ``weight`` and ``bias`` as parameters with the same names, so state_dicts move freely between the original
 and the converted model. Unbatched (C, H, W) inputs and empty batches are taken as nn.Conv2d takes them;
 float64 tensors (a converted model moved to float64, say for a reference) run through PyTorch's own
@@ -53,7 +54,7 @@ import torch.nn.functional as F
 from . import _nova
 
 __all__ = ["WinogradConv2d", "NovaConv2d", "replace_conv2d", "ReplacementReport", "winograd_conv2d", "conv2d",
-           "profile", "openmp_spin_note", "share_pytorch_threads"]
+           "profile", "openmp_spin_note", "share_pytorch_threads", "weights_changed"]
 
 
 def _pytorch_openmp_library() -> str:
@@ -656,6 +657,34 @@ class _EagerLayer(nn.Module):
         return self._torch_conv2d(x)
 
 
+def _check_threads(threads) -> None:
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be an int, not {type(threads).__name__}")
+    if not 0 <= threads <= 1024:
+        raise ValueError(f"threads must be 0 (PyTorch's thread count) or 1..1024, got {threads}")
+
+
+def _check_transform_type(transform) -> None:
+    if transform is not None and not isinstance(transform, _nova.Transform):
+        raise TypeError(f"transform must be a nova.Transform (nova.Transform(\"6,3\", points), "
+                        f"nova.load_transform(path)), not {type(transform).__name__}; a tile goes in tile=")
+
+
+def _check_winograd_options(kernel: int, tile: str, transform_json: str, threads: int, precision: str,
+                            lowp_kernel: str) -> None:
+    """Makes the plan of a one-pixel layer with these options, so that a tile without a default transform,
+    a transform that fails verification or a tile the precision cannot run is refused when the layer is
+    made, not at its first forward (replace_conv2d had swapped the layers by then, and every forward of the
+    model then failed)."""
+    engine, _, arithmetic = precision.partition(":")
+    transform = _nova.Transform.from_json(transform_json) if transform_json else None
+    _nova.ConvPlan((1, 1, 1, 1, 1), kernel=(kernel, kernel), padding=(kernel // 2, kernel // 2),
+                   weights=torch.ones(1, 1, kernel, kernel), threads=threads or 1, tile=tile, transform=transform,
+                   algorithm="winograd", precision=engine,
+                   fp16_arithmetic=(arithmetic or "auto") if engine == "fp16" else "auto",
+                   bf16_arithmetic=(arithmetic or "auto") if engine == "bf16" else "auto", lowp_kernel=lowp_kernel)
+
+
 class WinogradConv2d(_EagerLayer):
     """A Conv2d (stride 1, dilation 1, groups 1; any padding_mode) computed by nova's Winograd engine.
 
@@ -692,7 +721,9 @@ class WinogradConv2d(_EagerLayer):
         nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)
         if self.bias is not None:
             nn.init.zeros_(self.bias)
+        _check_threads(threads)
         if transform is not None:
+            _check_transform_type(transform)
             if transform.r != kernel_size:
                 raise ValueError(f"transform {transform.tile} is for {transform.r}-tap filters, the kernel is {kernel_size}")
             self.tile, self._transform_json = transform.tile, transform.to_json()
@@ -714,6 +745,9 @@ class WinogradConv2d(_EagerLayer):
         self.precision = precision
         self.lowp_kernel = lowp_kernel
         self._engine_precision = engine_precision
+        if self.tile != AUTO or self._transform_json:
+            _check_winograd_options(kernel_size, self._tile(), self._transform_json, threads, engine_precision,
+                                    lowp_kernel)
 
     @classmethod
     def from_conv2d(cls, conv: nn.Conv2d, tile: Optional[str] = None, transform=None, precision: str = "fp32",
@@ -841,6 +875,7 @@ class NovaConv2d(_EagerLayer):
 
     def __init__(self, conv: nn.Conv2d, threads: int = 0):
         super().__init__()
+        _check_threads(threads)
         reason = engine_ineligibility(conv)
         if reason:
             raise ValueError(f"cannot run this Conv2d through nova's engine: {reason}")
@@ -928,6 +963,27 @@ def openmp_spin_note() -> str:
             "starts (VGG-16 through nova on 2 cores: 1.4-1.8x faster either way; docs/engine.md, sessions 23-24)")
 
 
+def weights_changed(model: nn.Module) -> int:
+    """Tell nova that the weights or biases of nova's layers in ``model`` changed in a way it may not see,
+    so that each layer transforms its filters again at its next forward. Writes through the parameters (an
+    optimizer step, ``p.mul_(mask)`` under ``torch.no_grad()``, ``load_state_dict``) and whole-tensor
+    writes through ``.data`` are seen without it; a write through ``.data`` that changes only some
+    elements (a pruning mask applied with ``w.data.mul_(mask)``, a ``copy_`` that differs in a few places)
+    may not be, since ``.data`` bypasses the version counter and nova then compares 16 sampled words.
+    Returns the number of nova layers found."""
+    weights = set()
+    count = 0
+    for module in model.modules():
+        if isinstance(module, _EagerLayer):
+            module._last_plan = None
+            weights.add(module.weight.data_ptr())
+            count += 1
+    with _plans_lock:  # the shared cache's plans of these weights (torch.compile and the operators use it)
+        for key in [k for k in _plans if k[3] in weights]:
+            del _plans[key]
+    return count
+
+
 def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None, precision: str = "fp32",
                    threads: int = 0, lowp_kernel: str = "auto", direct: bool = False) -> ReplacementReport:
     """Replace every eligible nn.Conv2d in ``model`` (in place) by a WinogradConv2d sharing its parameters.
@@ -936,8 +992,14 @@ def replace_conv2d(model: nn.Module, tile: Optional[str] = None, transform=None,
     "auto" to every layer; ``transform`` likewise. With ``direct`` (float32 only), the Conv2d layers that
     Winograd cannot take (strides, groups and depthwise, dilation, other kernel sizes) become NovaConv2d
     layers on nova's direct path. Returns a report of what was replaced and what was skipped, and why."""
+    if isinstance(model, nn.Conv2d):  # it has no children: "replaced 0" and nothing changed
+        raise TypeError("replace_conv2d replaces the Conv2d layers inside a module, not the module itself: pass "
+                        "its parent (or nn.Sequential(conv)), or make the layer with "
+                        "nova.torch.WinogradConv2d.from_conv2d(conv)")
     if direct and precision != "fp32":
         raise ValueError(f"direct=True replaces layers with nova's float32 direct path; precision is '{precision}'")
+    _check_transform_type(transform)
+    _check_threads(threads)
     base = _engine_precision(precision).partition(":")[0]  # raises on an unknown precision, before any change
     _nova.check_lowp_kernel(lowp_kernel)
     # The new layers are all made first and put in place after, so that an error leaves the model as it was.

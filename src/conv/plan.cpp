@@ -131,6 +131,10 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   const std::string why_not = winograd_ineligible(shape);
   std::optional<Transform> transform;
   if (options.algorithm == AlgorithmChoice::kDirect) {
+    // Contradictory, not a shape Winograd cannot do: the tile or transform was dropped without a word.
+    if (options.tile || options.transform)
+      throw Error(std::string("a ") + (options.transform ? "transform" : "tile") +
+                  " is a Winograd option; algorithm 'direct' does not use it");
     p.algorithm = Algorithm::kDirect;
     p.reason = "direct: requested";
   } else if (options.transform || options.tile) {

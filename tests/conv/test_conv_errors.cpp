@@ -146,6 +146,18 @@ TEST(BadInput, WrongTransformOrTile) {
   PlanOptions w;
   w.algorithm = AlgorithmChoice::kWinograd;
   expect_error([&] { Plan::create(s, p.weights.data(), nullptr, w); }, "stride");
+  // A tile or transform beside algorithm direct: dropped without a word before.
+  PlanOptions d;
+  d.algorithm = AlgorithmChoice::kDirect;
+  d.tile = TileSize{4, 3};
+  expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, d); },
+               "a tile is a Winograd option; algorithm 'direct' does not use it");
+  d.tile.reset();
+  d.transform = Transform::construct(TileSize{4, 3}, parse_points("0, ±1, ±2, inf"));
+  expect_error([&] { Plan::create(small(), p.weights.data(), nullptr, d); },
+               "a transform is a Winograd option");
+  d.transform.reset();
+  EXPECT_EQ(Plan::create(small(), p.weights.data(), nullptr, d).algorithm(), Algorithm::kDirect);
 }
 
 // Option fields holding a value that is none of their enum's (an uninitialized or cast integer): a

@@ -207,6 +207,10 @@ void run_bench(const BenchOptions& o) {
   if ((po.tile || po.transform) && plan.algorithm() != conv::Algorithm::kWinograd)
     std::cerr << "nova: note: " << plan.reason()
               << "\n";  // "direct: <why>; the requested transform is not used"
+  // The plan's cautions (an ill-conditioned transform, int8 with a large tile), for scripts that read
+  // only the figures (--format json) too.
+  if (const auto at = plan.reason().find("caution: "); at != std::string::npos)
+    std::cerr << "nova: " << plan.reason().substr(at) << "\n";
 
   // Warm up, then enough repetitions for about half a second (at least 5) unless --repeat says.
   plan.execute(xp, yp);

@@ -193,6 +193,8 @@ def _plan_for(x: torch.Tensor, weight: torch.Tensor, bias: Optional[torch.Tensor
     """A cached engine plan; the key includes the weights' identity and version, so an in-place update
     of the weights (an optimizer step, load_state_dict) makes a new plan with freshly transformed filters.
     threads 0 follows PyTorch's intra-op thread count (torch.set_num_threads), read at each call."""
+    if len(padding) != 2:
+        raise ValueError(f"padding must be two values (rows, columns), got {list(padding)}")
     if threads == 0:
         threads = torch.get_num_threads()
     key = (tuple(x.shape), x.dtype, weight.dtype, weight.data_ptr(), tuple(weight.shape), weight.stride(),
@@ -271,6 +273,10 @@ def _check_input(x: torch.Tensor, weight: torch.Tensor, groups: int = 1):
                          f"weight {weight.dtype}")
     if x.dim() != 4:
         raise ValueError(f"expected a 4D NCHW input (or an unbatched 3D CHW one), got shape {tuple(x.shape)}")
+    if weight.dim() != 4:
+        raise ValueError(f"expected 4D weights (K, C / groups, R, S), got shape {tuple(weight.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"groups must be an int of at least 1, got {groups!r}")
     if x.shape[1] != weight.shape[1] * groups:
         raise ValueError(f"input has {x.shape[1]} channels, the layer expects {weight.shape[1] * groups}")
 

@@ -152,8 +152,17 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
-  nb::gil_scoped_release release;
-  return PyPlan{conv::Plan::create(s, weights.data(), bias ? bias->data() : nullptr, o)};
+  PyPlan plan = [&] {
+    nb::gil_scoped_release release;
+    return PyPlan{conv::Plan::create(s, weights.data(), bias ? bias->data() : nullptr, o)};
+  }();
+  // A plan's cautions (an ill-conditioned transform, int8 with a large tile) as a Python warning: the
+  // reason string is rarely read, and the outputs can be useless.
+  const std::string reason = plan.plan.reason();
+  if (const auto at = reason.find("caution: "); at != std::string::npos)
+    if (PyErr_WarnEx(PyExc_RuntimeWarning, ("nova.ConvPlan: " + reason.substr(at)).c_str(), 1) != 0)
+      throw nb::python_error();  // warnings turned into errors
+  return plan;
 }
 
 void execute(const PyPlan& p, AnyTensor input, AnyOutput output) {

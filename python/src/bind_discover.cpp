@@ -12,11 +12,11 @@ namespace nova::python {
 void bind_discover(nb::module_& m) {
   m.def(
       "discover",
-      [](const std::string& tile, const std::string& objective, uint64_t seed, int threads, double budget_s,
-         const std::string& dtype, int max_denominator, const std::string& scaling) {
+      [](const std::string& tile, const std::string& objective, const nb::int_& seed, int threads,
+         double budget_s, const std::string& dtype, int max_denominator, const std::string& scaling) {
         DiscoverOptions o;
         o.tile = parse_tile(tile);
-        o.seed = seed;
+        o.seed = seed_from(seed);
         o.threads = threads;
         o.budget_s = budget_s;
         o.lattice.dtype = parse_point_dtype(dtype);

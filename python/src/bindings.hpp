@@ -2,7 +2,13 @@
 #pragma once
 
 #include <nanobind/nanobind.h>
+
+#include <charconv>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <system_error>
+
+#include "nova/error.hpp"
 
 namespace nova::python {
 
@@ -28,6 +34,17 @@ inline nanobind::dict to_python_dict(const nlohmann::json& object) {
 inline nanobind::list to_python_list(const nlohmann::json& array) {
   return nanobind::cast<nanobind::list>(to_python(array));
 }
+// A seed: any Python int from 0 to 2^64 - 1. Taken as uint64_t, a negative one got nanobind's "incompatible
+// function arguments" and its whole signature dump.
+inline uint64_t seed_from(const nanobind::int_& seed) {
+  const std::string text = nanobind::cast<std::string>(nanobind::str(seed));
+  uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size())
+    throw nova::Error("seed must be an integer from 0 to 2^64 - 1, got " + text);
+  return value;
+}
+
 // A Python object (dict, list, ...) as JSON, through the json module.
 inline nlohmann::json from_python(const nanobind::handle& o) {
   const nanobind::object text = nanobind::module_::import_("json").attr("dumps")(o);

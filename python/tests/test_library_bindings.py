@@ -122,6 +122,17 @@ def test_error_bad_input():
         nova.error(t, "fp16-storage", data="laplace")
     with pytest.raises(ValueError):
         nova.error(t, "fp16-storage", tiles=0)
+    # The library's message offered .npy data, which only `nova error --data` reads.
+    with pytest.raises(ValueError, match="a layer's own arrays: nova.error_layer"):
+        nova.error(t, "fp16-storage", data="x.npy")
+    # Seeds: any int from 0 to 2^64 - 1 (a negative one got nanobind's signature dump).
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match=f"seed must be an integer from 0 to 2\\^64 - 1, got {bad}"):
+            nova.error(t, "fp32", tiles=4, channels=1, seed=bad)
+        with pytest.raises(ValueError, match="seed must be an integer"):
+            nova.discover("2,3", seed=bad)
+    assert nova.error(t, "fp32", tiles=4, channels=1, seed=2**64 - 1) == nova.error(t, "fp32", tiles=4, channels=1,
+                                                                                   seed=2**64 - 1)
 
 
 def test_discover_beats_the_standard_points_and_verifies():
@@ -149,3 +160,24 @@ def test_catalogue_entries_are_exact_and_verified():
         assert [[Fraction(v) for v in row] for row in t.exact("G")] == exact_g
     with pytest.raises(ValueError, match="preset"):
         nova.catalogue_transform("4,3", "fp17")
+
+
+def test_plans_warn_where_the_transform_makes_results_useless():
+    """An ill-conditioned transform (a valid one: it verifies exactly) ran silently into useless or all-NaN
+    outputs. The plan warns (RuntimeWarning, with the first-order prediction) and the output bears it out."""
+    import warnings
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 4, 30, 30)).astype(np.float32)
+    w = (0.1 * rng.standard_normal((4, 4, 3, 3))).astype(np.float32)
+    want = direct(x[0].astype(np.float64), w.astype(np.float64))[None]
+    y = np.empty((1, 4, 30, 30), np.float32)
+    with pytest.warns(RuntimeWarning, match="predicted relative error in fp32 is"):
+        plan = nova.ConvPlan((1, 4, 30, 30, 4), weights=w, transform=nova.Transform("10,3"))
+    plan.execute(x, y)
+    assert np.linalg.norm(y - want) / np.linalg.norm(want) > 0.1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the shipped transforms: no warning
+        for tile in ("2,3", "4,3", "6,3", "8,3"):
+            nova.ConvPlan((1, 4, 30, 30, 4), weights=w, tile=tile).execute(x, y)
+            assert np.linalg.norm(y - want) / np.linalg.norm(want) < 1e-4, tile

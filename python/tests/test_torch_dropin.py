@@ -288,6 +288,15 @@ def test_explicit_transform_and_bad_input():
         nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(2, 3, 5, padding=2), transform=t)
     with pytest.raises(ValueError, match="stride"):
         nova_torch.WinogradConv2d.from_conv2d(nn.Conv2d(2, 3, 3, stride=2))
+    # The operators' own checks (they got "not enough values to unpack", a nanobind signature dump, and
+    # "the layer expects 0 channels").
+    x, w = torch.randn(1, 4, 8, 8), torch.randn(4, 4, 3, 3)
+    with pytest.raises(ValueError, match="expected 4D weights"):
+        torch.ops.nova.winograd_conv2d(x, w[:, :, 0], None, [1, 1], "", "", 0)
+    with pytest.raises(ValueError, match="padding must be two values"):
+        torch.ops.nova.winograd_conv2d(x, w, None, [1], "", "", 0)
+    with pytest.raises(ValueError, match="groups must be an int of at least 1, got 0"):
+        torch.ops.nova.conv2d(x, w, None, 1, [1, 1], 1, 0, 0)
 
 
 def test_bad_layer_options_are_refused_before_the_model_changes():

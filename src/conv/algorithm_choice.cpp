@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nova/conv/default_transforms.hpp"
+#include "nova/numerics/first_order.hpp"
 #include "plan_impl.hpp"
 #include "tile_transforms_generated.hpp"
 
@@ -137,6 +138,30 @@ bool auto_tile_allowed(TileSize tile, Precision precision) {
   // int8-spatial: its integer transforms fit int16 for F(2,3) and F(4,3) only (F(2,5)'s U' does not).
   if (precision == Precision::kInt8Spatial) return tile.r == 3 && tile.n() <= 6;
   return precision != Precision::kInt8 || tile.n() <= 6;
+}
+
+std::string transform_error_caution(const Transform& transform, Precision precision) {
+  double u = 0.0;
+  switch (precision) {
+    case Precision::kFp32:
+      u = std::ldexp(1.0, -24);
+      break;
+    case Precision::kFp16:
+      u = std::ldexp(1.0, -11);
+      break;
+    case Precision::kBf16:
+      u = std::ldexp(1.0, -8);
+      break;
+    default:
+      return "";
+  }
+  const double predicted = predicted_rel_error_2d(transform.to_f64(), u);
+  if (!(predicted > 0.1)) return "";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2g", predicted);
+  return std::string("; caution: the transform's predicted relative error in ") + to_string(precision) +
+         " is " + text +
+         " (first order; `nova error` measures it): ill-conditioned points, results may be useless";
 }
 
 std::string tile_precision_caution(TileSize tile, Precision precision) {

@@ -47,6 +47,11 @@ inline constexpr double kNinePointMargin = 1.08;
 // A caution for the plan's reason when a requested tile is one the automatic choice avoids at this
 // precision; empty otherwise.
 std::string tile_precision_caution(TileSize tile, Precision precision);
+// "; caution: ..." when a transform given to a plan is predicted (first order, U and V rounded to the
+// GEMM operands' format: numerics/first_order.hpp) to give a relative error above 10 %: an
+// ill-conditioned transform (a point such as 1e20, a 16-point tile) ran silently into useless or all-NaN
+// outputs. "" otherwise, and for int8 (its error depends on the data's range).
+std::string transform_error_caution(const Transform& transform, Precision precision);
 
 // int8 (Winograd-domain) only: a tile with fewer points whose estimate is within this factor of the
 // fastest Winograd estimate is taken instead, for its accuracy.

@@ -151,7 +151,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
         const Verification v = verify(*transform);
         if (!v) throw Error("the transform fails exact verification: " + v.reason);
         check_fp32_range(*transform);
-        p.reason = "winograd: transform given";
+        p.reason = "winograd: transform given" + transform_error_caution(*transform, p.precision);
       } else {
         transform = default_transform(*options.tile);
         p.reason = "winograd: tile requested";

@@ -182,6 +182,21 @@ TEST(BenchConvCli, AnUnusedWinogradRequestIsNoted) {
   EXPECT_EQ(used.output.find("nova: note:"), std::string::npos) << used.output;
 }
 
+// A plan's caution reaches stderr too, where a script reading --format json would otherwise miss it.
+TEST(BenchConvCli, CautionsAreRepeatedOnStderr) {
+  const std::string file = nova::testing::temp_dir() + "/f10_3.json";
+  ASSERT_EQ(nova::testing::run_cli("transform --tile 10,3 --format json -o " + file).status, 0);
+  // stdout and stderr together: the JSON's reason has the caution too, without the "nova: " of stderr's line.
+  const auto r =
+      nova::testing::run_cli("bench conv --shape 1,4,16,16,4 --repeat 1 --format json --transform " + file);
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("nova: caution: the transform's predicted relative error in fp32 is"),
+            std::string::npos)
+      << r.output;
+  const auto quiet = nova::testing::run_cli("bench conv --shape 1,4,16,16,4 --repeat 1 --format json");
+  EXPECT_EQ(quiet.output.find("caution"), std::string::npos) << quiet.output;
+}
+
 // `nova bench paths` names, for every precision, the kernel a plan made in this process runs.
 TEST(BenchPathsCli, NamesTheKernelOfEveryPrecision) {
   for (const std::string isa : {"", "portable", "avx2", "avx512"}) {

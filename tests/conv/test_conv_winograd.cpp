@@ -137,6 +137,43 @@ TEST(WinogradTransforms, ExplicitDefaultTransformIsRecognised) {
   EXPECT_LT(testing::rel_l2(got, testing::reference(p, Layout::kNCHW, false)), 1e-5);
 }
 
+// An ill-conditioned transform ran silently into useless results (F(10,3) on the standard points: relative
+// error 27; a point 1e20: every output NaN). The plan's reason now cautions where the first-order
+// prediction exceeds 10 %, and the measured error agrees with it; the transforms nova ships do not.
+TEST(WinogradTransforms, IllConditionedTransformsAreCautionedAndTheCautionIsBorneOut) {
+  ConvShape s;
+  s.C = 8;
+  s.K = 4;
+  s.H = s.W = 30;
+  const testing::Problem p = testing::random_problem(s, 9);
+  const std::vector<double> want = testing::reference(p, Layout::kNCHW, false);
+  PlanOptions o;
+  o.transform = Transform::construct(TileSize{10, 3}, parse_points("0, ±1, ±2, ±3, ±4, ±5, inf"));
+  std::optional<Plan> plan;
+  const double err = testing::rel_l2(testing::run(p, o, &plan), want);
+  const std::string reason = plan->reason();
+  const std::string caution = "caution: the transform's predicted relative error in fp32 is ";
+  const auto at = reason.find(caution);
+  ASSERT_NE(at, std::string::npos) << reason;
+  const double predicted = std::stod(reason.substr(at + caution.size()));
+  EXPECT_GT(err, 0.1);             // the caution is borne out ...
+  EXPECT_LT(err, 10 * predicted);  // ... by about the predicted amount (first order: a proxy, not a bound)
+  EXPECT_GT(err, predicted / 10);
+  // Every default transform (fp32) and the low-precision catalogue's tiles of bf16 and fp16 run without it.
+  for (const TileSize& t : default_tiles()) {
+    PlanOptions d;
+    d.transform = default_transform(t);
+    if (t.r != 3) continue;
+    for (const Precision precision : {Precision::kFp32, Precision::kBf16, Precision::kFp16}) {
+      if (precision != Precision::kFp32 && t.n() > 8) continue;  // the automatic choice's limits
+      d.precision = precision;
+      const Plan q = Plan::create(s, p.weights.data(), p.bias.data(), d);
+      EXPECT_EQ(q.reason().find("predicted relative error"), std::string::npos)
+          << t.to_string() << " " << q.reason();
+    }
+  }
+}
+
 // Images smaller than one tile, and one-pixel outputs.
 TEST(WinogradEdges, TinyImagesAndPartialTiles) {
   for (const TileSize& t : default_tiles()) {

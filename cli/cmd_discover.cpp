@@ -28,6 +28,8 @@ struct DiscoverCliOptions {
   int threads = 0;
   double budget = 0;
   bool budget_given = false;
+  std::string
+      error_option_given;  // the first of --train-tiles, --train-channels, --top-k, --refine-window given
   int max_denominator = 10;
   int max_ratio = 5;
   int population = 50, generations = 100, restarts = 3;
@@ -158,6 +160,10 @@ void run_discover(const DiscoverCliOptions& o) {
   d.seed = o.seed;
   if (o.threads < 0) throw Error(fmt::format("--threads must be 0 (all cores) or more, got {}", o.threads));
   d.threads = o.threads;
+  // The error objectives' own options: with a kappa-style objective they were ignored without a word.
+  if (!o.error_option_given.empty())
+    throw Error(o.error_option_given +
+                " applies to the error objectives (measured-error:, proxy:) only, not to " + o.objective);
   if (o.budget_given && !(o.budget > 0 && std::isfinite(o.budget)))
     throw Error(fmt::format(
         "--budget must be a finite number of seconds > 0, got {} (leave it out for no budget)", o.budget));
@@ -223,15 +229,25 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
   sub->add_option("--sigma0", o->sigma0, "ES initial step size, in [0.01, 2] (the step-size bounds)")
       ->capture_default_str()
       ->each([o](const std::string&) { o->sigma0_given = true; });
+  auto error_option = [o](const char* name) {
+    return [o, name](const std::string&) {
+      if (o->error_option_given.empty()) o->error_option_given = name;
+    };
+  };
   sub->add_option("--train-tiles", o->train_tiles,
                   "Error objectives: training tiles (at least 16384/m^2 are used)")
-      ->capture_default_str();
-  sub->add_option("--train-channels", o->train_channels, "Error objectives: training channels")->capture_default_str();
+      ->capture_default_str()
+      ->each(error_option("--train-tiles"));
+  sub->add_option("--train-channels", o->train_channels, "Error objectives: training channels")
+      ->capture_default_str()
+      ->each(error_option("--train-channels"));
   sub->add_option("--top-k", o->top_k, "measured-error: discovered candidates measured on the training set")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each(error_option("--top-k"));
   sub->add_option("--refine-window", o->refine_window,
                   "measured-error: powers of two tried around the proxy's scaling, on the measured error")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each(error_option("--refine-window"));
   sub->add_flag("--no-symmetric", o->no_symmetric, "Skip the symmetric stage");
   sub->add_flag("--no-es", o->no_es, "Skip the ES stage over R^(n-1)");
   sub->add_flag("--no-polish", o->no_polish, "Snap only (the seed's pipeline), no lattice descent afterwards");

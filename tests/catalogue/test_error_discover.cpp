@@ -184,6 +184,20 @@ TEST(ErrorDiscoveryCli, OptionsTheErrorSearchDoesNotHonourAreRefused) {
   EXPECT_EQ(testing::run_cli(base + "--dtype any").status, 0);
 }
 
+// The other way round: the error objectives' options beside a kappa-style objective were ignored.
+TEST(ErrorDiscoveryCli, ErrorObjectiveOptionsAreRefusedBesideKappaObjectives) {
+  for (const std::string option :
+       {"--train-tiles 5", "--train-channels 3", "--top-k 2", "--refine-window 1"}) {
+    const auto r = testing::run_cli("discover --tile 2,3 --objective kappa-v " + option);
+    EXPECT_EQ(r.status, 2) << option << ": " << r.output;
+    EXPECT_NE(
+        r.output.find("nova: error: " + option.substr(0, option.find(' ')) +
+                      " applies to the error objectives (measured-error:, proxy:) only, not to kappa-v"),
+        std::string::npos)
+        << r.output;
+  }
+}
+
 TEST(CatalogueSearchCli, RefineWindowAndTrainingSizesAreChecked) {
   // nova discover refused these; catalogue search ran --refine-window -1 as 0 and exited 0.
   for (const auto& [args, part] :

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -51,6 +52,16 @@ CLI::Validator non_negative_integer();
 // option of `app` and its subcommands reads decimal instead: leading zeros are dropped, 0x is refused.
 // Call after every option is added.
 void read_integers_in_decimal(CLI::App& app);
+
+// The first item of `items` that an earlier one equals, or null: lists that name an item twice are
+// refused (`--precision a,a` ran twice; `--tiles '2,3;2,3'` wrote a catalogue nova then refused).
+template <class T>
+const T* first_repeated(const std::vector<T>& items) {
+  for (std::size_t i = 0; i < items.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (items[j] == items[i]) return &items[i];
+  return nullptr;
+}
 
 // Every option of `app` and its subcommands that takes a value refuses an empty one ("-o ''" wrote to
 // stdout, "--catalogue ''" read the shipped catalogue: an empty value meant the default, silently).

@@ -203,10 +203,10 @@ void run_bench(const BenchOptions& o) {
   const double plan_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   // A plan never refuses a valid convolution: a Winograd request for a shape Winograd cannot do (stride 2,
   // groups, dilation) times the direct path. Said on stderr too, beside the plan line, so that a script
-  // reading only the figures is not misled about what was timed.
+  // reading only the figures is not misled about what was timed. The reason reads "direct: <why>; the
+  // requested transform is not used".
   if ((po.tile || po.transform) && plan.algorithm() != conv::Algorithm::kWinograd)
-    std::cerr << "nova: note: " << plan.reason()
-              << "\n";  // "direct: <why>; the requested transform is not used"
+    std::cerr << "nova: note: " << plan.reason() << "\n";
   // The plan's cautions (an ill-conditioned transform, int8 with a large tile), for scripts that read
   // only the figures (--format json) too.
   if (const auto at = plan.reason().find("caution: "); at != std::string::npos)

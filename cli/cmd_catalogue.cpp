@@ -3,7 +3,6 @@
 // (correlation).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -71,10 +70,8 @@ std::vector<std::string> given_list(const std::string& text, char sep, const cha
   std::vector<std::string> items = split_nonempty(text, sep);
   if (items.empty())
     throw Error(fmt::format("{} '{}' names nothing (leave it out for the default set)", option, text));
-  for (std::size_t i = 0; i < items.size(); ++i)
-    if (std::find(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(i), items[i]) !=
-        items.begin() + static_cast<std::ptrdiff_t>(i))
-      throw Error(fmt::format("{} lists '{}' twice", option, items[i]));
+  if (const std::string* twice = first_repeated(items))
+    throw Error(fmt::format("{} lists '{}' twice", option, *twice));
   return items;
 }
 

@@ -28,8 +28,9 @@ struct DiscoverCliOptions {
   int threads = 0;
   double budget = 0;
   bool budget_given = false;
-  std::string
-      error_option_given;  // the first of --train-tiles, --train-channels, --top-k, --refine-window given
+  // The first of the error objectives' options given (--train-tiles, --train-channels, --top-k,
+  // --refine-window), or "".
+  std::string error_option_given;
   int max_denominator = 10;
   int max_ratio = 5;
   int population = 50, generations = 100, restarts = 3;

@@ -2,7 +2,6 @@
 // convolution (tile level or a whole layer; generated or .npy data).
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -91,12 +90,9 @@ void run_error(const ErrorOptions& o) {
   const TileSize tile = transforms.front().tile();
   std::vector<PrecisionModel> models;
   const std::vector<std::string> precisions = split_list(o.precision, ',');
-  for (std::size_t i = 0; i < precisions.size(); ++i) {
-    if (std::find(precisions.begin(), precisions.begin() + static_cast<std::ptrdiff_t>(i), precisions[i]) !=
-        precisions.begin() + static_cast<std::ptrdiff_t>(i))
-      throw Error("--precision lists '" + precisions[i] + "' twice");
-    models.push_back(load_precision_model(precisions[i]));
-  }
+  if (const std::string* twice = first_repeated(precisions))
+    throw Error("--precision lists '" + *twice + "' twice");
+  for (const std::string& name : precisions) models.push_back(load_precision_model(name));
 
   // The dataset: generated tiles, a generated layer, or a layer from .npy files.
   std::string data_text;

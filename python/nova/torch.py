@@ -152,6 +152,8 @@ class _CachedPlan:
 # A _plan_for key ends with the weight's and the bias's version counters; what precedes them is the layer,
 # whatever the state of its tensors.
 _VERSIONS = 2
+# The place of the weight's address in a _plan_for key (weights_changed drops a model's plans by it).
+_KEY_WEIGHT_PTR = 3
 
 
 def _profile_use(key, plan):
@@ -985,7 +987,7 @@ def weights_changed(model: nn.Module) -> int:
             weights.add(module.weight.data_ptr())
             count += 1
     with _plans_lock:  # the shared cache's plans of these weights (torch.compile and the operators use it)
-        for key in [k for k in _plans if k[3] in weights]:
+        for key in [k for k in _plans if k[_KEY_WEIGHT_PTR] in weights]:
             del _plans[key]
     return count
 

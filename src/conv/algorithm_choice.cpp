@@ -7,6 +7,7 @@
 
 #include "nova/conv/default_transforms.hpp"
 #include "nova/numerics/first_order.hpp"
+#include "nova/numerics/format.hpp"
 #include "plan_impl.hpp"
 #include "tile_transforms_generated.hpp"
 
@@ -141,20 +142,21 @@ bool auto_tile_allowed(TileSize tile, Precision precision) {
 }
 
 std::string transform_error_caution(const Transform& transform, Precision precision) {
-  double u = 0.0;
+  Format operands;  // the GEMM operands' format
   switch (precision) {
     case Precision::kFp32:
-      u = std::ldexp(1.0, -24);
+      operands = Format::kFp32;
       break;
     case Precision::kFp16:
-      u = std::ldexp(1.0, -11);
+      operands = Format::kFp16;
       break;
     case Precision::kBf16:
-      u = std::ldexp(1.0, -8);
+      operands = Format::kBf16;
       break;
     default:
       return "";
   }
+  const double u = format_info(operands).unit_roundoff;
   const double predicted = predicted_rel_error_2d(transform.to_f64(), u);
   if (!(predicted > 0.1)) return "";
   char text[64];

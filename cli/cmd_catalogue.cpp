@@ -36,6 +36,9 @@ struct CatalogueOptions {
   int max_den = 10;
   int refine_window = 1;
   int64_t train_tiles = 256, train_channels = 16;
+  // search: the first of --train-tiles, --train-channels, --refine-window given, or "": only a
+  // measured-error objective measures (the stage proxy and the kappa objectives ignored them).
+  std::string measured_option_given;
   // generate
   std::string tiles, presets;
   bool tiles_given = false, presets_given = false;  // an empty list must not mean the default one
@@ -156,6 +159,8 @@ void run_search(const CatalogueOptions& o) {
   eo.training.tiles = o.train_tiles;
   eo.training.channels = o.train_channels;
   const std::string spec = o.objective.empty() ? "stage-proxy:" + o.preset : o.objective;
+  if (!o.measured_option_given.empty() && spec.rfind("measured-error:", 0) != 0)
+    throw Error(o.measured_option_given + " applies to measured-error objectives only, not to " + spec);
   const auto objective = make_error_objective(spec, eo);
   DiscoverOptions d;
   d.tile = parse_tile(o.tile);
@@ -320,10 +325,22 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   search->add_option("--dtype", o->dtype, "Point lattice: any, fp16, bf16, int8")->capture_default_str();
   search->add_option("--max-den", o->max_den, "Largest denominator of the lattice")->capture_default_str();
   search->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
-  search->add_option("--refine-window", o->refine_window, "measured-error: powers of two tried around the proxy's scaling")
-      ->capture_default_str();
-  search->add_option("--train-tiles", o->train_tiles, "Training tiles")->capture_default_str();
-  search->add_option("--train-channels", o->train_channels, "Training channels")->capture_default_str();
+  auto measured_option = [o](const char* name) {
+    return [o, name](const std::string&) {
+      if (o->measured_option_given.empty()) o->measured_option_given = name;
+    };
+  };
+  search
+      ->add_option("--refine-window", o->refine_window,
+                   "measured-error: powers of two tried around the proxy's scaling")
+      ->capture_default_str()
+      ->each(measured_option("--refine-window"));
+  search->add_option("--train-tiles", o->train_tiles, "measured-error: training tiles")
+      ->capture_default_str()
+      ->each(measured_option("--train-tiles"));
+  search->add_option("--train-channels", o->train_channels, "measured-error: training channels")
+      ->capture_default_str()
+      ->each(measured_option("--train-channels"));
   search->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
   search->add_option("--output,-o", o->output, "Write to this file instead of stdout")
       ->check(writable_output());

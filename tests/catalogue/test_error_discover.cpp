@@ -198,6 +198,21 @@ TEST(ErrorDiscoveryCli, ErrorObjectiveOptionsAreRefusedBesideKappaObjectives) {
   }
 }
 
+// Only a measured-error objective measures: beside the stage proxy (-p) or a kappa objective the
+// training sizes and the refine window were ignored (--train-tiles 99999999999 ran in 2 s, exit 0).
+TEST(CatalogueSearchCli, MeasuringOptionsAreRefusedBesideObjectivesThatDoNotMeasure) {
+  for (const auto& [args, option] : {std::pair{"-p fp16-storage --train-tiles 99999999999", "--train-tiles"},
+                                     std::pair{"-p fp16-storage --train-channels 4", "--train-channels"},
+                                     std::pair{"--objective kappa-v --refine-window 2", "--refine-window"}}) {
+    const auto r = testing::run_cli(std::string("catalogue search --tile 2,3 ") + args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_NE(
+        r.output.find(std::string("nova: error: ") + option + " applies to measured-error objectives only"),
+        std::string::npos)
+        << args << ": " << r.output;
+  }
+}
+
 TEST(CatalogueSearchCli, RefineWindowAndTrainingSizesAreChecked) {
   // nova discover refused these; catalogue search ran --refine-window -1 as 0 and exited 0.
   for (const auto& [args, part] :

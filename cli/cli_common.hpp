@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -61,6 +62,15 @@ const T* first_repeated(const std::vector<T>& items) {
     for (std::size_t j = 0; j < i; ++j)
       if (items[j] == items[i]) return &items[i];
   return nullptr;
+}
+
+// An option callback (CLI::Option::each) that records `name` in (*options).*slot unless an earlier
+// option of its group did: the first of a group given, for a message that refuses them together.
+template <class Options>
+auto note_first_given(std::shared_ptr<Options> options, std::string Options::*slot, const char* name) {
+  return [options, slot, name](const std::string&) {
+    if (((*options).*slot).empty()) (*options).*slot = name;
+  };
 }
 
 // Every option of `app` and its subcommands that takes a value refuses an empty one ("-o ''" wrote to

@@ -326,9 +326,7 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
   search->add_option("--max-den", o->max_den, "Largest denominator of the lattice")->capture_default_str();
   search->add_option("--seed", o->seed, "Random seed")->capture_default_str()->check(non_negative_integer());
   auto measured_option = [o](const char* name) {
-    return [o, name](const std::string&) {
-      if (o->measured_option_given.empty()) o->measured_option_given = name;
-    };
+    return note_first_given(o, &CatalogueOptions::measured_option_given, name);
   };
   search
       ->add_option("--refine-window", o->refine_window,

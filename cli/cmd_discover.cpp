@@ -231,9 +231,7 @@ const CommandRegistration discover_registration("discover", 30, [](CLI::App& app
       ->capture_default_str()
       ->each([o](const std::string&) { o->sigma0_given = true; });
   auto error_option = [o](const char* name) {
-    return [o, name](const std::string&) {
-      if (o->error_option_given.empty()) o->error_option_given = name;
-    };
+    return note_first_given(o, &DiscoverCliOptions::error_option_given, name);
   };
   sub->add_option("--train-tiles", o->train_tiles,
                   "Error objectives: training tiles (at least 16384/m^2 are used)")

@@ -6,6 +6,10 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
 #include "bindings.hpp"
 #include "nova/conv/conv.hpp"
 #include "nova/conv/default_transforms.hpp"
@@ -115,6 +119,20 @@ struct PyPlan {
   conv::Plan plan;
 };
 
+// nanobind hands over a numpy view at any byte offset (np.frombuffer(b, np.float32, offset=1)) as it is,
+// and the engine refuses misaligned buffers; an input array is copied into aligned storage instead, as a
+// non-contiguous one is copied to C order. `copy` keeps the copy for the call.
+const void* aligned_input(const void* data, std::size_t bytes, std::size_t element,
+                          std::vector<std::uint64_t>& copy) {
+  if (reinterpret_cast<std::uintptr_t>(data) % element == 0) return data;
+  copy.resize((bytes + 7) / 8);
+  std::memcpy(copy.data(), data, bytes);
+  return copy.data();
+}
+const float* aligned_floats(const ConstTensor& a, std::vector<std::uint64_t>& copy) {
+  return static_cast<const float*>(aligned_input(a.data(), a.size() * sizeof(float), sizeof(float), copy));
+}
+
 PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, std::tuple<int64_t, int64_t> kernel,
                  std::tuple<int64_t, int64_t> padding, int64_t stride, int64_t dilation, int64_t groups, ConstTensor weights,
                  std::optional<ConstTensor> bias, const std::string& layout, bool relu, int threads,
@@ -152,9 +170,12 @@ PyPlan make_plan(std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t> nchwk, 
   if (algorithm == "winograd") o.algorithm = conv::AlgorithmChoice::kWinograd;
   else if (algorithm == "direct") o.algorithm = conv::AlgorithmChoice::kDirect;
   else if (algorithm != "auto") throw Error("algorithm must be auto, winograd or direct, not '" + algorithm + "'");
+  std::vector<std::uint64_t> weights_copy, bias_copy;
+  const float* w = aligned_floats(weights, weights_copy);
+  const float* b = bias ? aligned_floats(*bias, bias_copy) : nullptr;
   PyPlan plan = [&] {
     nb::gil_scoped_release release;
-    return PyPlan{conv::Plan::create(s, weights.data(), bias ? bias->data() : nullptr, o)};
+    return PyPlan{conv::Plan::create(s, w, b, o)};
   }();
   // A plan's cautions (an ill-conditioned transform, int8 with a large tile) as a Python warning: the
   // reason string is rarely read, and the outputs can be useless.
@@ -185,20 +206,24 @@ void execute(const PyPlan& p, AnyTensor input, AnyOutput output) {
     throw Error(std::string("the plan takes ") + conv::to_string(in) + " input: a " + dtype_names(in) + " array");
   if (!dtype_matches(output.dtype(), out))
     throw Error(std::string("the plan writes ") + conv::to_string(out) + " output: a " + dtype_names(out) + " array");
+  std::vector<std::uint64_t> input_copy;
+  const std::size_t element = conv::element_size(in);
+  const void* x = aligned_input(input.data(), input.size() * element, element, input_copy);
   nb::gil_scoped_release release;
-  p.plan.execute(static_cast<const void*>(input.data()), output.data());
+  p.plan.execute(x, output.data());
 }
 
 // Samples: float32 arrays of one input each, in the plan's layout (whatever the plan's input type).
 void calibrate(PyPlan& p, const std::vector<ConstTensor>& samples) {
   const int64_t size = conv::input_elements(p.plan.shape(), p.plan.layout());
   std::vector<const float*> inputs;
+  std::vector<std::vector<std::uint64_t>> copies(samples.size());
   const ConvShape& s = p.plan.shape();
   for (const ConstTensor& t : samples) {
     expect_size(t, size, "calibration sample");
     expect_dims(t, tensor_dims(s.N, s.C, s.H, s.W, p.plan.layout()), "calibration sample",
                 conv::to_string(p.plan.layout()));
-    inputs.push_back(t.data());
+    inputs.push_back(aligned_floats(t, copies[inputs.size()]));
   }
   nb::gil_scoped_release release;
   p.plan.calibrate(inputs);

@@ -181,3 +181,35 @@ def test_plans_warn_where_the_transform_makes_results_useless():
         for tile in ("2,3", "4,3", "6,3", "8,3"):
             nova.ConvPlan((1, 4, 30, 30, 4), weights=w, tile=tile).execute(x, y)
             assert np.linalg.norm(y - want) / np.linalg.norm(want) < 1e-4, tile
+
+
+def test_misaligned_arrays_are_copied_not_refused_or_misread():
+    """A numpy view at an odd byte offset: execute refused it as input ("aligned to 4 bytes") although a
+    non-contiguous one is copied, and the plan read weights and calibration samples at any address. Inputs
+    are copied into aligned storage now; the results equal those of aligned copies of the same values."""
+    rng = np.random.default_rng(11)
+
+    def misaligned(a):
+        raw = np.zeros(a.nbytes + 1, np.uint8)[1:]  # one byte past an aligned start
+        view = raw.view(a.dtype).reshape(a.shape)
+        view[...] = a
+        assert view.ctypes.data % a.itemsize != 0
+        return view
+
+    x = rng.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    w = (0.1 * rng.standard_normal((4, 4, 3, 3))).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    for precision in ("fp32", "int8"):
+        want, got = np.empty((1, 4, 9, 9), np.float32), np.empty((1, 4, 9, 9), np.float32)
+        aligned = nova.ConvPlan((1, 4, 9, 9, 4), weights=w, bias=b, precision=precision, algorithm="winograd")
+        shifted = nova.ConvPlan((1, 4, 9, 9, 4), weights=misaligned(w), bias=misaligned(b), precision=precision,
+                                algorithm="winograd")
+        if precision == "int8":
+            aligned.calibrate([x])
+            shifted.calibrate([misaligned(x)])
+        aligned.execute(x, want)
+        shifted.execute(misaligned(x), got)
+        assert np.array_equal(got, want), precision
+    # The output is written in place: a misaligned one is still refused.
+    with pytest.raises(ValueError, match="aligned"):
+        aligned.execute(x, misaligned(want))

@@ -97,6 +97,10 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
                   const PlanOptions& options) try {
   shape.validate();
   if (weights == nullptr) throw Error("weights pointer is null");
+  // Read as floats (undefined behaviour at a misaligned address), as execute's input and output are.
+  if (reinterpret_cast<std::uintptr_t>(weights) % alignof(float) != 0 ||
+      reinterpret_cast<std::uintptr_t>(bias) % alignof(float) != 0)
+    throw Error("weights and bias must be aligned to 4 bytes");
   check_finite(weights, shape.weight_size(), "weights", shape);
   if (bias != nullptr) check_finite(bias, shape.K, "bias", shape);
   check_option_values(options);
@@ -297,6 +301,8 @@ void Plan::calibrate(std::span<const float* const> inputs) {
   const InputPaddingLanes lanes(p.shape, p.layout);  // not data (NaN there was refused)
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) throw Error("calibration sample " + std::to_string(i) + " is null");
+    if (reinterpret_cast<std::uintptr_t>(inputs[i]) % alignof(float) != 0)
+      throw Error("calibration sample " + std::to_string(i) + " must be aligned to 4 bytes");
     for (int64_t j = 0; j < size; ++j)
       if (!std::isfinite(inputs[i][j]) && !lanes.padding(j))
         throw Error("calibration sample " + std::to_string(i) + " contains " +

@@ -84,6 +84,19 @@ TEST(BadInput, MisalignedAndOverlappingBuffers) {
   expect_error([&] { plan.execute(misaligned, out.data()); }, "aligned");
   std::vector<float> both(static_cast<std::size_t>(small().input_size()));
   expect_error([&] { plan.execute(both.data(), both.data()); }, "overlap");
+  // Weights, bias and calibration samples are read as floats too (they were read at any address).
+  std::vector<float> shifted(p.weights.size() + 1);
+  const float* weights = reinterpret_cast<const float*>(reinterpret_cast<const char*>(shifted.data()) + 2);
+  expect_error([&] { Plan::create(small(), weights, nullptr); },
+               "weights and bias must be aligned to 4 bytes");
+  const float* bias = reinterpret_cast<const float*>(reinterpret_cast<const char*>(shifted.data()) + 1);
+  expect_error([&] { Plan::create(small(), p.weights.data(), bias); }, "weights and bias must be aligned");
+  PlanOptions int8;
+  int8.precision = Precision::kInt8;
+  int8.algorithm = AlgorithmChoice::kWinograd;
+  Plan q = Plan::create(small(), p.weights.data(), nullptr, int8);
+  const float* samples[] = {misaligned};
+  expect_error([&] { q.calibrate(samples); }, "calibration sample 0 must be aligned to 4 bytes");
 }
 
 TEST(BadInput, NonFiniteWeightsAndBiasAreReported) {

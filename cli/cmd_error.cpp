@@ -115,7 +115,11 @@ void run_error(const ErrorOptions& o) {
       input = (dir / "input.npy").string();
       if (weights.empty() && std::filesystem::exists(dir / "weights.npy")) weights = (dir / "weights.npy").string();
     } else if (input.size() < 4 || input.substr(input.size() - 4) != ".npy") {
-      parse_data_kind(o.data);  // throws the list of data kinds
+      try {
+        parse_data_kind(o.data);  // throws the list of data kinds
+      } catch (const Error& e) {
+        throw Error(std::string(e.what()) + "; or a .npy file, or a folder holding input.npy");
+      }
     }
     if (!std::filesystem::exists(input)) throw Error("--data: '" + input + "' does not exist");
     const int64_t K = o.layer.empty() ? 8 : parse_nchwk(o.layer, "--layer")[4];

@@ -66,12 +66,15 @@ void bind_numerics(nb::module_& m) {
          int64_t channels, const nb::int_& seed) {
         if (tiles < 1 || channels < 1) throw Error("tiles and channels must be at least 1");
         const PrecisionModel model = model_from(precision);
-        // The library's message offers .npy data, which `nova error --data` reads and this function does not.
-        if (data != "gaussian" && data != "relu" && data != "uniform")
-          throw Error("data must be gaussian, relu or uniform, not '" + data +
-                      "' (a layer's own arrays: nova.error_layer(transform, input, weights))");
-        const TileDataset set =
-            make_tile_dataset(t.tile(), parse_data_kind(data), tiles, channels, seed_from(seed));
+        DataKind kind;
+        try {
+          kind = parse_data_kind(data);
+        } catch (const Error& e) {
+          // What `nova error --data` reads from files, this function takes as arrays.
+          throw Error(std::string(e.what()) +
+                      "; a layer's own arrays: nova.error_layer(transform, input, weights)");
+        }
+        const TileDataset set = make_tile_dataset(t.tile(), kind, tiles, channels, seed_from(seed));
         nb::gil_scoped_release release;
         const ErrorEvaluator eval(set, model);
         nb::gil_scoped_acquire acquire;

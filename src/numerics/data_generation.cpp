@@ -38,7 +38,7 @@ DataKind parse_data_kind(std::string_view text) {
   if (text == "gaussian") return DataKind::kGaussian;
   if (text == "relu") return DataKind::kRelu;
   if (text == "uniform") return DataKind::kUniform;
-  throw Error("unknown data kind '" + std::string(text) + "' (valid: gaussian, relu, uniform, or .npy data)");
+  throw Error("unknown data kind '" + std::string(text) + "' (valid: gaussian, relu, uniform)");
 }
 
 std::string_view to_string(DataKind kind) {

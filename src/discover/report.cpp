@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 
 #include "nova/analysis/analysis.hpp"
@@ -39,6 +40,19 @@ std::string g(double x) {
   return fmt::format("{:.4g}", x);
 }
 
+// The seed's figure with the digits it printed, trailing zeros kept ("4.0", not "4": the verdict judges
+// at that precision, and the reader should see it).
+std::string printed(Printed p) {
+  // printf's '#' keeps the zeros; fmt 9's adds ".0" to whole numbers ("77.0" for two digits of 77).
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%#.*g", std::max(p.digits, 1), p.value);
+  std::string s = buffer;
+  const auto e = s.find('e');
+  const auto mantissa_end = e == std::string::npos ? s.size() : e;
+  if (mantissa_end > 0 && s[mantissa_end - 1] == '.') s.erase(mantissa_end - 1, 1);  // "406." -> "406"
+  return s;
+}
+
 // "agrees" when nova's value rounds to the printed one; otherwise the direction and ratio.
 std::string verdict(double nova, Printed seed) {
   if (round_sig(nova, seed.digits) == round_sig(seed.value, seed.digits)) return "agrees";
@@ -52,14 +66,9 @@ thread_local std::vector<std::string>* g_differences = nullptr;
 std::string check(const std::string& where, double nova, Printed seed) {
   std::string v = verdict(nova, seed);
   if (v != "agrees" && g_differences) {
-    g_differences->push_back(fmt::format("{}: seed {:.{}g}, nova {}", where, seed.value, seed.digits, g(nova)));
+    g_differences->push_back(fmt::format("{}: seed {}, nova {}", where, printed(seed), g(nova)));
   }
   return v;
-}
-
-std::string printed(Printed p) {
-  if (p.value >= 1e5) return fmt::format("{:.{}g}", p.value, p.digits);
-  return fmt::format("{:.{}g}", p.value, std::max(p.digits, 1));
 }
 
 PointList exact_points(const std::string& finite) {

@@ -253,5 +253,43 @@ TEST(CatalogueCli, ReportGivesTheFourTilesAsJson) {
   EXPECT_EQ(bad.status, 2);
 }
 
+// `nova catalogue generate` is how data/catalogue.json was made (its generator block records the command
+// and every setting). Run here on two of the shipped entries, it must find the same exact transforms and
+// the same errors: the shipped file is what the current code makes. (The int8-tap F(4,3) search is the
+// most involved of the cheap ones: its winner, {0, +-9/14, +-23/15}, is no published set.)
+TEST(CatalogueCli, GenerateReproducesTheShippedEntries) {
+  ASSERT_EQ(shipped().generator.at("command"), "nova catalogue generate --seed 0");
+  const std::string out = testing::temp_dir() + "/generated.json";
+  const auto r = testing::run_cli("catalogue generate --tiles '2,3;4,3' --presets int8-tap -o " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const Catalogue made = load_catalogue(out);
+  ASSERT_EQ(made.entries.size(), 2u);
+  for (const char* key :
+       {"seed", "training", "proxy", "scaling", "es", "polish", "polish_window", "top_k", "refine_window"})
+    EXPECT_EQ(made.generator.at(key), shipped().generator.at(key)) << key;
+  for (const auto& e : made.entries) {
+    const std::string what = e.tile.to_string() + " " + e.preset;
+    const CatalogueEntry& s = shipped().best(e.tile, e.preset);
+    EXPECT_TRUE(verify(e.transform).ok) << what;
+    EXPECT_TRUE(e.transform.points() == s.transform.points())
+        << what << ": " << to_string(e.transform.points());
+    EXPECT_TRUE(e.transform.AT() == s.transform.AT() && e.transform.G() == s.transform.G() &&
+                e.transform.BT() == s.transform.BT())
+        << what;
+    // The same float64 sums in the same order up to the compiler's: equal to about 1e-14.
+    EXPECT_NEAR(e.train_error / s.train_error, 1.0, 1e-9) << what;
+    ASSERT_EQ(e.held_out.size(), s.held_out.size()) << what;
+    for (std::size_t i = 0; i < e.held_out.size(); ++i) {
+      EXPECT_EQ(e.held_out[i].data, s.held_out[i].data) << what;
+      if (std::isfinite(s.held_out[i].rel_l2)) {
+        EXPECT_NEAR(e.held_out[i].rel_l2 / s.held_out[i].rel_l2, 1.0, 1e-9)
+            << what << " " << e.held_out[i].data;
+      }
+    }
+  }
+  const auto listed = testing::run_cli("catalogue list --format json --catalogue " + out);
+  ASSERT_EQ(listed.status, 0) << listed.output;
+  EXPECT_EQ(nlohmann::json::parse(listed.output).size(), 2u);
+}
 }  // namespace
 }  // namespace nova

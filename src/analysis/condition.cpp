@@ -62,7 +62,13 @@ Conditioning conditioning(const Eigen::MatrixXd& m, const Eigen::MatrixXd* inver
     c.kappa_fro = c.norm_fro * inverse->norm();
     return c;
   }
-  if (!(c.sigma.back() > 0.0)) {
+  // Without an inverse, singular values below the SVD's own error (about max(rows, cols) eps sigma_max,
+  // the numerical-rank threshold of LAPACK and numpy) are indistinguishable from 0: the matrix is
+  // rank-deficient as far as float64 can tell, and its condition numbers are infinite. (Taken as they
+  // came, a rank-one 2 x 3 matrix had kappa_2 = 9.4e15.)
+  const double rank_tolerance =
+      std::max(c.rows, c.cols) * std::numeric_limits<double>::epsilon() * c.sigma.front();
+  if (!(c.sigma.back() > rank_tolerance)) {
     c.kappa1 = c.kappa2 = c.kappa_inf = c.kappa_fro = inf;
     return c;
   }

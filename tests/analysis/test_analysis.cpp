@@ -1,11 +1,12 @@
 // The transform analysis: closed-form condition numbers, Kronecker identities, cost, representability.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "common/cli_runner.hpp"
 #include "nova/analysis/analysis.hpp"
+#include "nova/analysis/condition.hpp"
 #include "nova/analysis/representability.hpp"
 
 namespace nova {
@@ -89,6 +90,36 @@ TEST(Analysis, RectangularMatricesUseTheirExactPseudoInverse) {
   const auto c = analyze(Transform::construct({20, 13}, standard_points(31, true)), one_d);
   EXPECT_NEAR(c.G.one_d.kappa2 / 1.4704065726539845e24, 1.0, 1e-10);  // 3.8 % off
   EXPECT_NEAR(c.G.one_d.kappa1 / 1.6487918707116869e24, 1.0, 1e-10);  // 6.8 % off
+}
+
+// conditioning() without an inverse takes M^+ from an SVD (the path a caller with only float64 data
+// gets; analyze() always passes the exact inverse). By hand: M = [[1,0],[0,2],[0,0]] has sigma {2, 1}
+// and M^+ = [[1,0,0],[0,1/2,0]], so kappa_1 = 2 * 1, kappa_inf = 2 * 1, kappa_F = sqrt(5) sqrt(5/4) = 2.5.
+TEST(Analysis, ConditioningWithoutAnInverseUsesTheSvdPseudoInverse) {
+  Eigen::MatrixXd m(3, 2);
+  m << 1, 0, 0, 2, 0, 0;
+  const Conditioning c = conditioning(m);
+  EXPECT_NEAR(c.kappa2, 2.0, 1e-15);
+  EXPECT_NEAR(c.kappa1, 2.0, 1e-15);
+  EXPECT_NEAR(c.kappa_inf, 2.0, 1e-15);
+  EXPECT_NEAR(c.kappa_fro, 2.5, 1e-15);
+  // A rank-deficient matrix has no finite condition number; its float64 SVD gives sigma_min = 8.9e-16,
+  // not 0, which is inside the SVD's error (max(rows, cols) eps sigma_max = 5.6e-15).
+  Eigen::MatrixXd rank_one(2, 3);
+  rank_one << 1, 2, 3, 2, 4, 6;
+  const Conditioning r = conditioning(rank_one);
+  EXPECT_TRUE(std::isinf(r.kappa2) && std::isinf(r.kappa1) && std::isinf(r.kappa_inf) &&
+              std::isinf(r.kappa_fro))
+      << r.kappa2;
+  // A well-conditioned random matrix: the same numbers as with the pseudo-inverse given (Eigen's
+  // complete orthogonal decomposition, another algorithm).
+  const Eigen::MatrixXd a = Eigen::MatrixXd::Random(6, 4) + 3 * Eigen::MatrixXd::Identity(6, 4);
+  const Eigen::MatrixXd pinv = a.completeOrthogonalDecomposition().pseudoInverse();
+  const Conditioning svd = conditioning(a), given = conditioning(a, &pinv);
+  EXPECT_NEAR(svd.kappa2, given.kappa2, 1e-12 * given.kappa2);
+  EXPECT_NEAR(svd.kappa1, given.kappa1, 1e-12 * given.kappa1);
+  EXPECT_NEAR(svd.kappa_inf, given.kappa_inf, 1e-12 * given.kappa_inf);
+  EXPECT_NEAR(svd.kappa_fro, given.kappa_fro, 1e-12 * given.kappa_fro);
 }
 
 TEST(Analysis, CostOfTheOutputTransformByHand) {

@@ -333,7 +333,9 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
                    "measured-error: powers of two tried around the proxy's scaling")
       ->capture_default_str()
       ->each(measured_option("--refine-window"));
-  search->add_option("--train-tiles", o->train_tiles, "measured-error: training tiles")
+  search
+      ->add_option("--train-tiles", o->train_tiles,
+                   "measured-error: training tiles (at least 16384/m^2 are used)")
       ->capture_default_str()
       ->each(measured_option("--train-tiles"));
   search->add_option("--train-channels", o->train_channels, "measured-error: training channels")
@@ -351,7 +353,8 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
       ->each([o](const std::string&) { o->tiles_given = true; });
   gen->add_option("--presets", o->presets, "Presets separated by ',' (default: the seven catalogue presets)")
       ->each([o](const std::string&) { o->presets_given = true; });
-  gen->add_option("--train-tiles", o->train_tiles, "Training tiles")->capture_default_str();
+  gen->add_option("--train-tiles", o->train_tiles, "Training tiles (at least 16384/m^2 are used)")
+      ->capture_default_str();
   gen->add_option("--train-channels", o->train_channels, "Training channels")->capture_default_str();
   gen->callback([o] { run_generate(*o); });
 
@@ -383,7 +386,8 @@ const CommandRegistration catalogue_registration("catalogue", 50, [](CLI::App& a
                   "within spread of each); at least 1/64")
       ->capture_default_str();
   cor->add_option("--around", o->around, "Random sets near these points (n-1 finite ones, e.g. a catalogue entry's)");
-  cor->add_option("--train-tiles", o->train_tiles, "Tiles of the measurement")->capture_default_str();
+  cor->add_option("--train-tiles", o->train_tiles, "Tiles of the measurement (at least 16384/m^2 are used)")
+      ->capture_default_str();
   cor->add_option("--train-channels", o->train_channels, "Channels of the measurement")->capture_default_str();
   cor->add_option("--format,-f", o->format, "Output: text or json")->capture_default_str();
   cor->add_option("--output,-o", o->output, "Write to this file instead of stdout")->check(writable_output());

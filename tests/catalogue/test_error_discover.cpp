@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "common/cli_runner.hpp"
@@ -225,5 +226,32 @@ TEST(CatalogueSearchCli, RefineWindowAndTrainingSizesAreChecked) {
   }
 }
 
+// A search that succeeds (the tests above only see refusals): the stage proxy under fp16-storage on
+// F(2,3), with a small lattice. The winner is exact, its matrices are the construction from its points
+// up to a diagonal scaling, and the proxy it reports predicts the error `nova error` measures on
+// independent data to within the factor 1.5 the stage-proxy tests hold it to.
+TEST(CatalogueSearchCli, StageProxySearchGivesAnExactTransformWhoseProxyPredictsItsError) {
+  const std::string file = testing::temp_dir() + "/found.json";
+  auto r =
+      testing::run_cli("catalogue search --tile 2,3 -p fp16-storage --max-den 4 --format json -o " + file);
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(file);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const Transform t = transform_from_json(j);
+  EXPECT_TRUE(verify(t).ok);
+  EXPECT_TRUE(match_points(t).ok);  // the construction from its points, up to a diagonal scaling
+  EXPECT_TRUE(j.at("scaling_choice").contains("e1"));
+  const double proxy = j.at("proxy").get<double>();
+  r = testing::run_cli("error " + file + " --precision fp16-storage --seed 5 --format json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const double measured = nlohmann::json::parse(r.output).at("results").at(0).at("rel_l2").get<double>();
+  EXPECT_GT(measured, proxy / 1.5);
+  EXPECT_LT(measured, proxy * 1.5);
+  r = testing::run_cli("catalogue search --tile 2,3 -p fp16-storage --max-den 4");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("best power-of-two scaling under stage-proxy:fp16-storage: proxy"),
+            std::string::npos)
+      << r.output;
+}
 }  // namespace
 }  // namespace nova

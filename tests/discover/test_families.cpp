@@ -9,19 +9,13 @@
 #include <numbers>
 #include <vector>
 
+#include "common/eigen_vandermonde.hpp"
 #include "nova/discover/families.hpp"
 
 namespace nova::family_tests {
 namespace {
 
-double eigen_kappa(const std::vector<double>& x) {
-  const int n = static_cast<int>(x.size());
-  Eigen::MatrixXd v(n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) v(i, j) = std::pow(x[i], j);
-  const Eigen::VectorXd s = Eigen::JacobiSVD<Eigen::MatrixXd>(v).singularValues();
-  return s(0) / s(n - 1);
-}
+using testing::eigen_vandermonde_kappa;
 
 // The smallest f over `samples` equispaced points of [lo, hi]: what a minimizer must not lose to. (The
 // scans are coarse: Eigen's SVD at -O0 under the sanitizers costs about 0.3 ms a call.)
@@ -67,9 +61,9 @@ TEST(Families, BestReciprocalIsNoWorseThanAScanOfItsParameter) {
   for (int count : {5, 7}) {
     const FamilyResult r = best_reciprocal(count);
     ASSERT_EQ(r.params.size(), 1u);
-    EXPECT_NEAR(r.kappa, eigen_kappa(r.points), 1e-9 * r.kappa);
-    const double scanned =
-        scan_min([&](double c) { return eigen_kappa(reciprocal_points(count, {c})); }, 0.02, 0.999, 2000);
+    EXPECT_NEAR(r.kappa, eigen_vandermonde_kappa(r.points), 1e-9 * r.kappa);
+    const double scanned = scan_min(
+        [&](double c) { return eigen_vandermonde_kappa(reciprocal_points(count, {c})); }, 0.02, 0.999, 2000);
     EXPECT_LE(r.kappa, scanned * (1 + 1e-9)) << count << " points, c = " << r.params[0];
   }
 }
@@ -78,14 +72,14 @@ TEST(Families, BestTwoParameterAlamSetBeatsTheSeedsPrintedParameters) {
   // The seed's text gives c1 = 1.14, c2 = 0.58 as the optimum of {0, +-c1, +-1/c1, +-c2}.
   const FamilyResult r = best_alam_two_parameter();
   ASSERT_EQ(r.params.size(), 2u);
-  EXPECT_NEAR(r.kappa, eigen_kappa(r.points), 1e-9 * r.kappa);
-  EXPECT_LT(r.kappa, eigen_kappa(alam_two_parameter_points(1.14, 0.58)));
+  EXPECT_NEAR(r.kappa, eigen_vandermonde_kappa(r.points), 1e-9 * r.kappa);
+  EXPECT_LT(r.kappa, eigen_vandermonde_kappa(alam_two_parameter_points(1.14, 0.58)));
   // A coarse 2D scan of the same box finds nothing better.
   double scanned = INFINITY;
   for (int i = 1; i < 60; ++i)
     for (int j = 1; j < 60; ++j)
-      scanned = std::min(scanned,
-                         eigen_kappa(alam_two_parameter_points(0.05 + 2.95 * i / 60, 0.05 + 2.95 * j / 60)));
+      scanned = std::min(scanned, eigen_vandermonde_kappa(
+                                      alam_two_parameter_points(0.05 + 2.95 * i / 60, 0.05 + 2.95 * j / 60)));
   EXPECT_LE(r.kappa, scanned * (1 + 1e-9));
 }
 
@@ -112,7 +106,7 @@ TEST(Families, BestAffineChebyshevPutsANodeAtZeroAndBeatsAScan) {
     EXPECT_EQ(std::count(r.points.begin(), r.points.end(), 0.0), 1) << count;
     const std::vector<double> nodes = chebyshev_nodes(count);
     for (int k = 0; k < count; ++k) EXPECT_NEAR(r.points[k], a * nodes[k] + b, 1e-12);
-    EXPECT_NEAR(r.kappa, eigen_kappa(r.points), 1e-9 * r.kappa);
+    EXPECT_NEAR(r.kappa, eigen_vandermonde_kappa(r.points), 1e-9 * r.kappa);
     // Every choice of the node put at 0, every a on a fine grid: none better.
     double scanned = INFINITY;
     for (double xj : nodes) {
@@ -122,7 +116,7 @@ TEST(Families, BestAffineChebyshevPutsANodeAtZeroAndBeatsAScan) {
                                       [&](double t) {
                                         std::vector<double> p;
                                         for (double x : nodes) p.push_back(t * (x - xj));
-                                        return eigen_kappa(p);
+                                        return eigen_vandermonde_kappa(p);
                                       },
                                       0.5, a_hi, 500));
     }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/cli_runner.hpp"
+#include "common/eigen_vandermonde.hpp"
 #include "nova/discover/report.hpp"
 #include "nova/exact/points.hpp"
 #include "nova/exact/rational.hpp"
@@ -135,12 +136,7 @@ double independent_kappa(const PointList& points) {
   std::vector<double> x;
   for (const Point& p : points)
     if (!p.infinite) x.push_back(to_double(p.value));
-  const int n = static_cast<int>(x.size());
-  Eigen::MatrixXd v(n, n);
-  for (int i = 0; i < n; ++i)
-    for (int j = 0; j < n; ++j) v(i, j) = std::pow(x[i], j);
-  const Eigen::VectorXd s = Eigen::JacobiSVD<Eigen::MatrixXd>(v).singularValues();
-  return s(0) / s(n - 1);
+  return testing::eigen_vandermonde_kappa(x);
 }
 
 // The printed value is the independent one, rounded as printed (plus a few ulps of SVD noise).

@@ -107,6 +107,14 @@ TEST(Objectives, FactoryAndWeightedSums) {
   const auto sum = make_objective("kappa-v:2,norm-product:0.5");
   EXPECT_NEAR(sum->evaluate({4, 3}, x), 2 * KappaV().evaluate({4, 3}, x) + 0.5 * NormProduct().evaluate({4, 3}, x),
               1e-9);
+  // The symmetric stage evaluates a sum on magnitudes: it must equal the terms on the full set
+  // {0, +-m_i}, and the sum's value is of the wincnn-scaled transform as soon as one term is.
+  const std::vector<double> mags = {5. / 6, 7. / 6};
+  const std::vector<double> full = symmetric_points(mags, true);
+  EXPECT_NEAR(sum->evaluate_symmetric({4, 3}, mags, true),
+              2 * KappaV().evaluate({4, 3}, full) + 0.5 * NormProduct().evaluate({4, 3}, full), 1e-9);
+  EXPECT_EQ(sum->value_scaling(), "wincnn");
+  EXPECT_EQ(make_objective("kappa-v:3")->value_scaling(), "");
   EXPECT_THROW(make_objective("kappa-w"), Error);
   EXPECT_THROW(make_objective("kappa-v:abc"), Error);
   EXPECT_THROW(make_objective("kappa-v:-1"), Error);

@@ -18,10 +18,12 @@ struct Conditioning {
 };
 
 // `inverse`, when given, is M^-1 (or M^+) computed elsewhere, e.g. exactly in rational arithmetic;
-// otherwise M^+ comes from an SVD. kappa2 always comes from the singular values; with an inverse
-// given, the small ones come from the inverse's large ones (sigma_i(M) = 1 / sigma(M^-1)), which
-// a float64 SVD of M alone loses below eps * sigma_max: kappa2 = sigma_max(M) sigma_max(M^-1),
-// finite wherever the inverse's entries fit float64 (inf where they do not).
+// otherwise M^+ comes from an SVD, and singular values within its error (max(rows, cols) eps sigma_max)
+// count as 0: a numerically rank-deficient matrix has infinite condition numbers. kappa2 always comes
+// from the singular values; with an inverse given, the small ones come from the inverse's large ones
+// (sigma_i(M) = 1 / sigma(M^-1)), which a float64 SVD of M alone loses below eps * sigma_max:
+// kappa2 = sigma_max(M) sigma_max(M^-1), finite wherever the inverse's entries fit float64 (inf where
+// they do not).
 Conditioning conditioning(const Eigen::MatrixXd& m, const Eigen::MatrixXd* inverse = nullptr);
 
 double norm1(const Eigen::MatrixXd& m);     // max column sum

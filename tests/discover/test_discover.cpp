@@ -17,6 +17,7 @@
 #include "nova/discover/objectives.hpp"
 #include "nova/error.hpp"
 #include "nova/exact/io.hpp"
+#include "nova/exact/verify.hpp"
 
 namespace nova {
 namespace {
@@ -97,6 +98,26 @@ TEST(Discover, SymmetricEnumerationIsTheBruteForceOptimum) {
   }
   EXPECT_EQ(r.stages.front().stage, "symmetric-enumeration");
   EXPECT_DOUBLE_EQ(r.value, best);
+}
+
+// The smallest tiles, where the optimum is known in closed form. One finite point (F(1,2), F(2,1)):
+// V = [1] whatever it is, and the symmetric stage's set without magnitudes, {0}, is the answer. Two
+// finite points {c, -c} (F(1,3), F(2,2)): V = [[1, c], [1, -c]] has singular values sqrt(2) and
+// sqrt(2) c, so kappa = max(c, 1/c), least (1) at c = 1; a set with 0 and one other point does worse.
+TEST(Discover, TinyTilesReachTheirClosedFormOptima) {
+  for (const TileSize tile : {TileSize{1, 2}, TileSize{2, 1}}) {
+    const auto r = discover(quick(tile), KappaV());
+    EXPECT_TRUE(r.points == parse_points("0, inf")) << tile.to_string() << ": " << to_string(r.points);
+    EXPECT_EQ(r.value, 1.0);
+  }
+  for (const TileSize tile : {TileSize{1, 3}, TileSize{2, 2}}) {
+    const auto r = discover(quick(tile), KappaV());
+    EXPECT_TRUE(r.points == parse_points("1, -1, inf")) << tile.to_string() << ": " << to_string(r.points);
+    EXPECT_NEAR(r.value, 1.0, 1e-15);
+    EXPECT_TRUE(verify(Transform::construct(tile, r.points)).ok);
+  }
+  // F(1,1) has no finite point to choose.
+  EXPECT_THROW(discover(quick({1, 1}), KappaV()), Error);
 }
 
 TEST(Discover, SeedTargetsForF43) {

@@ -92,6 +92,36 @@ TEST(Int8Spatial, EqualsTheDirectConvolutionOfTheQuantizedData) {
   }
 }
 
+// A transform whose B^T has fractions (the lagrange scaling puts the 1/N_p normalizers there): the plan
+// makes an integer B' from it and runs the generic tile code with B' instead of the generated code for
+// the default transform. The result is still the direct convolution of the quantized data.
+TEST(Int8Spatial, FractionalInputTransformsRunTheGenericCodeExactly) {
+  for (const auto& [tile, points] :
+       {std::pair{TileSize{2, 3}, "0, 1, -1, inf"}, std::pair{TileSize{4, 3}, "0, ±1, ±2, inf"}}) {
+    const Transform lagrange =
+        Transform::construct(tile, parse_points(points), ScalingSpec{"lagrange", {}, {}});
+    bool fractional = false;
+    for (std::size_t i = 0; i < lagrange.BT().rows(); ++i)
+      for (std::size_t j = 0; j < lagrange.BT().cols(); ++j)
+        fractional = fractional || lagrange.BT()(i, j).get_den() != 1;
+    ASSERT_TRUE(fractional) << tile.to_string();
+    const ConvShape s{2, 21, 13, 17, 11};
+    const testing::Problem p = testing::random_problem(s, 33, false);
+    std::vector<double> xq, wq;
+    quantized(s, p.input, p.weights, &xq, &wq);
+    const std::vector<double> ref_q = reference_conv2d(s, xq, wq, {});
+    PlanOptions o;
+    o.precision = Precision::kInt8Spatial;
+    o.transform = lagrange;
+    o.threads = 2;
+    const Plan plan = Plan::create(s, p.weights.data(), nullptr, o);
+    std::vector<float> y(static_cast<std::size_t>(s.output_size()));
+    plan.execute(p.input.data(), y.data());
+    EXPECT_LT(rel_l2(y, ref_q), 2e-6) << tile.to_string() << ": " << plan.describe();
+    EXPECT_NE(plan.describe().find("} generic"), std::string::npos) << plan.describe();
+  }
+}
+
 // Every channel carries the same pattern, chosen so that one tap's integer product is as large as the
 // plan's bound allows in every channel: with 512 channels the exact sum (about 1.5e10) is far beyond
 // int32, so a plan that summed all channels in one int32 run would return garbage.

@@ -253,5 +253,73 @@ TEST(CatalogueSearchCli, StageProxySearchGivesAnExactTransformWhoseProxyPredicts
             std::string::npos)
       << r.output;
 }
+
+// Spearman's rho with average ranks for ties and NaN (a JSON null: the error overflowed) ranked above
+// every number, written here apart from the library's: the check of the study's printed rhos.
+double spearman_of(const nlohmann::json& x, const nlohmann::json& y) {
+  auto ranks = [](const nlohmann::json& v) {
+    std::vector<double> a;
+    for (const auto& e : v) a.push_back(e.is_null() ? INFINITY : e.get<double>());
+    std::vector<double> r(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      double below = 0, equal = 0;
+      for (double b : a) {
+        below += b < a[i];
+        equal += b == a[i];
+      }
+      r[i] = below + (equal + 1) / 2;  // 1-based, ties share their mean rank
+    }
+    return r;
+  };
+  const std::vector<double> rx = ranks(x), ry = ranks(y);
+  const double n = static_cast<double>(rx.size()), mean = (n + 1) / 2;
+  double sxy = 0, sxx = 0, syy = 0;
+  for (std::size_t i = 0; i < rx.size(); ++i) {
+    sxy += (rx[i] - mean) * (ry[i] - mean);
+    sxx += (rx[i] - mean) * (rx[i] - mean);
+    syy += (ry[i] - mean) * (ry[i] - mean);
+  }
+  return sxy / std::sqrt(sxx * syy);
+}
+
+// `catalogue correlation` as a user runs it (only its refusals were tested): every set drawn as its
+// help says (n - 1 points on the 1/64 grid, in [-2.5, 2.5], 0.05 apart), the counts, and each printed
+// rho recomputed from the printed values.
+TEST(CatalogueCorrelationCli, StudiesAreDrawnAsDocumentedAndTheirRhosFollowFromTheirValues) {
+  const auto r = testing::run_cli(
+      "catalogue correlation --tile 4,3 --count 24 --presets fp16-storage,int8-tap --format json");
+  ASSERT_EQ(r.status, 0) << r.output;
+  const nlohmann::json studies = nlohmann::json::parse(r.output);
+  ASSERT_EQ(studies.size(), 2u);
+  for (const auto& st : studies) {
+    const std::string what = st.at("preset").get<std::string>();
+    ASSERT_EQ(st.at("count"), 24) << what;
+    ASSERT_EQ(st.at("points").size(), 24u) << what;
+    int usable = 0;
+    for (const auto& m : st.at("measured")) usable += !m.is_null() && m.get<double>() < 1.0;
+    EXPECT_EQ(st.at("usable"), usable) << what;
+    for (const auto& set : st.at("points")) {
+      ASSERT_EQ(set.size(), 5u);
+      for (std::size_t i = 0; i < set.size(); ++i) {
+        const double v = set[i].get<double>();
+        EXPECT_EQ(v * 64, std::round(v * 64)) << what << ": " << v;
+        EXPECT_LE(std::abs(v), 2.5) << what;
+        for (std::size_t k = 0; k < i; ++k) EXPECT_GE(std::abs(v - set[k].get<double>()), 0.05) << what;
+      }
+    }
+    EXPECT_NEAR(st.at("rho_proxy").get<double>(), spearman_of(st.at("proxy"), st.at("measured")), 1e-12)
+        << what;
+    EXPECT_NEAR(st.at("rho_kappa_v").get<double>(), spearman_of(st.at("kappa_v"), st.at("measured")), 1e-12)
+        << what;
+    EXPECT_NEAR(st.at("rho_p").get<double>(), spearman_of(st.at("p"), st.at("measured")), 1e-12) << what;
+    EXPECT_NEAR(st.at("rho_proxy_scaled").get<double>(),
+                spearman_of(st.at("proxy_scaled"), st.at("measured_scaled")), 1e-12)
+        << what;
+  }
+  // The two presets drew the same sets (one seed), and the stage proxy ranks them better than kappa_2(V).
+  EXPECT_EQ(studies[0].at("points"), studies[1].at("points"));
+  for (const auto& st : studies)
+    EXPECT_GT(st.at("rho_proxy").get<double>(), st.at("rho_kappa_v").get<double>());
+}
 }  // namespace
 }  // namespace nova

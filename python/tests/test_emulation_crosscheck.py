@@ -11,6 +11,7 @@ errors agree to four digits (the V scale taken over the batch, as nova's C++ pre
 The floating-point presets differ only in the order of float32 sums, which moves the low-precision
 errors (fp16, bf16) by a few percent and fp32's own error, made mostly of those sums, by tens of percent.
 """
+import math
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import crosscheck
 import winograd_ref as wr
 
 nova = pytest.importorskip("nova")
@@ -43,22 +45,22 @@ def layer():
     return x, w, ref
 
 
-def _rel_l2(y, ref):
-    y = y.double()
-    assert bool(torch.isfinite(y).all())
-    return ((y - ref).norm() / ref.norm()).item()
+def _expect_agreement(layer, mine, theirs, preset):
+    """winograd_ref's error with transform `mine` against nova.error_layer's with `theirs` (the same
+    matrices up to row signs), both against the float64 direct convolution of the layer."""
+    x, w, ref = layer
+    emulated = crosscheck.rel_l2(wr.winograd_conv2d(x, w, None, w.shape[-1] // 2, mine, preset, v_scale="batch"), ref)
+    assert math.isfinite(emulated)
+    got = nova.error_layer(theirs, x.double().numpy(), w.double().numpy(), preset)["winograd"]
+    assert got["nan_count"] == 0 and got["inf_count"] == 0 and got["count"] == ref.numel()
+    assert got["rel_l2"] == pytest.approx(emulated, rel=TOLERANCE[preset])
 
 
 @pytest.mark.parametrize("m,name", SETS)
 @pytest.mark.parametrize("preset", list(TOLERANCE))
 def test_python_and_cpp_emulations_agree_on_a_real_layer(layer, m, name, preset):
-    x, w, ref = layer
     t = wr.point_set(m, 3, name)
-    emulated = _rel_l2(wr.winograd_conv2d(x, w, None, w.shape[-1] // 2, t, preset, v_scale="batch"), ref)
-    theirs = nova.Transform(f"{m},3", t.points_str(), "wincnn")
-    got = nova.error_layer(theirs, x.double().numpy(), w.double().numpy(), preset)["winograd"]
-    assert got["nan_count"] == 0 and got["inf_count"] == 0 and got["count"] == ref.numel()
-    assert got["rel_l2"] == pytest.approx(emulated, rel=TOLERANCE[preset])
+    _expect_agreement(layer, t, nova.Transform(f"{m},3", t.points_str(), "wincnn"), preset)
 
 
 @pytest.mark.parametrize("m", [4, 6, 8])
@@ -66,13 +68,10 @@ def test_python_and_cpp_emulations_agree_on_a_real_layer(layer, m, name, preset)
 def test_catalogue_entries_agree_on_a_real_layer(layer, m, preset):
     """The catalogue's entry for each tile and preset, with its own exact scaling: winograd_ref reads
     data/catalogue.json itself, nova through nova.catalogue_transform."""
-    x, w, ref = layer
     t = wr.point_set(m, 3, "catalogue", preset)
     theirs = nova.catalogue_transform(f"{m},3", preset)
     np.testing.assert_allclose(theirs.BT, np.array(t.mats()[2]), rtol=1e-15, atol=0)
-    emulated = _rel_l2(wr.winograd_conv2d(x, w, None, w.shape[-1] // 2, t, preset, v_scale="batch"), ref)
-    got = nova.error_layer(theirs, x.double().numpy(), w.double().numpy(), preset)["winograd"]
-    assert got["rel_l2"] == pytest.approx(emulated, rel=TOLERANCE[preset])
+    _expect_agreement(layer, t, theirs, preset)
 
 
 def test_the_layer_is_the_exported_one_and_the_presets_order_as_expected(layer):

@@ -74,13 +74,18 @@ inline std::string temp_dir() {
   return path;
 }
 
+// The whole of a text file ("" when it cannot be read).
+inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 // Writes dir/unverified.json: F(2,3)'s transform with BT[0][0] edited 1 -> 2, which fails exact
 // verification; returns its path (empty when `nova transform` failed).
 inline std::string write_unverified_transform(const std::string& dir) {
   const std::string file = dir + "/unverified.json";
   if (run_cli("transform --tile 2,3 --format json -o " + file).status != 0) return "";
-  std::ifstream in(file);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string text = read_text_file(file);
   const auto pos = text.find("\"BT\": [\n    [\n      \"1\"");
   if (pos == std::string::npos) return "";
   text.replace(text.find("\"1\"", pos), 3, "\"2\"");

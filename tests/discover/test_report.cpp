@@ -5,9 +5,7 @@
 // it. The tables are read from docs/report.md, which must be what the CLI prints today.
 #include <gtest/gtest.h>
 
-#include <Eigen/Dense>
 #include <cmath>
-#include <fstream>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -18,6 +16,7 @@
 #include "nova/discover/report.hpp"
 #include "nova/exact/points.hpp"
 #include "nova/exact/rational.hpp"
+#include "nova/exact/tile.hpp"
 #include "nova/exact/transform.hpp"
 #include "nova/exact/verify.hpp"
 
@@ -30,8 +29,7 @@ namespace {
 // 11 s under the sanitizers).
 const std::string& published_report() {
   static const std::string text = [] {
-    std::ifstream in(std::string(NOVA_SOURCE_DIR) + "/docs/report.md");
-    std::string docs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string docs = testing::read_text_file(std::string(NOVA_SOURCE_DIR) + "/docs/report.md");
     const auto end = docs.find("-->\n\n");
     return docs.rfind("<!--", 0) == 0 && end != std::string::npos ? docs.substr(end + 5) : docs;
   }();
@@ -149,14 +147,15 @@ void expect_printed_kappa(const std::string& cell, const PointList& points, cons
       << k;
 }
 
+// The tile named in a cell ("F(2,3)  n = 4  points: ..."), read by nova's own parser.
 TileSize tile_of(const std::string& cell) {
-  static const std::regex f(R"(F\((\d+),(\d+)\))");
+  static const std::regex f(R"(F\(\d+,\d+\))");
   std::smatch m;
   if (!std::regex_search(cell, m, f)) {
     ADD_FAILURE() << "no tile in '" << cell << "'";
     return {};
   }
-  return {std::stoi(m[1].str()), std::stoi(m[2].str())};
+  return parse_tile(m.str(0));
 }
 
 TEST(SeedReport, PrintedTransformsSatisfyTheWinogradIdentityInExactRationals) {
@@ -349,12 +348,9 @@ TEST(SeedReport, DocsReportIsWhatTheCliPrintsToday) {
   const std::string file = testing::temp_dir() + "/report.md";
   const auto r = testing::run_cli("report --no-errors -o " + file);
   ASSERT_EQ(r.status, 0) << r.output;
-  std::ifstream in(file);
-  const std::string cli((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::ifstream docs(std::string(NOVA_SOURCE_DIR) + "/docs/report.md");
-  std::string first_line;
-  std::getline(docs, first_line);
-  ASSERT_EQ(first_line.rfind("<!--", 0), 0u) << "docs/report.md lost its first comment line";
+  const std::string cli = testing::read_text_file(file);
+  ASSERT_EQ(testing::read_text_file(std::string(NOVA_SOURCE_DIR) + "/docs/report.md").rfind("<!--", 0), 0u)
+      << "docs/report.md lost its first comment line";
   EXPECT_EQ(without_machine_and_times(published_report()), without_machine_and_times(cli))
       << "docs/report.md is stale: regenerate it with `build/nova report --no-errors -o docs/report.md` and "
          "put its first comment line back";

@@ -15,9 +15,10 @@ Times: nova's median over --repeat executes, each timed by CUDA events on the de
 passes, the max over the input included); PyTorch's likewise (torch.backends.cudnn.benchmark on, warmed up).
 Errors: relative L2 against a float64 direct convolution; nova's on its CLI's data (input and bias uniform
 in [-1, 1], weights in [-0.1, 0.1]), PyTorch's on data of the same distribution, from the first repetition.
-nova's fp16 V and U make it about as accurate as cuDNN's fp16 (docs/cuda.md), so "nova fp32 / torch fp16"
-is the like-for-like speed ratio for the arithmetic, "torch fp32 / nova fp32" what a user of FP32 tensors
-gains in time (and gives up in accuracy).
+nova's V and U are fp16, as cuDNN's fp16 operands are, so "torch fp16 / nova fp32" compares the like
+arithmetic, and "torch fp32 / nova fp32" is what a user of FP32 tensors gains in time and gives up in
+accuracy. Accuracy differs with the tile: on an H200 (session 47) nova's F(6,3) had 12-14x cuDNN fp16's
+error, its F(2,3) about the same (docs/cuda.md, "On an H200"); the error table prints it for every layer.
 """
 import argparse
 import json

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One run on a lent GPU machine for the CUDA multi-pass path, which has never run on a GPU (docs/cuda.md):
+# One run on a lent GPU machine for the CUDA multi-pass path (first run: session 47, docs/cuda.md):
 # the CUDA test program (its device test compares the GPU with the host emulation, FP32 and fp16/bf16
 # tensors), the error of each default tile on the GPU beside the emulation's, then nova against PyTorch's
 # cuDNN on the layer set (bench/cuda_peer.py, interleaved). The binaries come from this machine:

@@ -466,9 +466,26 @@ TEST(CudaMultipass, DevicePlanRunsTheEmulatedPasses) {
     const CudaRunStats gpu = plan.stats();
     EXPECT_EQ(gpu.input_amax, host.input_amax) << to_string(in);
     EXPECT_EQ(gpu.v_shift, host.v_shift) << to_string(in);
+    EXPECT_EQ(gpu.output_nonfinite, 0) << to_string(in);
     const double host_err = rel_l2(emulated, reference(p, conv::Layout::kNCHW, false));
     EXPECT_LT(rel_l2(got, std::vector<double>(emulated.begin(), emulated.end())), host_err / 2)
         << to_string(in) << " -> " << to_string(out);
+  }
+  // An input of more elements than pass 0's grid has threads (1,024 blocks of 256): its grid-stride loop
+  // runs more than once a thread, and the largest |x| sits in the last element, the last loop's.
+  {
+    const ConvShape big = layer(1, 8, 256, 161, 4);  // 329,728 elements
+    Problem q = random_problem(big, 12);
+    q.input.back() = -7.5f;
+    CudaConvPlan plan = CudaConvPlan::create(big, q.weights, q.bias);
+    const std::vector<float> got = plan.execute(q.input);
+    CudaRunStats host;
+    const std::vector<float> emulated = emulate(big, q.weights, q.bias, q.input, {}, &host);
+    EXPECT_EQ(plan.stats().input_amax, 7.5f);
+    EXPECT_EQ(plan.stats().v_shift, host.v_shift);
+    EXPECT_EQ(plan.stats().output_nonfinite, 0);  // M starts as NaN: the GEMM wrote all of it
+    EXPECT_LT(rel_l2(got, std::vector<double>(emulated.begin(), emulated.end())),
+              rel_l2(emulated, reference(q, conv::Layout::kNCHW, false)) / 2);
   }
   p.input[5] = std::numeric_limits<float>::quiet_NaN();
   CudaConvPlan plan = CudaConvPlan::create(s, p.weights, p.bias);

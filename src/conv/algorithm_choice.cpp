@@ -48,8 +48,8 @@ constexpr double kAvx2L3StreamRate = 80.0;
 // the fastest there at either rate.
 constexpr double kAvx2MemoryStreamRate = 12.0;
 
-double stream_rate(Isa isa, Precision precision, bool filters_from_memory) {
-  if (isa != Isa::kAvx2 || precision != Precision::kFp32) return kStreamRate;
+double stream_rate(MemoryRules rules, Precision precision, bool filters_from_memory) {
+  if (rules != MemoryRules::kEpyc || precision != Precision::kFp32) return kStreamRate;
   return filters_from_memory ? kAvx2MemoryStreamRate : kAvx2L3StreamRate;
 }
 
@@ -60,8 +60,8 @@ double stream_rate(Isa isa, Precision precision, bool filters_from_memory) {
 // 0.63-0.68 of its time on the EPYC ("Session 18"). AVX-512 keeps 4 bytes: its low-precision choices were
 // measured with them on the Xeon, and there the AMX kernels pad F(4,3)'s 4-tile GEMMs to 16 rows, which
 // this model does not see (F(2,3) ran 1.2-1.8x faster on 1x512x7x7, "Session 16").
-double u_element_bytes(Isa isa, Precision precision) {
-  if (isa == Isa::kAvx512) return 4.0;
+double u_element_bytes(Isa isa, MemoryRules rules, Precision precision) {
+  if (isa == Isa::kAvx512 && rules == MemoryRules::kXeon) return 4.0;
   switch (precision) {
     case Precision::kInt8:
       return 1.0;
@@ -74,7 +74,20 @@ double u_element_bytes(Isa isa, Precision precision) {
   }
 }
 
+MemoryRules resolve(Isa isa, std::optional<MemoryRules> rules) {
+  return rules.value_or(isa == Isa::kAvx2 ? MemoryRules::kEpyc : MemoryRules::kXeon);
+}
+
 }  // namespace
+
+MemoryRules memory_rules(Isa isa, bool amd_cpu) {
+  if (isa == Isa::kAvx2 || (isa == Isa::kAvx512 && amd_cpu)) return MemoryRules::kEpyc;
+  return MemoryRules::kXeon;
+}
+
+std::string to_string(MemoryRules rules) {
+  return rules == MemoryRules::kEpyc ? "epyc" : "xeon";
+}
 
 std::string winograd_ineligible(const ConvShape& s) {
   if (s.stride != 1) return "stride " + std::to_string(s.stride) + " (Winograd needs stride 1)";
@@ -97,7 +110,9 @@ AlgorithmEstimate estimate_direct(const ConvShape& s, Layout layout, int threads
 }
 
 AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threads, Isa isa, TileSize tile,
-                                    double gemm_speedup, Precision precision, bool filters_from_memory) {
+                                    double gemm_speedup, Precision precision, bool filters_from_memory,
+                                    std::optional<MemoryRules> rules_option) {
+  const MemoryRules rules = resolve(isa, rules_option);
   const double m = tile.m, n = tile.n();
   const double ty = static_cast<double>(ceil_div(s.out_h(), tile.m)),
                tx = static_cast<double>(ceil_div(s.out_w(), tile.m));
@@ -115,19 +130,19 @@ AlgorithmEstimate estimate_winograd(const ConvShape& s, Layout layout, int threa
   const double vout = T * Kb * (n * n + (n + m) * out_ops + m * m * (layout == Layout::kNCHW ? 10.0 : 2.0));
   const double pack =
       static_cast<double>(s.N) * Cb * (ty * m + n) * (tx * m + n) * (layout == Layout::kNCHW ? 3.0 : 1.0);
-  const double u_bytes = n * n * Cb * Kb * 256 * u_element_bytes(isa, precision);
+  const double u_bytes = n * n * Cb * Kb * 256 * u_element_bytes(isa, rules, precision);
   // Filter bytes: the fused order reads U once per block, the phased order about once.
   const double per_tile = n * n * (Cb + Kb) * 16 * 4;
   const double block = std::max(12.0, std::min(1.5e6 / per_tile, std::ceil(T / threads)));
   const double blocks = std::ceil(T / block);
   const double stream = std::min(blocks * u_bytes, u_bytes + 2 * per_tile * T);
-  const double stream_ns = stream / stream_rate(isa, precision, filters_from_memory) / std::min(threads, 2);
+  const double stream_ns = stream / stream_rate(rules, precision, filters_from_memory) / std::min(threads, 2);
   const double transforms_ns = ((vin + vout) / vec_rate(isa) + pack / 4.0) / threads;
-  // AVX2 FP32 plans whose U exceeds L2 prefetch its next panel during the GEMMs (WinogradPlan::prefetch_u):
+  // FP32 plans whose U exceeds L2 prefetch its next panel during the GEMMs (WinogradPlan::prefetch_u):
   // the streaming overlaps the products. Summed, the model kept F(4,3) for 1x512x28x28, where F(7,3) took
-  // 0.80 of its time, and F(2,3) for 1x512x14x14 (F(4,3): 0.79; docs/engine-log.md, "Session 22"). AVX-512's
-  // choices were measured with the sum and keep it.
-  const bool overlapped = isa == Isa::kAvx2 && prefetches_u(precision, u_bytes);
+  // 0.80 of its time, and F(2,3) for 1x512x14x14 (F(4,3): 0.79; docs/engine-log.md, "Session 22"), on the
+  // EPYC. The Xeon's choices were measured with the sum and keep it.
+  const bool overlapped = rules == MemoryRules::kEpyc && prefetches_u(precision, u_bytes);
   const double ns = overlapped ? transforms_ns + std::max(gemm / threads, stream_ns)
                                : gemm / threads + transforms_ns + stream_ns;
   return {Algorithm::kWinograd, tile, ns / 1e6};
@@ -188,7 +203,7 @@ AlgorithmEstimate fastest_tile_estimate(const std::vector<AlgorithmEstimate>& ti
 
 AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int threads, Isa isa,
                                    Precision precision, std::string* reason, double gemm_speedup,
-                                   bool filters_from_memory) {
+                                   bool filters_from_memory, std::optional<MemoryRules> rules) {
   AlgorithmEstimate best = estimate_direct(s, layout, threads, isa);
   const std::string why_not = winograd_ineligible(s);
   if (!why_not.empty()) {
@@ -203,7 +218,7 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   for (const TileSize& t : default_tiles()) {
     if (t.r != s.R || !auto_tile_allowed(t, precision)) continue;
     const AlgorithmEstimate e =
-        estimate_winograd(s, layout, threads, isa, t, gemm_speedup, precision, filters_from_memory);
+        estimate_winograd(s, layout, threads, isa, t, gemm_speedup, precision, filters_from_memory, rules);
     std::snprintf(buf, sizeof buf, ", %s %.3g ms", t.to_string().c_str(), e.ms);
     detail += buf;
     tiles.push_back(e);
@@ -212,6 +227,9 @@ AlgorithmEstimate choose_algorithm(const ConvShape& s, Layout layout, int thread
   if (wino.tile && wino.ms < best.ms) best = wino;
   *reason = "auto: fastest estimate (" + detail + ")";
   if (filters_from_memory) *reason += "; filters priced at memory's rate";
+  // AVX-512 on an AMD CPU: the cache rules are not the ISA's usual ones; say whose they are.
+  if (isa == Isa::kAvx512 && resolve(isa, rules) == MemoryRules::kEpyc)
+    *reason += "; cache rules of the AMD EPYC";
   for (const AlgorithmEstimate& e : tiles)
     if (e.tile->n() == 9 && best.tile && best.tile->n() != 9 && e.ms < best.ms) {
       std::snprintf(buf, sizeof buf, "; %s: not %.0f %% faster than %s, which is more accurate",

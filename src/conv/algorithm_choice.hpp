@@ -9,6 +9,19 @@
 
 namespace nova::conv {
 
+// Whose measured cache and memory behaviour the cost model and the Winograd blocking assume. The AMD
+// EPYC's (Zen 3 and Zen 4, 1 MiB L2 a core, a large L3): transformed filters U stream from L3 at about
+// 80 B/ns a thread and, prefetched, overlap the GEMMs; U re-read by fused blocks is cheap against the
+// phased order's V and M (weighted 6). The Intel Xeon's (the AMX host): a flat 20 B/ns summed with the
+// GEMMs, V and M weighted 4. Every AVX2 machine measured was an EPYC, so AVX2 takes its rules on any CPU;
+// AVX-512 takes them on AMD CPUs (Zen 4) and the Xeon's elsewhere; the portable path keeps the flat
+// rules. Before session 47 the rules followed the ISA alone, and Zen 4 with AVX-512 visible ran the Xeon's:
+// F(4,3) or F(2,3) where F(7,3) took 0.74-0.87 of the time, and phased orders where fused blocks took
+// 0.74-0.79 (bench/results/2026-11-30-session47-zen4-avx512/).
+enum class MemoryRules { kXeon, kEpyc };
+MemoryRules memory_rules(Isa isa, bool amd_cpu);
+std::string to_string(MemoryRules rules);
+
 struct AlgorithmEstimate {
   Algorithm algorithm = Algorithm::kDirect;
   std::optional<TileSize> tile;
@@ -20,11 +33,14 @@ struct AlgorithmEstimate {
 // (1 but for the AMX paths, lowp_gemm_speedup in lowp.cpp); `precision`: the plan's GEMM precision (the
 // rate at which U streams depends on it on AVX2); `filters_from_memory`: U is priced at memory's rate
 // instead of the L3's (PlanOptions::filters_from_memory; AVX2 FP32 plans only, the others' rates are
-// flat). The direct path is FP32 whatever the precision.
+// flat). `rules`: the cache rules (MemoryRules); by default those every CPU of `isa` took before session 47
+// (the EPYC's for AVX2, the Xeon's otherwise); plans pass memory_rules(isa, cpu_is_amd()). The direct
+// path is FP32 whatever the precision.
 AlgorithmEstimate estimate_direct(const ConvShape& shape, Layout layout, int threads, Isa isa);
-AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int threads, Isa isa, TileSize tile,
-                                    double gemm_speedup = 1.0, Precision precision = Precision::kFp32,
-                                    bool filters_from_memory = false);
+AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int threads, Isa isa,
+                                    TileSize tile, double gemm_speedup = 1.0,
+                                    Precision precision = Precision::kFp32, bool filters_from_memory = false,
+                                    std::optional<MemoryRules> rules = std::nullopt);
 
 // Can Winograd run this shape at all? Empty when it can, otherwise why not.
 std::string winograd_ineligible(const ConvShape& shape);
@@ -64,8 +80,9 @@ inline constexpr double kInt8AccuracyMargin = 1.10;
 // beats every other by kNinePointMargin. Empty input: an estimate without a tile.
 AlgorithmEstimate fastest_tile_estimate(const std::vector<AlgorithmEstimate>& tiles);
 
-AlgorithmEstimate choose_algorithm(const ConvShape& shape, Layout layout, int threads, Isa isa, Precision precision,
-                                   std::string* reason, double gemm_speedup = 1.0,
-                                   bool filters_from_memory = false);
+AlgorithmEstimate choose_algorithm(const ConvShape& shape, Layout layout, int threads, Isa isa,
+                                   Precision precision, std::string* reason, double gemm_speedup = 1.0,
+                                   bool filters_from_memory = false,
+                                   std::optional<MemoryRules> rules = std::nullopt);
 
 }  // namespace nova::conv

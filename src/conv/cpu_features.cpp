@@ -52,6 +52,14 @@ bool cpu_supports(CpuFeature feature) {
 #endif
 }
 
+bool cpu_is_amd() {
+#if defined(__x86_64__) || defined(__i386__)
+  return __builtin_cpu_is("amd");
+#else
+  return false;
+#endif
+}
+
 namespace {
 
 #if defined(__x86_64__) || defined(__i386__)

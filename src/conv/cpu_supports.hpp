@@ -11,4 +11,8 @@ enum class CpuFeature { kF16c, kAvx512Fp16, kAmxTile, kAmxInt8, kAmxBf16 };
 // False on CPUs other than x86.
 bool cpu_supports(CpuFeature feature);
 
+// Whether the CPU is AMD's (cpuid's vendor "AuthenticAMD"): the cost model's cache rules follow the
+// machines they were measured on (algorithm_choice.hpp, MemoryRules).
+bool cpu_is_amd();
+
 }  // namespace nova::conv

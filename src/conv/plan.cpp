@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "algorithm_choice.hpp"
+#include "cpu_supports.hpp"
 #include "nova/conv/conv.hpp"
 #include "nova/conv/default_transforms.hpp"
 #include "nova/error.hpp"
@@ -115,6 +116,7 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
   p.threads = resolve_threads(options.threads);
   p.isa = options.isa.value_or(best_isa());
   p.kernels = &kernels(p.isa);  // throws if the CPU cannot run a forced path
+  p.memory_rules = memory_rules(p.isa, cpu_is_amd());
   p.precision = options.precision;
   p.lowp_kernel = options.lowp_kernel;
   if (p.lowp_kernel == LowpKernel::kAmx && p.precision != Precision::kInt8 && p.precision != Precision::kBf16)
@@ -172,8 +174,9 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     std::vector<AlgorithmEstimate> estimates;
     for (const TileSize& t : default_tiles()) {
       if (t.r != shape.R || !auto_tile_allowed(t, p.precision)) continue;  // as the automatic choice
-      estimates.push_back(estimate_winograd(shape, p.layout, p.threads, p.isa, t, lowp_gemm_speedup(p, shape.C),
-                                            p.precision, options.filters_from_memory));
+      estimates.push_back(estimate_winograd(shape, p.layout, p.threads, p.isa, t,
+                                            lowp_gemm_speedup(p, shape.C), p.precision,
+                                            options.filters_from_memory, p.memory_rules));
     }
     const AlgorithmEstimate best = fastest_tile_estimate(estimates);
     if (!best.tile) {
@@ -191,8 +194,9 @@ Plan Plan::create(const ConvShape& shape, const float* weights, const float* bia
     p.algorithm = Algorithm::kWinograd;
     p.reason = "winograd: requested; fastest default tile " + best.tile->to_string();
   } else {
-    const AlgorithmEstimate best = choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason,
-                                                    lowp_gemm_speedup(p, shape.C), options.filters_from_memory);
+    const AlgorithmEstimate best =
+        choose_algorithm(shape, p.layout, p.threads, p.isa, p.precision, &p.reason,
+                         lowp_gemm_speedup(p, shape.C), options.filters_from_memory, p.memory_rules);
     p.algorithm = best.algorithm;
     if (best.tile) transform = default_transform(*best.tile);
   }

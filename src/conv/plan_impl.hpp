@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithm_choice.hpp"
 #include "aligned_buffer.hpp"
 #include "kernels/int16_kernels.hpp"
 #include "kernels/kernel_table.hpp"
@@ -290,6 +291,7 @@ struct Plan::Impl {
   Algorithm algorithm = Algorithm::kDirect;
   std::string reason;
   Isa isa = Isa::kPortable;
+  MemoryRules memory_rules = MemoryRules::kXeon;  // memory_rules(isa, cpu_is_amd()): cost model and blocking
   const KernelTable* kernels = nullptr;
   int threads = 1;
   std::shared_ptr<ThreadPool> pool;  // the process's pool of this size (ThreadPool::shared)

@@ -194,8 +194,10 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // (Zen 4, 2 vCPUs, 1 MiB L2), FP32 8x128x28x28 F(7,3) ran phased by that rule (48 MB moved against
   // 58 MB for fused blocks of 12) but fused blocks of 12 took 0.80-0.84 of the phased time at 2 threads
   // and 0.83 at 1 (alternated medians); 8x256x14x14 F(7,3) stays phased (fused blocks took 1.09x). V and M
-  // weighted 6 times, not 4, give both (docs/engine.md, "Blocking"). AVX-512 plans keep the Xeon's weight.
-  bp.phased_vm_passes = p.isa == Isa::kAvx2 ? 6.0 : 4.0;
+  // weighted 6 times, not 4, give both (docs/engine.md, "Blocking"). The weight follows the plan's cache
+  // rules (MemoryRules): the EPYC's for AVX2 and for AVX-512 on AMD CPUs (Zen 4 with AVX-512 visible: fused
+  // blocks of F(7,3) 8x128x28x28 took 0.74-0.79 of the phased time, session 47), the Xeon's otherwise.
+  bp.phased_vm_passes = p.memory_rules == MemoryRules::kEpyc ? 6.0 : 4.0;
   const Blocking blocking = choose_blocking(bp);
   w.phased = blocking.phased;
   w.block = blocking.block;

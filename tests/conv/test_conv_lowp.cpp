@@ -1105,8 +1105,9 @@ TEST(Lowp, AutomaticInt8ChoicePrefersFewerPointsWhenTheEstimatesAreClose) {
       std::vector<AlgorithmEstimate> allowed;
       for (const TileSize& t : default_tiles())
         if (t.r == 3 && auto_tile_allowed(t, Precision::kInt8)) {
-          allowed.push_back(
-              estimate_winograd(s, layout, plan.threads(), plan.isa(), t, speedup, Precision::kInt8));
+          allowed.push_back(estimate_winograd(s, layout, plan.threads(), plan.isa(), t, speedup,
+                                              Precision::kInt8, false,
+                                              memory_rules(plan.isa(), cpu_is_amd())));
           if (allowed.back().ms < fastest) {
             fastest = allowed.back().ms;
             fastest_tile = t;

@@ -14,6 +14,7 @@
 
 #include "conv/algorithm_choice.hpp"
 #include "conv/aligned_buffer.hpp"
+#include "conv/cpu_supports.hpp"
 #include "conv/kernels/kernel_table.hpp"
 #include "conv/plan_impl.hpp"
 #include "conv_test_util.hpp"
@@ -243,6 +244,49 @@ TEST(WinogradChoice, Avx2LowPrecisionEstimatesStreamUAtItsStoredSize) {
   }
 }
 
+// The cache rules follow the machines they were measured on: the EPYC's for AVX2 on any CPU and for
+// AVX-512 on AMD CPUs, the Xeon's for AVX-512 elsewhere and for the portable path. Under the EPYC's rules an
+// AVX-512 estimate prices U as AVX2's does (the stored size for low precision, memory's rate when asked),
+// under the Xeon's it does not (4 bytes for every precision, one flat rate), whatever the machine; the
+// default is the ISA's rules from before session 47. A plan uses the machine's rules and says so where they
+// are not the ISA's usual ones.
+TEST(WinogradChoice, CacheRulesFollowTheMachinesTheyWereMeasuredOn) {
+  EXPECT_EQ(memory_rules(Isa::kAvx2, false), MemoryRules::kEpyc);
+  EXPECT_EQ(memory_rules(Isa::kAvx2, true), MemoryRules::kEpyc);
+  EXPECT_EQ(memory_rules(Isa::kAvx512, true), MemoryRules::kEpyc);
+  EXPECT_EQ(memory_rules(Isa::kAvx512, false), MemoryRules::kXeon);
+  EXPECT_EQ(memory_rules(Isa::kPortable, true), MemoryRules::kXeon);
+  const ConvShape s{1, 512, 7, 7, 512, 3, 3, 1, 1};  // U streams: 4 tiles, 512 x 512 channels
+  const TileSize t{4, 3};
+  auto ms = [&](MemoryRules rules, Precision p, bool from_memory = false) {
+    return estimate_winograd(s, Layout::kNCHW16c, 2, Isa::kAvx512, t, 1.0, p, from_memory, rules).ms;
+  };
+  EXPECT_LT(ms(MemoryRules::kEpyc, Precision::kInt8), ms(MemoryRules::kEpyc, Precision::kBf16));
+  EXPECT_GT(ms(MemoryRules::kEpyc, Precision::kFp32, true), ms(MemoryRules::kEpyc, Precision::kFp32));
+  EXPECT_EQ(ms(MemoryRules::kXeon, Precision::kInt8), ms(MemoryRules::kXeon, Precision::kBf16));
+  EXPECT_EQ(ms(MemoryRules::kXeon, Precision::kFp32, true), ms(MemoryRules::kXeon, Precision::kFp32));
+  EXPECT_EQ(estimate_winograd(s, Layout::kNCHW16c, 2, Isa::kAvx512, t).ms,
+            ms(MemoryRules::kXeon, Precision::kFp32));
+  EXPECT_EQ(estimate_winograd(s, Layout::kNCHW16c, 2, Isa::kAvx2, t).ms,
+            estimate_winograd(s, Layout::kNCHW16c, 2, Isa::kAvx2, t, 1.0, Precision::kFp32, false,
+                              MemoryRules::kEpyc)
+                .ms);
+  // The plan: the machine's rules, named in the reason where they are not the ISA's usual ones.
+  const std::vector<float> w(static_cast<std::size_t>(s.weight_size()), 0.01f);
+  PlanOptions o;
+  o.threads = 2;
+  const Plan plan = Plan::create(s, w.data(), nullptr, o);
+  const bool epyc_avx512 = plan.isa() == Isa::kAvx512 && cpu_is_amd();
+  EXPECT_EQ(plan.reason().find("cache rules of the AMD EPYC") != std::string::npos, epyc_avx512)
+      << plan.reason();
+  std::string reason;
+  choose_algorithm(s, Layout::kNCHW16c, 2, Isa::kAvx512, Precision::kFp32, &reason, 1.0, false,
+                   MemoryRules::kEpyc);
+  EXPECT_NE(reason.find("cache rules of the AMD EPYC"), std::string::npos) << reason;
+  choose_algorithm(s, Layout::kNCHW16c, 2, Isa::kAvx2, Precision::kFp32, &reason);
+  EXPECT_EQ(reason.find("cache rules"), std::string::npos) << reason;
+}
+
 // Filters priced at memory's rate (PlanOptions::filters_from_memory, the drop-in's plans): on AVX2 FP32
 // every Winograd estimate is at least the L3-priced one, strictly more where U's streaming outlasts the
 // products (1x512x7x7's 37.7 MB at F(4,3)), and the direct path's is unchanged; the automatic choice then
@@ -324,7 +368,9 @@ TEST(WinogradChoice, NinePointTileOnlyByItsMargin) {
     TileSize smaller_tile{0, 0};
     for (const TileSize& t : default_tiles()) {
       if (t.r != 3 || t.n() > 9) continue;
-      const double ms = estimate_winograd(s, o.layout, 2, best_isa(), t).ms;
+      const double ms = estimate_winograd(s, o.layout, 2, best_isa(), t, 1.0, Precision::kFp32, false,
+                                          memory_rules(best_isa(), cpu_is_amd()))
+                            .ms;
       if (t.n() == 9) {
         nine = ms;
       } else if (ms < smaller) {

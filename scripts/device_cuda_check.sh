@@ -6,9 +6,10 @@
 # gpu__time_duration per kernel) on two layers of the peer table where nova trails cuDNN's fp16.
 #
 #   scripts/device_bundle.sh
-#   run(command="bash scripts/device_cuda_check.sh [peer]", carry=[".dev"], timeout_s=300)
+#   run(command="bash scripts/device_cuda_check.sh [peer|tiles]", carry=[".dev"], timeout_s=300)
 #
-# peer: also bench/cuda_peer.py with 2 repetitions (about a minute more).
+# peer: also bench/cuda_peer.py with 2 repetitions (about a minute more); tiles: also every 3x3 default tile
+# on the peer table's layers (GPU median and error; 52 runs, the float64 references on the host).
 #
 # Output under $OUT: sanitizer.log, tiles2.log, ncu_*.csv.
 set -u
@@ -53,5 +54,20 @@ if [ "${1:-}" = peer ]; then
   timeout 200 python3 bench/cuda_peer.py --nova build/nova --reps 2 --json "$O/peer.json" > "$O/peer.log" 2>&1
   echo "cuda_peer exit $?" >> "$O/peer.log"
   tail -36 "$O/peer.log"
+fi
+# tiles: every 3x3 default tile on the peer table's layers, GPU time and error (is F(4,3), 3-4x more accurate
+# than F(6,3) in fp16 storage, the better default on a GPU? docs/cuda.md, "Left").
+if [ "${1:-}" = tiles ]; then
+  for l in 1,64,56,56,64 1,128,28,28,128 1,256,14,14,256 1,512,7,7,512 8,64,56,56,64 8,128,28,28,128 \
+           8,256,14,14,256 8,512,7,7,512 1,64,224,224,64 32,64,56,56,64 32,128,28,28,128 32,256,14,14,256 \
+           32,512,7,7,512; do
+    for t in 2,3 4,3 6,3 7,3; do
+      printf '%s F(%s): ' "$l" "$t"
+      timeout 60 build/nova cuda conv --shape "$l" --tile "$t" --check --repeat 50 |
+        grep -E "relative L2|median" | sed 's/ *relative L2 error vs float64 reference:/ error/' | tr '\n' ' '
+      echo
+    done
+  done > "$O/tiles_sweep.log" 2>&1
+  cat "$O/tiles_sweep.log"
 fi
 echo "device_cuda_check: done"

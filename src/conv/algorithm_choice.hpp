@@ -16,8 +16,9 @@ namespace nova::conv {
 // GEMMs, V and M weighted 4. Every AVX2 machine measured was an EPYC, so AVX2 takes its rules on any CPU;
 // AVX-512 takes them on AMD CPUs (Zen 4) and the Xeon's elsewhere; the portable path keeps the flat
 // rules. Before session 47 the rules followed the ISA alone, and Zen 4 with AVX-512 visible ran the Xeon's:
-// F(4,3) or F(2,3) where F(7,3) took 0.74-0.87 of the time, and phased orders where fused blocks took
-// 0.74-0.79 (bench/results/2026-11-30-session47-zen4-avx512/).
+// F(4,3) where F(7,3) took 0.70-0.94 of the time (FP32, batch 1, 8x64x56x56, 8x512x7x7), F(2,3) where
+// F(4,3) took 0.58-0.70 in low precision and 0.88-0.97 in FP32 (1x512x7x7), and the phased order where fused
+// blocks took 0.78-0.84 (FP32 8x128x28x28 F(7,3)); bench/results/2026-11-30-session47-zen4-avx512/.
 enum class MemoryRules { kXeon, kEpyc };
 MemoryRules memory_rules(Isa isa, bool amd_cpu);
 std::string to_string(MemoryRules rules);

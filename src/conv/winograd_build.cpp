@@ -196,7 +196,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   // and 0.83 at 1 (alternated medians); 8x256x14x14 F(7,3) stays phased (fused blocks took 1.09x). V and M
   // weighted 6 times, not 4, give both (docs/engine.md, "Blocking"). The weight follows the plan's cache
   // rules (MemoryRules): the EPYC's for AVX2 and for AVX-512 on AMD CPUs (Zen 4 with AVX-512 visible: fused
-  // blocks of F(7,3) 8x128x28x28 took 0.74-0.79 of the phased time, session 47), the Xeon's otherwise.
+  // blocks of F(7,3) 8x128x28x28 took 0.78-0.84 of the phased time, session 47), the Xeon's otherwise.
   bp.phased_vm_passes = p.memory_rules == MemoryRules::kEpyc ? 6.0 : 4.0;
   const Blocking blocking = choose_blocking(bp);
   w.phased = blocking.phased;

@@ -29,7 +29,8 @@ double vec_rate(Isa isa) {
   return isa == Isa::kAvx512 ? 2.0 : isa == Isa::kAvx2 ? 1.0 : 0.3;
 }
 constexpr double kStreamRate = 20.0;
-// FP32 plans on AVX2: about the L3's bandwidth per core on the EPYC (32 MiB L3), where streaming U
+// FP32 plans under the EPYC's rules (AVX2; AVX-512 on AMD CPUs): about the L3's bandwidth per core on the
+// EPYC (32 MiB L3), where streaming U
 // overlaps the GEMMs. At kStreamRate the model priced F(7,3) on the batch-1 64-256-channel layers within
 // 8 % of F(4,3), which then took 1.16-1.25x F(7,3)'s time there (docs/engine-log.md, "Session 16": with this
 // rate the choice is the fastest measured tile, or within 1 % of it, on 16 of the layer set's 18 layer
@@ -37,10 +38,10 @@ constexpr double kStreamRate = 20.0;
 // prefetched (session 22): since then 37.7 MB of F(4,3) filters at 1x512x7x7 stream at about this rate
 // too, and F(4,3) took 0.67 of F(2,3)'s time there (1x1024x7x7 0.73, 1x512x14x14 F(7,3) against F(4,3)
 // 0.65). Low-precision plans keep the flat rate, with which their choices were measured (their tiles
-// trade accuracy, not only time), and so does AVX-512, not measured with it.
+// trade accuracy, not only time), and so does AVX-512 under the Xeon's rules, not measured with it.
 constexpr double kAvx2L3StreamRate = 80.0;
-// FP32 plans on AVX2 whose filters come from memory (PlanOptions::filters_from_memory: a layer of a
-// network, whose other layers and operations evict its U between executes): the EPYC's DRAM rate per
+// FP32 plans under the EPYC's rules whose filters come from memory (PlanOptions::filters_from_memory: a layer
+// of a network, whose other layers and operations evict its U between executes): the EPYC's DRAM rate per
 // thread, two threads. In ResNet-18 through the drop-in (session 24) the 37.7 MB of F(4,3) filters at
 // 1x512x7x7 took 1.3-1.6 ms a layer (24-29 B/ns for both threads) against 1.0 ms for F(2,3)'s 16.8 MB,
 // and at 1x256x14x14 F(7,3)'s 21 MB took 0.76-0.89 ms against 0.63-0.68 for F(4,3)'s 9.4 MB, where the
@@ -57,9 +58,11 @@ double stream_rate(MemoryRules rules, Precision precision, bool filters_from_mem
 // (and the portable path) each precision's GEMM reads U at its stored size: int8 codes, int16 U' of
 // int8-spatial, bf16 and fp16 bits (widened as they are loaded). Counted at 4 bytes, as before, the
 // model streamed 4x an int8 U and took F(2,3) for 1x512x7x7 in every low precision, where F(4,3) ran in
-// 0.63-0.68 of its time on the EPYC ("Session 18"). AVX-512 keeps 4 bytes: its low-precision choices were
-// measured with them on the Xeon, and there the AMX kernels pad F(4,3)'s 4-tile GEMMs to 16 rows, which
-// this model does not see (F(2,3) ran 1.2-1.8x faster on 1x512x7x7, "Session 16").
+// 0.63-0.68 of its time on the EPYC ("Session 18"). AVX-512 under the Xeon's rules keeps 4 bytes: its
+// low-precision choices were measured with them on the Xeon, and there the AMX kernels pad F(4,3)'s 4-tile
+// GEMMs to 16 rows, which this model does not see (F(2,3) ran 1.2-1.8x faster on 1x512x7x7, "Session 16").
+// Under the EPYC's rules (AMD, no AMX) it reads U at the stored size as AVX2 does (session 47: F(4,3) for
+// F(2,3) on 1x512x7x7 at 0.58-0.70 of the time in every low precision).
 double u_element_bytes(Isa isa, MemoryRules rules, Precision precision) {
   if (isa == Isa::kAvx512 && rules == MemoryRules::kXeon) return 4.0;
   switch (precision) {
@@ -83,10 +86,6 @@ MemoryRules resolve(Isa isa, std::optional<MemoryRules> rules) {
 MemoryRules memory_rules(Isa isa, bool amd_cpu) {
   if (isa == Isa::kAvx2 || (isa == Isa::kAvx512 && amd_cpu)) return MemoryRules::kEpyc;
   return MemoryRules::kXeon;
-}
-
-std::string to_string(MemoryRules rules) {
-  return rules == MemoryRules::kEpyc ? "epyc" : "xeon";
 }
 
 std::string winograd_ineligible(const ConvShape& s) {

@@ -21,7 +21,6 @@ namespace nova::conv {
 // blocks took 0.78-0.84 (FP32 8x128x28x28 F(7,3)); bench/results/2026-11-30-session47-zen4-avx512/.
 enum class MemoryRules { kXeon, kEpyc };
 MemoryRules memory_rules(Isa isa, bool amd_cpu);
-std::string to_string(MemoryRules rules);
 
 struct AlgorithmEstimate {
   Algorithm algorithm = Algorithm::kDirect;
@@ -33,10 +32,10 @@ struct AlgorithmEstimate {
 // `gemm_speedup`: how many times faster than the FP32 kernels of `isa` the plan's Winograd GEMMs run
 // (1 but for the AMX paths, lowp_gemm_speedup in lowp.cpp); `precision`: the plan's GEMM precision (the
 // rate at which U streams depends on it on AVX2); `filters_from_memory`: U is priced at memory's rate
-// instead of the L3's (PlanOptions::filters_from_memory; AVX2 FP32 plans only, the others' rates are
-// flat). `rules`: the cache rules (MemoryRules); by default those every CPU of `isa` took before session 47
-// (the EPYC's for AVX2, the Xeon's otherwise); plans pass memory_rules(isa, cpu_is_amd()). The direct
-// path is FP32 whatever the precision.
+// instead of the L3's (PlanOptions::filters_from_memory; FP32 plans under the EPYC's rules only, the
+// others' rates are flat). `rules`: the cache rules (MemoryRules); by default those every CPU of `isa` took
+// before session 47 (the EPYC's for AVX2, the Xeon's otherwise); plans pass memory_rules(isa, cpu_is_amd()).
+// The direct path is FP32 whatever the precision.
 AlgorithmEstimate estimate_direct(const ConvShape& shape, Layout layout, int threads, Isa isa);
 AlgorithmEstimate estimate_winograd(const ConvShape& shape, Layout layout, int threads, Isa isa,
                                     TileSize tile, double gemm_speedup = 1.0,

@@ -190,7 +190,8 @@ struct PlanOptions {
   // The plan runs among other work that evicts its transformed filters from the caches between executes
   // (one layer of a network, as the PyTorch drop-in's plans are): the automatic choice prices reading them
   // at memory's rate rather than the L3's, which favours smaller tiles where the filters are large. Only
-  // AVX2 FP32 plans price the two differently (measured there; docs/engine-log.md, "Session 24").
+  // FP32 plans on AVX2, and on AVX-512 on AMD CPUs, price the two differently (measured on AMD's EPYC with
+  // AVX2; docs/engine-log.md, "Session 24"; docs/engine.md on the cost model's cache rules).
   bool filters_from_memory = false;
 };
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "conv/amx_support.hpp"
+#include "conv/cpu_supports.hpp"
 #include "conv_test_util.hpp"
 #include "nova/conv/conv.hpp"
 #include "nova/error.hpp"
@@ -254,17 +255,21 @@ TEST(Amx, Bf16PlanNamesItsKernel) {
   if (!bf16_simd() || best_isa() != Isa::kAvx512) GTEST_SKIP() << "no avx512-bf16 path on this CPU";
   std::string why;
   const Plan whole = bf16_plan(64), partial = bf16_plan(40);  // 40 channels: padded to 48
-  EXPECT_EQ(partial.gemm_path(), "avx512-fma");
+  // Off AMX the automatic arithmetic is FP32 FMAs, or vdpbf16ps on AMD CPUs, where it runs at the FMA's rate.
+  const bool dot = cpu_is_amd();
+  const std::string vector_kernel = dot ? "avx512-bf16" : "avx512-fma";
+  EXPECT_EQ(partial.gemm_path(), vector_kernel);
   if (amx_bf16_supported(&why)) {
     EXPECT_EQ(whole.gemm_path(), "amx-bf16");
     EXPECT_NE(partial.describe().find("amx: 48 channels (padded) are not whole tiles of 32"),
               std::string::npos)
         << partial.describe();
   } else {
-    EXPECT_EQ(whole.gemm_path(), "avx512-fma");
+    EXPECT_EQ(whole.gemm_path(), vector_kernel);
     EXPECT_FALSE(why.empty());
     EXPECT_NE(whole.describe().find(
-                  "bf16 GEMM: avx512-fma (bf16 U widened, vfmadd231ps per channel; amx: " + why + ")"),
+                  dot ? "bf16 GEMM: avx512-bf16 (vdpbf16ps; amx: " + why + ")"
+                      : "bf16 GEMM: avx512-fma (bf16 U widened, vfmadd231ps per channel; amx: " + why + ")"),
               std::string::npos)
         << whole.describe();
   }
@@ -315,7 +320,7 @@ TEST(Amx, PlansAskingForAmxGetItOrAClearError) {
   EXPECT_NE(int8_vector.describe().find("amx: avx512 requested"), std::string::npos)
       << int8_vector.describe();
   const Plan bf16_vector = plan_asking(Precision::kBf16, LowpKernel::kAvx512, 64);
-  EXPECT_EQ(bf16_vector.gemm_path(), "avx512-fma");
+  EXPECT_EQ(bf16_vector.gemm_path(), cpu_is_amd() ? "avx512-bf16" : "avx512-fma");
   EXPECT_NE(bf16_vector.describe().find("amx: avx512 requested"), std::string::npos)
       << bf16_vector.describe();
 

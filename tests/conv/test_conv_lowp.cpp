@@ -1167,6 +1167,38 @@ TEST(Lowp, Bf16RoundingInPlaceEqualsTheScalarDefinitions) {
 // The bf16 FMA GEMM: AVX-512 and portable kernels give the same bits on operands that include bf16
 // subnormals (kept, not read as zero: the result differs from the dot kernels' there), for every row
 // block and panel width.
+// The automatic bf16 arithmetic: vdpbf16ps on the avx512 path of an AMD CPU with AVX512-BF16 (where it runs
+// at the FMA's rate), FP32 FMAs elsewhere and on the portable kernel. The automatic plan gives the bits of
+// the plan that asks for that arithmetic, and says which it runs.
+TEST(Lowp, Bf16AutomaticArithmeticIsTheDotProductWhereItIsFast) {
+  const ConvShape s{2, 32, 11, 13, 24, 3, 3, 1, 1};
+  const testing::Problem pr = testing::random_problem(s, 47);
+  auto plan = [&](Bf16Arithmetic arith, LowpKernel kernel) {
+    PlanOptions o;
+    o.precision = Precision::kBf16;
+    o.bf16_arithmetic = arith;
+    o.lowp_kernel = kernel;
+    o.tile = TileSize{4, 3};
+    o.threads = 2;
+    return Plan::create(s, pr.weights.data(), pr.bias.data(), o);
+  };
+  const bool dot = best_isa() == Isa::kAvx512 && cpu_is_amd() && lowp_simd_supported(Precision::kBf16) &&
+                   !amx_bf16_supported(nullptr);
+  Plan automatic = plan(Bf16Arithmetic::kAuto, LowpKernel::kAuto);
+  if (automatic.gemm_path() == "amx-bf16") GTEST_SKIP() << "AMX runs bf16 here";
+  Plan same = plan(dot ? Bf16Arithmetic::kDot : Bf16Arithmetic::kFma, LowpKernel::kAuto);
+  EXPECT_EQ(automatic.gemm_path(), same.gemm_path());
+  EXPECT_EQ(automatic.gemm_path() == "avx512-bf16", dot) << automatic.describe();
+  std::vector<float> y1(static_cast<std::size_t>(s.output_size())), y2(y1.size());
+  automatic.execute(pr.input.data(), y1.data());
+  same.execute(pr.input.data(), y2.data());
+  EXPECT_TRUE(same_bits(y1, y2));
+  // The portable kernel keeps FP32 FMAs whatever the CPU: its bits are the same on every machine.
+  Plan portable = plan(Bf16Arithmetic::kAuto, LowpKernel::kPortable);
+  EXPECT_NE(portable.describe().find("bf16 GEMM: portable (fp32 fma per channel"), std::string::npos)
+      << portable.describe();
+}
+
 TEST(Lowp, Bf16FmaKernelsAgreeBitForBit) {
   if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no avx512 path on this CPU";
   std::mt19937 rng(22);

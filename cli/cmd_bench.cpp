@@ -427,7 +427,8 @@ void setup(CLI::App& app) {
                 "over chunks of 32 channels, fp32 chunk sums)")
       ->default_val("auto");
   c->add_option("--bf16-arith", o->bf16_arith,
-                "bf16 GEMM arithmetic: auto (AMX where admitted, else fma) | fma (fp32 FMA per channel, bf16 U "
+                "bf16 GEMM arithmetic: auto (AMX where admitted, dot on AMD CPUs with AVX512-BF16, else fma) "
+                "| fma (fp32 FMA per channel, bf16 U "
                 "widened) | dot (vdpbf16ps channel pairs)")
       ->default_val("auto");
   c->add_flag("--filters-from-memory", o->filters_from_memory,

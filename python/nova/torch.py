@@ -704,7 +704,8 @@ class WinogradConv2d(_EagerLayer):
     ``nova.Transform`` (its r must match the kernel); ``threads`` 0 means PyTorch's intra-op thread count
     (``torch.get_num_threads()``, read at each forward).
     ``precision`` is the type of the Winograd-domain GEMMs: "fp32"; "bf16" (= the bf16-storage preset:
-    AMX where admitted, else FP32 FMAs on bf16 operands; "bf16-fma" / "bf16-dot" force FMAs or vdpbf16ps),
+    AMX where admitted, vdpbf16ps on AMD CPUs with AVX512-BF16, else FP32 FMAs on bf16 operands; "bf16-fma" /
+    "bf16-dot" force FMAs or vdpbf16ps),
     "fp16-storage" (fp16 U and V, FP32 arithmetic), "fp16-fma" (fp16 FMAs over chunks of 32 channels, FP32
     sums of the chunks), "fp16" (fp16-fma where the CPU has AVX512-FP16, else fp16-storage) or "int8"
     (int8-tap-channel: per-tap x per-channel U, per-tap V scales from each call's data). Without an explicit transform, a low-precision layer uses nova's catalogue entry for

@@ -95,8 +95,9 @@ enum class Fp16Arithmetic { kAuto, kFp32, kFp16 };
 //          fp32 values rounded to bf16): AVX-512F or portable, the same bits on every machine
 //   kDot   vdpbf16ps (AVX512-BF16): channel pairs, the odd product added first, bf16 subnormals read
 //          as zero and subnormal sums flushed; portable where the CPU lacks it; on AMX, TDPBF16PS
-//   kAuto  AMX where this process admitted it (amx_bf16_supported), else kFma: on the development CPU
-//          vdpbf16ps runs at half the FMA's rate per multiply-add (docs/engine.md)
+//   kAuto  AMX where this process admitted it (amx_bf16_supported); kDot on the avx512 path of an AMD CPU
+//          with AVX512-BF16 (Zen 4: vdpbf16ps at the FMA's rate per instruction, twice the work); else
+//          kFma: on the Xeon vdpbf16ps runs at half the FMA's rate per multiply-add (docs/engine.md)
 enum class Bf16Arithmetic { kAuto, kFma, kDot };
 
 std::string to_string(Layout layout);

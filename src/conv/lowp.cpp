@@ -121,9 +121,10 @@ bool bf16_auto_dot(const Plan::Impl& p) {
   // instruction, twice the work: dot plans took 0.52-0.66 of the FMA plans' time on the layer set's batch-8
   // and 512-channel layers (session 47). Both compute exact bf16 products with FP32 sums (bf16-storage); the
   // validation networks' top-1 differed by at most 0.04 point between them.
+  // The portable kernel takes the same arithmetic (vdpbf16ps emulated), so that it gives the SIMD kernel's
+  // bits, as for every other automatic choice.
   return p.precision == Precision::kBf16 && p.bf16_arithmetic == Bf16Arithmetic::kAuto &&
-         p.isa == Isa::kAvx512 && p.lowp_kernel != LowpKernel::kPortable && cpu_is_amd() &&
-         lowp_simd_supported(Precision::kBf16);
+         p.isa == Isa::kAvx512 && cpu_is_amd() && lowp_simd_supported(Precision::kBf16);
 }
 
 namespace {

@@ -1168,8 +1168,8 @@ TEST(Lowp, Bf16RoundingInPlaceEqualsTheScalarDefinitions) {
 // subnormals (kept, not read as zero: the result differs from the dot kernels' there), for every row
 // block and panel width.
 // The automatic bf16 arithmetic: vdpbf16ps on the avx512 path of an AMD CPU with AVX512-BF16 (where it runs
-// at the FMA's rate), FP32 FMAs elsewhere and on the portable kernel. The automatic plan gives the bits of
-// the plan that asks for that arithmetic, and says which it runs.
+// at the FMA's rate), FP32 FMAs elsewhere. The automatic plan gives the bits of the plan that asks for that
+// arithmetic, and says which it runs; the portable kernel takes the same arithmetic and gives the same bits.
 TEST(Lowp, Bf16AutomaticArithmeticIsTheDotProductWhereItIsFast) {
   const ConvShape s{2, 32, 11, 13, 24, 3, 3, 1, 1};
   const testing::Problem pr = testing::random_problem(s, 47);
@@ -1193,10 +1193,14 @@ TEST(Lowp, Bf16AutomaticArithmeticIsTheDotProductWhereItIsFast) {
   automatic.execute(pr.input.data(), y1.data());
   same.execute(pr.input.data(), y2.data());
   EXPECT_TRUE(same_bits(y1, y2));
-  // The portable kernel keeps FP32 FMAs whatever the CPU: its bits are the same on every machine.
   Plan portable = plan(Bf16Arithmetic::kAuto, LowpKernel::kPortable);
-  EXPECT_NE(portable.describe().find("bf16 GEMM: portable (fp32 fma per channel"), std::string::npos)
+  EXPECT_NE(portable.describe().find(dot ? "bf16 GEMM: portable (vdpbf16ps emulated"
+                                         : "bf16 GEMM: portable (fp32 fma per channel"),
+            std::string::npos)
       << portable.describe();
+  std::vector<float> y3(y1.size());
+  portable.execute(pr.input.data(), y3.data());
+  EXPECT_TRUE(same_bits(y1, y3));
 }
 
 TEST(Lowp, Bf16FmaKernelsAgreeBitForBit) {

@@ -232,97 +232,71 @@ void calibrate(PyPlan& p, const std::vector<ConstTensor>& samples) {
 }  // namespace
 
 void bind_conv(nb::module_& m) {
-  nb::class_<PyPlan>(
-      m, "ConvPlan",
-      "A convolution plan: layer shape, weights (filters transformed once), transform and threads.")
+  nb::class_<PyPlan>(m, "ConvPlan",
+                     "A convolution plan: layer shape, weights (filters transformed once), transform and threads.")
       .def(nb::new_(&make_plan), nb::arg("shape"), nb::kw_only(), nb::arg("kernel") = std::make_tuple(3, 3),
            nb::arg("padding") = std::make_tuple(1, 1), nb::arg("stride") = 1, nb::arg("dilation") = 1,
-           nb::arg("groups") = 1, nb::arg("weights"), nb::arg("bias") = nb::none(),
-           nb::arg("layout") = "nchw", nb::arg("relu") = false, nb::arg("threads") = 0, nb::arg("tile") = "",
-           nb::arg("transform") = nb::none(), nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32",
-           nb::arg("fp16_arithmetic") = "auto", nb::arg("input_type") = "fp32",
-           nb::arg("output_type") = "fp32", nb::arg("input_scale") = 1.0f, nb::arg("output_scale") = 1.0f,
-           nb::arg("lowp_kernel") = "auto", nb::arg("bf16_arithmetic") = "auto",
-           nb::arg("filters_from_memory") = false,
-           "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 "
-           "or None; "
-           "precision of the Winograd GEMMs: fp32, bf16, fp16, int8 or int8-spatial; fp16_arithmetic (fp16 "
-           "plans): "
-           "auto (fp16 FMAs where AVX512-FP16 is present), fp32 or fp16; input_type / output_type: the "
-           "tensors' "
-           "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / "
-           "output_scale); "
-           "lowp_kernel: auto, portable, simd, avx512 (never AMX: the portable kernel's bits on every "
-           "machine) or amx "
-           "(int8, bf16; an error where this process cannot run it); bf16_arithmetic (bf16 plans): auto (AMX "
-           "where "
-           "admitted, dot on AMD CPUs with AVX512-BF16, else fma), fma (an FP32 FMA per channel) or dot "
-           "(vdpbf16ps channel pairs); filters_from_memory: "
-           "the automatic choice prices the transformed filters at memory's rate (a layer of a network, "
-           "whose other "
+           nb::arg("groups") = 1, nb::arg("weights"), nb::arg("bias") = nb::none(), nb::arg("layout") = "nchw",
+           nb::arg("relu") = false, nb::arg("threads") = 0, nb::arg("tile") = "", nb::arg("transform") = nb::none(),
+           nb::arg("algorithm") = "auto", nb::arg("precision") = "fp32", nb::arg("fp16_arithmetic") = "auto",
+           nb::arg("input_type") = "fp32", nb::arg("output_type") = "fp32", nb::arg("input_scale") = 1.0f,
+           nb::arg("output_scale") = 1.0f, nb::arg("lowp_kernel") = "auto",
+           nb::arg("bf16_arithmetic") = "auto", nb::arg("filters_from_memory") = false,
+           "shape = (N, C, H, W, K); weights: float32 K x C/groups x R x S (C-contiguous); bias: K float32 or None; "
+           "precision of the Winograd GEMMs: fp32, bf16, fp16, int8 or int8-spatial; fp16_arithmetic (fp16 plans): "
+           "auto (fp16 FMAs where AVX512-FP16 is present), fp32 or fp16; input_type / output_type: the tensors' "
+           "element types, fp32, bf16, fp16 or int8 (int8: value = scale * code, scales input_scale / output_scale); "
+           "lowp_kernel: auto, portable, simd, avx512 (never AMX: the portable kernel's bits on every machine) or amx "
+           "(int8, bf16; an error where this process cannot run it); bf16_arithmetic (bf16 plans): auto (AMX where "
+           "admitted, dot on AMD CPUs with AVX512-BF16, else fma), fma (an FP32 FMA per channel) or dot (vdpbf16ps "
+           "channel pairs); filters_from_memory: "
+           "the automatic choice prices the transformed filters at memory's rate (a layer of a network, whose other "
            "work evicts them between executes; nova.torch's layers set it)")
-      .def(
-          "calibrate", &calibrate, nb::arg("samples"),
-          "INT8 plans: store per-tap scales from sample inputs (float32 arrays, one input each, in the "
-          "plan's "
-          "layout); later executes use them instead of scales from each call's data (faster: one input "
-          "transform instead of two; values beyond the range saturate and are counted). All-zero samples are "
-          "refused (ValueError): they give no range")
-      .def(
-          "clear_calibration", [](PyPlan& p) { p.plan.clear_calibration(); },
-          "Back to scales from each call's data")
+      .def("calibrate", &calibrate, nb::arg("samples"),
+           "INT8 plans: store per-tap scales from sample inputs (float32 arrays, one input each, in the plan's "
+           "layout); later executes use them instead of scales from each call's data (faster: one input "
+           "transform instead of two; values beyond the range saturate and are counted). All-zero samples are "
+           "refused (ValueError): they give no range")
+      .def("clear_calibration", [](PyPlan& p) { p.plan.clear_calibration(); },
+           "Back to scales from each call's data")
       .def_prop_ro("calibrated", [](const PyPlan& p) { return p.plan.calibrated(); })
       .def("execute", &execute, nb::arg("input"), nb::arg("output").noconvert(),
-           "Run on C-contiguous CPU buffers of the plan's tensor types (numpy arrays or torch tensors; no "
-           "copies): "
-           "float32, float16, bfloat16 (numpy: uint16 bits) or int8. A non-contiguous input is copied to C "
-           "order "
+           "Run on C-contiguous CPU buffers of the plan's tensor types (numpy arrays or torch tensors; no copies): "
+           "float32, float16, bfloat16 (numpy: uint16 bits) or int8. A non-contiguous input is copied to C order "
            "first; the output is written in place and must be C-contiguous (ValueError otherwise). A torch "
            "negative view (x.is_neg()) is read with its sign (resolved to a copy first), and refused as the "
            "output")
       .def_prop_ro("input_type", [](const PyPlan& p) { return conv::to_string(p.plan.input_format().type); })
-      .def_prop_ro("output_type",
-                   [](const PyPlan& p) { return conv::to_string(p.plan.output_format().type); })
-      .def_prop_ro(
-          "output_saturated", [](const PyPlan& p) { return p.plan.stats().output_saturated; },
-          "int8 output: results clamped to +-127 codes in the last execute")
-      .def_prop_ro(
-          "output_nonfinite", [](const PyPlan& p) { return p.plan.stats().output_nonfinite; },
-          "NaN/Inf results in the last execute, as stored: int8 outputs (stored as 0 / +-127), bf16 and "
-          "fp16 outputs (fp16 holds inf from 65520 on), and every output of bf16, fp16 and int8 Winograd "
-          "plans")
+      .def_prop_ro("output_type", [](const PyPlan& p) { return conv::to_string(p.plan.output_format().type); })
+      .def_prop_ro("output_saturated", [](const PyPlan& p) { return p.plan.stats().output_saturated; },
+                   "int8 output: results clamped to +-127 codes in the last execute")
+      .def_prop_ro("output_nonfinite", [](const PyPlan& p) { return p.plan.stats().output_nonfinite; },
+                   "NaN/Inf results in the last execute, as stored: int8 outputs (stored as 0 / +-127), bf16 and "
+                   "fp16 outputs (fp16 holds inf from 65520 on), and every output of bf16, fp16 and int8 Winograd plans")
       .def_prop_ro("algorithm", [](const PyPlan& p) { return conv::to_string(p.plan.algorithm()); })
-      .def_prop_ro("tile",
-                   [](const PyPlan& p) { return p.plan.tile() ? p.plan.tile()->to_string() : std::string(); })
+      .def_prop_ro("tile", [](const PyPlan& p) { return p.plan.tile() ? p.plan.tile()->to_string() : std::string(); })
       .def_prop_ro("reason", [](const PyPlan& p) { return p.plan.reason(); })
       .def_prop_ro("isa", [](const PyPlan& p) { return conv::to_string(p.plan.isa()); })
       .def_prop_ro("threads", [](const PyPlan& p) { return p.plan.threads(); })
       .def_prop_ro("transform_name", [](const PyPlan& p) { return p.plan.transform_name(); })
-      .def_prop_ro(
-          "precision", [](const PyPlan& p) { return conv::to_string(p.plan.precision()); },
-          "Precision of the GEMMs actually run (fp32 on the direct path)")
-      .def_prop_ro(
-          "gemm_path", [](const PyPlan& p) { return p.plan.gemm_path(); },
-          "The GEMM kernel: avx512-fma, avx512-bf16, amx-bf16, avx512-vnni, amx-int8, avx512-f16c, "
-          "avx512-fp16; "
-          "without AVX-512 avx2-fma (bf16), avx2-f16c (fp16), avx2 (int8, int8-spatial); portable; "
-          "or the FP32 ISA (avx512, avx2, portable)")
-      .def_prop_ro(
-          "gemm_detail", [](const PyPlan& p) { return p.plan.gemm_detail(); },
-          "The GEMM kernel with its instructions and why no faster one runs")
-      .def_prop_ro(
-          "saturated", [](const PyPlan& p) { return p.plan.stats().saturated; },
-          "INT8: values clamped in the last execute (beyond the calibrated range)")
-      .def_prop_ro(
-          "nonfinite_tiles", [](const PyPlan& p) { return p.plan.stats().nonfinite_tiles; },
-          "INT8: tiles whose input held NaN/Inf in the last execute (their outputs are NaN)")
-      .def_prop_ro(
-          "v_shift", [](const PyPlan& p) { return p.plan.stats().v_shift; },
-          "FP16: V was scaled by 2^-v_shift in the last execute (and the GEMMs' results back, exactly): "
-          "positive where the input would have taken it past 65504 (2^12 with fp16 arithmetic; plans that "
-          "read the input in place, with a fused ReLU only in FP32 arithmetic: because it did, found from "
-          "NaN/Inf results and run again), negative where the input is so small that V would lie in fp16's "
-          "subnormals (brought up to unit-scale data's range); 0 on ordinary data")
+      .def_prop_ro("precision", [](const PyPlan& p) { return conv::to_string(p.plan.precision()); },
+                   "Precision of the GEMMs actually run (fp32 on the direct path)")
+      .def_prop_ro("gemm_path", [](const PyPlan& p) { return p.plan.gemm_path(); },
+                   "The GEMM kernel: avx512-fma, avx512-bf16, amx-bf16, avx512-vnni, amx-int8, avx512-f16c, avx512-fp16; "
+                   "without AVX-512 avx2-fma (bf16), avx2-f16c (fp16), avx2 (int8, int8-spatial); portable; "
+                   "or the FP32 ISA (avx512, avx2, portable)")
+      .def_prop_ro("gemm_detail", [](const PyPlan& p) { return p.plan.gemm_detail(); },
+                   "The GEMM kernel with its instructions and why no faster one runs")
+      .def_prop_ro("saturated", [](const PyPlan& p) { return p.plan.stats().saturated; },
+                   "INT8: values clamped in the last execute (beyond the calibrated range)")
+      .def_prop_ro("nonfinite_tiles", [](const PyPlan& p) { return p.plan.stats().nonfinite_tiles; },
+                   "INT8: tiles whose input held NaN/Inf in the last execute (their outputs are NaN)")
+      .def_prop_ro("v_shift", [](const PyPlan& p) { return p.plan.stats().v_shift; },
+                   "FP16: V was scaled by 2^-v_shift in the last execute (and the GEMMs' results back, exactly): "
+                   "positive where the input would have taken it past 65504 (2^12 with fp16 arithmetic; plans that "
+                   "read the input in place, with a fused ReLU only in FP32 arithmetic: because it did, found from "
+                   "NaN/Inf results and run again), negative where the input is so small that V would lie in fp16's "
+                   "subnormals (brought up to unit-scale data's range); 0 on ordinary data")
       .def_prop_ro(
           "output_shape",
           [](const PyPlan& p) {
@@ -333,10 +307,9 @@ void bind_conv(nb::module_& m) {
           },
           "The output array's shape in the plan's layout: nchw (N, K, OH, OW), nhwc (N, OH, OW, K), nchw16c "
           "(N, ceil(K/16), OH, OW, 16)")
-      .def(
-          "set_profiling", [](PyPlan& p, bool on) { p.plan.set_profiling(on); }, nb::arg("on"),
-          "Time the stages of later executes (off by default; turning it on or off clears what was "
-          "gathered). It reads the clock a few times per block of tiles: time executes with it off")
+      .def("set_profiling", [](PyPlan& p, bool on) { p.plan.set_profiling(on); }, nb::arg("on"),
+           "Time the stages of later executes (off by default; turning it on or off clears what was "
+           "gathered). It reads the clock a few times per block of tiles: time executes with it off")
       .def(
           "stage_profile",
           [](const PyPlan& p) {

@@ -118,9 +118,9 @@ std::string avx2_kernel_name(const Plan::Impl& p, const WinogradPlan& w, bool bf
 bool bf16_auto_dot(const Plan::Impl& p) {
   // On the Xeon vdpbf16ps runs at half the FMA's rate per multiply-add, so the automatic choice is the FMA
   // kernel there (docs/engine.md, "bf16 arithmetic"); on AMD's Zen 4 it runs at the FMA's rate per
-  // instruction, twice the work: dot plans took 0.52-0.66 of the FMA plans' time on the layer set's batch-8
-  // and 512-channel layers (session 47). Both compute exact bf16 products with FP32 sums (bf16-storage); the
-  // validation networks' top-1 differed by at most 0.04 point between them.
+  // instruction, twice the work: dot plans took 0.49-0.61 of the FMA plans' time on the layer set's 9
+  // layers (session 47). Both compute exact bf16 products with FP32 sums (bf16-storage); the validation
+  // networks' top-1 differed by at most 0.04 point between them.
   // The portable kernel takes the same arithmetic (vdpbf16ps emulated), so that it gives the SIMD kernel's
   // bits, as for every other automatic choice.
   return p.precision == Precision::kBf16 && p.bf16_arithmetic == Bf16Arithmetic::kAuto &&

@@ -1164,9 +1164,6 @@ TEST(Lowp, Bf16RoundingInPlaceEqualsTheScalarDefinitions) {
   EXPECT_TRUE(same_bits(simd, portable));
 }
 
-// The bf16 FMA GEMM: AVX-512 and portable kernels give the same bits on operands that include bf16
-// subnormals (kept, not read as zero: the result differs from the dot kernels' there), for every row
-// block and panel width.
 // The automatic bf16 arithmetic: vdpbf16ps on the avx512 path of an AMD CPU with AVX512-BF16 (where it runs
 // at the FMA's rate), FP32 FMAs elsewhere. The automatic plan gives the bits of the plan that asks for that
 // arithmetic, and says which it runs; the portable kernel takes the same arithmetic and gives the same bits.
@@ -1203,6 +1200,9 @@ TEST(Lowp, Bf16AutomaticArithmeticIsTheDotProductWhereItIsFast) {
   EXPECT_TRUE(same_bits(y1, y3));
 }
 
+// The bf16 FMA GEMM: AVX-512 and portable kernels give the same bits on operands that include bf16
+// subnormals (kept, not read as zero: the result differs from the dot kernels' there), for every row
+// block and panel width.
 TEST(Lowp, Bf16FmaKernelsAgreeBitForBit) {
   if (!isa_supported(Isa::kAvx512)) GTEST_SKIP() << "no avx512 path on this CPU";
   std::mt19937 rng(22);

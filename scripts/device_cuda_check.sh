@@ -15,10 +15,7 @@
 set -u
 . bench/results/2026-11-26-session16-amx/device_setup.sh
 export PYTHONUNBUFFERED=1
-if ! build/nova cuda info | grep -q "cuBLAS: loads"; then
-  lib=$(find /usr/local /opt /usr/lib -name 'libcublas.so.13*' 2>/dev/null | sort | head -1)
-  [ -n "$lib" ] && export NOVA_CUBLAS=$lib
-fi
+. scripts/device_cublas.sh
 cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
 for tool in memcheck racecheck initcheck synccheck; do
   echo "### $tool"

@@ -16,11 +16,8 @@ reps=${1:-3}
 export PYTHONUNBUFFERED=1
 nvidia-smi -L > "$O/gpu.log" 2>&1
 lscpu | grep -E 'Model name|^CPU\(s\)' >> "$O/gpu.log"
-# cuBLAS is loaded at run time: the toolkit's or a wheel's copy where the loader's path lacks it.
-if ! build/nova cuda info | grep -q "cuBLAS: loads"; then
-  lib=$(find /usr/local /opt /usr/lib -name 'libcublas.so.13*' 2>/dev/null | sort | head -1)
-  [ -n "$lib" ] && export NOVA_CUBLAS=$lib
-fi
+# cuBLAS: the toolkit's or a wheel's copy where the loader's path lacks it.
+. scripts/device_cublas.sh
 build/nova cuda info | tee "$O/info.log"
 echo "NOVA_CUBLAS=${NOVA_CUBLAS:-}" >> "$O/info.log"
 

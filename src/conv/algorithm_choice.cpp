@@ -77,8 +77,9 @@ double u_element_bytes(Isa isa, MemoryRules rules, Precision precision) {
   }
 }
 
+// The default, the rules every CPU of `isa` took before session 47: those of a CPU other than AMD's.
 MemoryRules resolve(Isa isa, std::optional<MemoryRules> rules) {
-  return rules.value_or(isa == Isa::kAvx2 ? MemoryRules::kEpyc : MemoryRules::kXeon);
+  return rules.value_or(memory_rules(isa, false));
 }
 
 }  // namespace

@@ -113,8 +113,7 @@ std::string avx2_kernel_name(const Plan::Impl& p, const WinogradPlan& w, bool bf
 #endif
 }
 
-}  // namespace
-
+// Whether a bf16 plan's automatic arithmetic (Bf16Arithmetic::kAuto) is vdpbf16ps rather than FP32 FMAs.
 bool bf16_auto_dot(const Plan::Impl& p) {
   // On the Xeon vdpbf16ps runs at half the FMA's rate per multiply-add, so the automatic choice is the FMA
   // kernel there (docs/engine.md, "bf16 arithmetic"); on AMD's Zen 4 it runs at the FMA's rate per
@@ -126,8 +125,6 @@ bool bf16_auto_dot(const Plan::Impl& p) {
   return p.precision == Precision::kBf16 && p.bf16_arithmetic == Bf16Arithmetic::kAuto &&
          p.isa == Isa::kAvx512 && cpu_is_amd() && lowp_simd_supported(Precision::kBf16);
 }
-
-namespace {
 
 void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
   const Precision prec = w.precision;

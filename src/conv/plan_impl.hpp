@@ -374,9 +374,6 @@ void build_lowp(Plan::Impl& p, WinogradPlan& w, const float* weights);  // packs
 // (algorithm_choice.hpp): above 1 where build_lowp will pick an AMX kernel for a layer of `channels`
 // input channels, 1 otherwise.
 double lowp_gemm_speedup(const Plan::Impl& p, int64_t channels);
-// Whether a bf16 plan's automatic arithmetic (Bf16Arithmetic::kAuto) is vdpbf16ps rather than FP32 FMAs:
-// on the avx512 path of an AMD CPU with AVX512-BF16, where it runs at the FMA's rate (lowp.cpp).
-bool bf16_auto_dot(const Plan::Impl& p);
 // int8-spatial (int8_spatial.cpp): the default transform of a tile (points 0, +-1, +-2, ..., inf); the
 // integer transforms, quantized filters and packed U' (throws when they do not fit int16); max |d| of
 // an input (finite values). The input's codes are made by pack_blocked_input (spatial_codes).

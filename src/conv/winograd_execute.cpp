@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "nova/error.hpp"
@@ -61,7 +62,10 @@ TileSource tile_source(Plan::Impl& p, const float* xb, int64_t img0, const void*
 // is widened about n/m times (1.55 at F(4,3)) instead of (n/m)^2 (2.25) when every window was staged on
 // its own, which cost more than the copy it saved (docs/engine.md, session 16). Runs of 4 or 8 tiles and
 // pieces of 24-256 KiB measured the same within 3 % on AVX2 (session 19), where fewer, larger pieces
-// (fewer transform calls) helped more than a band kept in L1.
+// (fewer transform calls) helped more than a band kept in L1. The int8 GEMM's transform reads int8 codes
+// of windows inside the image in place instead, widened in registers (InputTileInt8CodesFn, AVX-512):
+// on Zen 4 its plans took 0.81-0.90 of the time with int8 tensors at 64-128 channels, where the band's
+// stores had cost more than the repeated widening (session 48).
 constexpr int64_t kTypedRunTiles = 8;
 constexpr int64_t kTypedBandBytes = int64_t{48} << 10;
 
@@ -93,9 +97,12 @@ struct BlockRange {
 //   tiles) is first copied with its zeros into the stage (n x n pixels of 16 channels per channel block).
 //   Typed tensors are staged by runs of tiles, widened (kTypedRunTiles above). The values are those of
 //   the blocked copy, so the bits are the same.
+// - int8 codes in place: where `codes` is set (the tile callable then also takes const int8_t*, strides
+//   in codes), an int8 window inside the image is passed where it is, to be widened in registers with
+//   the widening's bits; only windows reaching into the padding are staged, by runs of such windows.
 template <class Tile>
 void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
-                         int64_t t1, BlockRange blocks, Tile&& tile) {
+                         int64_t t1, BlockRange blocks, Tile&& tile, bool codes = false) {
   const int cb_first = static_cast<int>(blocks.lo), cb_count = static_cast<int>(blocks.hi - blocks.lo);
   if (from.tensor == nullptr) {
     const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
@@ -115,20 +122,38 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
   const bool typed = type != DataType::kFp32;
   const std::ptrdiff_t sx = nhwc ? s.C : kLanes, sy = W * sx, scb = nhwc ? kLanes : H * W * kLanes;
   const std::ptrdiff_t image_stride = H * W * w.Cb * kLanes;
+  const auto window_inside = [&](const TileCoord& tc) {
+    const int64_t ty = tc.ty * m - s.pad_h, tx = tc.tx * m - s.pad_w;
+    return ty >= 0 && tx >= 0 && ty + n <= H && tx + n <= W;
+  };
+  constexpr bool kTakesCodes = std::is_invocable_v<Tile&, int64_t, const int8_t*, std::ptrdiff_t,
+                                                   std::ptrdiff_t, std::ptrdiff_t, int, int>;
+  const bool codes_in_place = kTakesCodes && codes && type == DataType::kInt8;
   for (int64_t t = t0; t < t1;) {
     const TileCoord c = coord(w, t);
     const int64_t y = c.ty * m - s.pad_h, x = c.tx * m - s.pad_w;
     const int64_t image = c.img * image_stride;  // element offsets into the tensor
-    if (!typed && y >= 0 && x >= 0 && y + n <= H && x + n <= W) {
+    if ((!typed || codes_in_place) && window_inside(c)) {
+      if constexpr (kTakesCodes) {
+        if (codes_in_place) {
+          tile(t - t0, static_cast<const int8_t*>(from.tensor) + image + blocks.lo * scb + y * sy + x * sx,
+               sy, sx, scb, cb_first, cb_count);
+          ++t;
+          continue;
+        }
+      }
       tile(t - t0, static_cast<const float*>(from.tensor) + image + blocks.lo * scb + y * sy + x * sx, sy, sx,
            scb, cb_first, cb_count);
       ++t;
       continue;
     }
-    // Staged: one window (FP32), or a run of windows of one tile row (typed).
+    // Staged: one window (FP32), or a run of windows of one tile row (typed; int8 codes in place: of
+    // windows that reach into the padding).
     int64_t run = 1;
     if (typed)
-      while (run < kTypedRunTiles && t + run < t1 && c.tx + run < w.tiles_x) ++run;
+      while (run < kTypedRunTiles && t + run < t1 && c.tx + run < w.tiles_x &&
+             !(codes_in_place && window_inside(coord(w, t + run))))
+        ++run;
     const int64_t width = (run - 1) * m + n;  // staged columns
     const std::ptrdiff_t stage_sy = width * kLanes, stage_scb = n * width * kLanes;
     const int64_t in_range = blocks.hi - blocks.lo;
@@ -217,13 +242,22 @@ int64_t input_stage_int8(const Plan::Impl& p, const WinogradPlan& w, const TileS
                          int64_t t1, BlockRange blocks, uint8_t* v, std::size_t pos_v, const float* inv,
                          uint8_t* flags) {
   int64_t saturated = 0;
-  for_each_input_tile(p, w, from, t0, t1, blocks,
-                      [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
-                        int bad = 0;
-                        saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, cbs,
-                                                      v + i * w.Cpad + cb0 * kLanes, pos_v, inv, &bad);
-                        mark_tile(flags[i], bad);
-                      });
+  const InputTileInt8CodesFn codes_fn = w.fns.input_int8_codes;
+  const float scale = from.format.scale;
+  for_each_input_tile(
+      p, w, from, t0, t1, blocks,
+      [&]<class Src>(int64_t i, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                     int cb0, int cbs) {
+        int bad = 0;
+        if constexpr (std::is_same_v<Src, int8_t>)
+          saturated += codes_fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v, inv,
+                                scale, &bad);
+        else
+          saturated += w.fns.input_int8(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes,
+                                        pos_v, inv, &bad);
+        mark_tile(flags[i], bad);
+      },
+      codes_fn != nullptr);
   return saturated;
 }
 

@@ -544,14 +544,61 @@ void expect_typed_plan_equals_conversions(const ConvShape& s) {
 // Two shapes: rows narrow to 11 columns, so a run of tiles covers whole output rows (each channel is
 // narrowed in one stretch); 41 columns, so NCHW runs of tiles cover parts of rows (narrowed row by row).
 // A third of whole channel blocks (NCHW16c and NHWC tensors are read in place there, typed ones staged
-// and widened by runs of tiles), with partial tiles at the bottom and windows one column past the right
-// edge; a fourth with 144 channels, whose typed tensors are staged in pieces of at most 48 KiB
-// (winograd_execute.cpp, kTypedBandBytes): runs of 3 F(4,3) tiles in one piece of 9 channel blocks,
+// and widened by runs of tiles, but for the int8 GEMM's int8 codes, which windows inside the image
+// widen in registers where the ISA can: AVX-512), with partial tiles at the bottom and windows one
+// column past the right edge; a fourth with 144 channels, whose typed tensors are staged in pieces of at most
+// 48 KiB (winograd_execute.cpp, kTypedBandBytes): runs of 3 F(4,3) tiles in one piece of 9 channel blocks,
 // runs of 2 F(6,3) tiles in pieces of 6 + 3.
 TEST(TypedTensors, EqualTheConversionsOfTheFp32Plan) {
   for (const ConvShape& s : {ConvShape{2, 19, 13, 11, 21}, ConvShape{1, 19, 5, 41, 21},
                              ConvShape{2, 32, 9, 12, 24}, ConvShape{1, 144, 7, 10, 8}})
     expect_typed_plan_equals_conversions(s);  // 3x3, padding 1
+}
+
+// The int8 GEMM's transform reads the int8 codes of windows inside the image in place, widened in
+// registers (AVX-512), and stages the windows at the edges: for the generated and the generic tile
+// transforms, with the V scales from the call and calibrated, its outputs are the bits of the same plan
+// fed the widened FP32 values (which it transforms in place or from its stage).
+TEST(TypedTensors, Int8CodesReadInPlaceEqualTheWidenedValues) {
+  const ConvShape s{2, 32, 14, 15, 16};  // 3x3, padding 1: inside and edge windows, partial tiles
+  const testing::Problem p = testing::random_problem(s, 5);
+  const TensorFormat in{DataType::kInt8, 1.0f / 127.0f};
+  for (Layout layout : {Layout::kNHWC, Layout::kNCHW16c})
+    for (bool generated : {true, false})
+      for (bool calibrated : {false, true}) {
+        std::vector<float> x = p.input;
+        if (layout == Layout::kNHWC) x = nchw_to_nhwc(std::span<const float>(x), s.N, s.C, s.H, s.W);
+        if (layout == Layout::kNCHW16c) x = nchw_to_nchw16c(std::span<const float>(x), s.N, s.C, s.H, s.W);
+        const Typed typed = make_input(x, in);
+        PlanOptions o;
+        o.layout = layout;
+        o.tile = TileSize{4, 3};
+        o.algorithm = AlgorithmChoice::kWinograd;
+        o.precision = Precision::kInt8;
+        o.allow_generated = generated;
+        Plan values_plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+        o.input = in;
+        Plan codes_plan = Plan::create(s, p.weights.data(), p.bias.data(), o);
+        if (calibrated) {  // on half the input, so that the execute saturates some of V
+          std::vector<float> half = typed.values;
+          for (float& v : half) v *= 0.5f;
+          const float* sample = half.data();
+          values_plan.calibrate(std::span<const float* const>(&sample, 1));
+          codes_plan.calibrate(std::span<const float* const>(&sample, 1));
+        }
+        const std::string what = to_string(layout) + (generated ? " generated" : " generic") +
+                                 (calibrated ? ", calibrated" : ", per call");
+        ASSERT_NE(codes_plan.describe().find("input read in place"), std::string::npos) << what;
+        std::vector<float> want(static_cast<std::size_t>(output_elements(s, layout)));
+        std::vector<float> got(want.size(), -1.0f);
+        values_plan.execute(typed.values.data(), want.data());
+        codes_plan.execute(static_cast<const void*>(typed.bytes.data()), static_cast<void*>(got.data()));
+        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << what;
+        EXPECT_EQ(codes_plan.stats().saturated, values_plan.stats().saturated) << what;
+        if (calibrated) {
+          EXPECT_GT(codes_plan.stats().saturated, 0) << what;
+        }
+      }
 }
 
 // int8 in, int8 out against the float64 convolution of the dequantized input: every output within

@@ -65,6 +65,12 @@ using InputTileInt16Fn = void (*)(const void* ctx, const float* src, std::ptrdif
 using InputTileInt8Fn = int64_t (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                     std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
                                     const float* inv, int* bad);
+// As InputTileInt8Fn on a tile of an int8 tensor read in place: element (i, j) of block cb is 16 codes
+// at src + cb*scb + i*sy + j*sx (strides in codes), each value code * scale, widened in registers with
+// the bits of ConvertTable's widening (so the same codes as the staged FP32 copy give).
+using InputTileInt8CodesFn = int64_t (*)(const void* ctx, const int8_t* src, std::ptrdiff_t sy,
+                                         std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, uint8_t* dst,
+                                         std::size_t pos_stride, const float* inv, float scale, int* bad);
 // The input transform for the int8 per-call scales: no V is stored; lane_max[a*16 + l] (position a,
 // lane l) becomes the largest finite |v| it has seen, so that a block of tiles is reduced once.
 using InputTileAmaxFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
@@ -81,6 +87,7 @@ struct TileFns {
   InputTileFn input_fp16_round = nullptr;  // fp16 values as floats, where the ISA file has F16C, else null
   InputTileInt16Fn input_int16 = nullptr;  // where the ISA converts to int16 (AVX-512F), else null
   InputTileInt8Fn input_int8 = nullptr;    // every ISA (AVX-512: a fast and an exact store; others scalar)
+  InputTileInt8CodesFn input_int8_codes = nullptr;  // where the ISA widens int8 in registers (AVX-512F)
   InputTileAmaxFn input_amax = nullptr;    // every ISA
 };
 

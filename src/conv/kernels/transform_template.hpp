@@ -4,9 +4,11 @@
 // then over rows; Y = A^T M A likewise. Every lane is one channel.
 #pragma once
 
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "kernel_table.hpp"
 #include "tile_transforms_generated.hpp"
@@ -51,18 +53,20 @@ struct GeneratedOp {
 // destination) are the caller's own locals: called out of line, every byte store of the int8 form
 // (uint8_t aliases everything) made the compiler reload the captures and keep the running range in
 // memory, a store-to-load chain through every value of the tile.
-template <class V, int N, class Op, class Store>
-[[gnu::always_inline]] inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy,
-                                                    std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
-                                                    Store&& store) {
+// load(p) gives the 16 lanes of an element of the tile: V::load of floats, or int8 codes widened and
+// scaled in registers (input_tiles_int8_codes).
+template <class V, int N, class Op, class Src, class Load, class Store>
+[[gnu::always_inline]] inline void input_tiles_loaded(const Op& op, int n, const Src* src, std::ptrdiff_t sy,
+                                                      std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
+                                                      Load&& load, Store&& store) {
   // Only t lives across the two passes: each column is transformed as it is loaded and each row of z
   // stored as it is computed (whole n x n arrays of d and z as well went through the stack).
   V t[N * N];
   for (int cb = 0; cb < cbs; ++cb) {
-    const float* s = src + cb * scb;
+    const Src* s = src + cb * scb;
     for (int j = 0; j < n; ++j) {  // columns: t = B^T d
       V column[N];
-      for (int i = 0; i < n; ++i) column[i] = V::load(s + i * sy + j * sx);
+      for (int i = 0; i < n; ++i) column[i] = load(s + i * sy + j * sx);
       op.bt(column, 1, t + j, n);
     }
     for (int p = 0; p < n; ++p) {  // rows: z = t B
@@ -71,6 +75,14 @@ template <class V, int N, class Op, class Store>
       for (int q = 0; q < n; ++q) store(cb, p * n + q, row[q]);
     }
   }
+}
+
+template <class V, int N, class Op, class Store>
+[[gnu::always_inline]] inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy,
+                                                    std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
+                                                    Store&& store) {
+  input_tiles_loaded<V, N>(
+      op, n, src, sy, sx, scb, cbs, [](const float* p) { return V::load(p); }, std::forward<Store>(store));
 }
 
 // How V is stored: as floats, fp16 bits (V::store_fp16), bf16 bits (V::store_bf16; kBf16Hw:
@@ -120,23 +132,46 @@ consteval bool has_int8_fast_store() {
 template <class V>
 inline constexpr bool kHasInt8FastStore = has_int8_fast_store<V>();
 
-template <class V, int N, class Op>
-inline int64_t input_tiles_int8(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
-                                std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
-                                const float* inv, int* bad) {
+template <class V, int N, class Op, class Src, class Load>
+[[gnu::always_inline]] inline int64_t input_tiles_int8_loaded(const Op& op, int n, const Src* src,
+                                                              std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                                              std::ptrdiff_t scb, int cbs, uint8_t* dst,
+                                                              std::size_t pos_stride, const float* inv,
+                                                              int* bad, Load&& load) {
   auto at = [&](int cb, int a) {
     return dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride;
   };
   if constexpr (kHasInt8FastStore<V>) {
     typename V::Int8Range range;
-    input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
-                           [&](int cb, int a, V z) { V::store_int8_unchecked(at(cb, a), z, inv[a], range); });
+    input_tiles_loaded<V, N>(op, n, src, sy, sx, scb, cbs, load, [&](int cb, int a, V z) {
+      V::store_int8_unchecked(at(cb, a), z, inv[a], range);
+    });
     if (V::int8_in_range(range)) return 0;
   }
   typename V::Int8Tally tally;
-  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
-                         [&](int cb, int a, V z) { V::store_int8(at(cb, a), z, inv[a], tally); });
+  input_tiles_loaded<V, N>(op, n, src, sy, sx, scb, cbs, load,
+                           [&](int cb, int a, V z) { V::store_int8(at(cb, a), z, inv[a], tally); });
   return V::int8_result(tally, bad);
+}
+
+template <class V, int N, class Op>
+inline int64_t input_tiles_int8(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
+                                const float* inv, int* bad) {
+  return input_tiles_int8_loaded<V, N>(op, n, src, sy, sx, scb, cbs, dst, pos_stride, inv, bad,
+                                       [](const float* p) { return V::load(p); });
+}
+
+// As input_tiles_int8, from an int8 tensor read in place (InputTileInt8CodesFn): each element widened
+// and scaled in registers (V::load_int8_scaled, the widening's operations and bits) instead of through
+// a staged FP32 copy.
+template <class V, int N, class Op>
+inline int64_t input_tiles_int8_codes(const Op& op, int n, const int8_t* src, std::ptrdiff_t sy,
+                                      std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, uint8_t* dst,
+                                      std::size_t pos_stride, const float* inv, float scale, int* bad) {
+  const V s = V::broadcast(scale);
+  return input_tiles_int8_loaded<V, N>(op, n, src, sy, sx, scb, cbs, dst, pos_stride, inv, bad,
+                                       [s](const int8_t* p) { return V::load_int8_scaled(p, s); });
 }
 
 // V' of the int8-spatial path as int16 (InputTileInt16Fn).
@@ -202,6 +237,14 @@ int64_t generated_input_int8(const void*, const float* src, std::ptrdiff_t sy, s
 }
 
 template <class V, class Gen>
+int64_t generated_input_int8_codes(const void*, const int8_t* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                   std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
+                                   const float* inv, float scale, int* bad) {
+  return input_tiles_int8_codes<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst,
+                                           pos_stride, inv, scale, bad);
+}
+
+template <class V, class Gen>
 void generated_input_int16(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                            std::ptrdiff_t scb, int cbs, int16_t* dst, std::size_t pos_stride, int* bad) {
   input_tiles_int16<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride, bad);
@@ -256,6 +299,15 @@ int64_t generic_input_int8(const void* ctx, const float* src, std::ptrdiff_t sy,
 }
 
 template <class V>
+int64_t generic_input_int8_codes(const void* ctx, const int8_t* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                 std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
+                                 const float* inv, float scale, int* bad) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  return input_tiles_int8_codes<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst,
+                                                 pos_stride, inv, scale, bad);
+}
+
+template <class V>
 void generic_input_int16(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                          std::ptrdiff_t scb, int cbs, int16_t* dst, std::size_t pos_stride, int* bad) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
@@ -300,6 +352,10 @@ template <class V>
 inline constexpr bool kHasInt8Store = requires(uint8_t* p, V x, typename V::Int8Tally& t) {
   V::store_int8(p, x, 1.0f, t);
 };
+template <class V>
+inline constexpr bool kHasInt8CodesLoad = kHasInt8Store<V>&& requires(const int8_t* p, V s) {
+  { V::load_int8_scaled(p, s) } -> std::same_as<V>;
+};
 
 template <class V, class Gen, class H = void, class GenH = void>
 TileFns generated_fns() {
@@ -315,6 +371,7 @@ TileFns generated_fns() {
   }
   if constexpr (kHasFp16RoundedStore<V>) f.input_fp16_round = &generated_input<V, Gen, VStore::kFp16Rounded>;
   if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
+  if constexpr (kHasInt8CodesLoad<V>) f.input_int8_codes = &generated_input_int8_codes<V, Gen>;
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
   return f;
@@ -340,6 +397,7 @@ TransformTable make_transform_table() {
   }
   if constexpr (kHasFp16RoundedStore<V>) t.generic.input_fp16_round = &generic_input<V, VStore::kFp16Rounded>;
   if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
+  if constexpr (kHasInt8CodesLoad<V>) t.generic.input_int8_codes = &generic_input_int8_codes<V>;
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;
   return t;

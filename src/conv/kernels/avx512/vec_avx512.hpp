@@ -19,6 +19,12 @@ struct VecAvx512 {
     return {_mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << n) - 1u), p)};
   }
   static void store(float* p, VecAvx512 x) { _mm512_storeu_ps(p, x.v); }
+  // 16 int8 codes times s: widen_int8's operations (convert_avx512.cpp), so the same bits.
+  static VecAvx512 load_int8_scaled(const int8_t* p, VecAvx512 s) {
+    const __mmask16 all = static_cast<__mmask16>(0xFFFF);
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return {_mm512_maskz_mul_ps(all, _mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepi8_epi32(all, b)), s.v)};
+  }
   // As fp16 bits, round to nearest even (vcvtps2ph; masked form: see relu).
   static void store_fp16(uint16_t* p, VecAvx512 x) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),

@@ -99,7 +99,8 @@ struct BlockRange {
 //   the blocked copy, so the bits are the same.
 // - int8 codes in place: where `codes` is set (the tile callable then also takes const int8_t*, strides
 //   in codes), an int8 window inside the image is passed where it is, to be widened in registers with
-//   the widening's bits; only windows reaching into the padding are staged, by runs of such windows.
+//   the widening's bits; windows reaching into the padding are staged as codes (zero codes around
+//   them, whose value is +0 as the FP32 stage's), by runs of such windows.
 template <class Tile>
 void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
                          int64_t t1, BlockRange blocks, Tile&& tile, bool codes = false) {
@@ -160,6 +161,39 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
     const int64_t piece =
         typed ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, in_range) : in_range;
     const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(width, W - x);  // inside
+    if constexpr (kTakesCodes) {
+      if (codes_in_place) {  // the codes staged as they are, with zero codes (the value +0) around them
+        auto* stage = reinterpret_cast<int8_t*>(from.stage);
+        const auto* source = static_cast<const int8_t*>(from.tensor);
+        const int64_t codes_piece = std::clamp<int64_t>(kTypedBandBytes / stage_scb, 1, in_range);
+        for (int64_t cb0 = blocks.lo; cb0 < blocks.hi; cb0 += codes_piece) {
+          const int64_t cbs = std::min(codes_piece, blocks.hi - cb0);
+          for (int64_t j = 0; j < cbs; ++j)
+            for (int64_t i = 0; i < n; ++i) {
+              int8_t* row = stage + j * stage_scb + i * stage_sy;
+              const int64_t yy = y + i;
+              if (yy < 0 || yy >= H || x_lo >= x_hi) {
+                std::memset(row, 0, static_cast<std::size_t>(width * kLanes));
+                continue;
+              }
+              std::memset(row, 0, static_cast<std::size_t>(x_lo * kLanes));
+              const int64_t first = image + (cb0 + j) * scb + yy * sy + (x + x_lo) * sx;
+              const int64_t cols = x_hi - x_lo;
+              if (nhwc)
+                for (int64_t q = 0; q < cols; ++q)
+                  std::memcpy(row + (x_lo + q) * kLanes, source + first + q * sx, kLanes);
+              else
+                std::memcpy(row + x_lo * kLanes, source + first, static_cast<std::size_t>(cols * kLanes));
+              std::memset(row + x_hi * kLanes, 0, static_cast<std::size_t>((width - x_hi) * kLanes));
+            }
+          for (int64_t q = 0; q < run; ++q)
+            tile(t + q - t0, static_cast<const int8_t*>(stage) + q * m * kLanes, stage_sy,
+                 std::ptrdiff_t{kLanes}, stage_scb, static_cast<int>(cb0), static_cast<int>(cbs));
+        }
+        t += run;
+        continue;
+      }
+    }
     for (int64_t cb0 = blocks.lo; cb0 < blocks.hi; cb0 += piece) {
       const int64_t cbs = std::min(piece, blocks.hi - cb0);
       for (int64_t j = 0; j < cbs; ++j)

@@ -77,6 +77,12 @@ using InputTileAmaxFn = void (*)(const void* ctx, const float* src, std::ptrdiff
                                  std::ptrdiff_t scb, int cbs, float* lane_max);
 using OutputTileFn = void (*)(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
                               bool relu, float* dst, std::size_t dst_row);
+// As OutputTileFn, and returns whether some stored value (padding lanes and rows past the output
+// included) has |y| >= limit or is NaN: where it returns false, no result of the tile needs counting
+// (ConvertTable::count_beyond), where true the caller counts them.
+using OutputTileReachingFn = bool (*)(const void* ctx, const float* src, std::size_t pos_stride,
+                                      const float* bias16, bool relu, float* dst, std::size_t dst_row,
+                                      float limit);
 
 struct TileFns {
   InputTileFn input = nullptr;
@@ -89,6 +95,7 @@ struct TileFns {
   InputTileInt8Fn input_int8 = nullptr;    // every ISA (AVX-512: a fast and an exact store; others scalar)
   InputTileInt8CodesFn input_int8_codes = nullptr;  // where the ISA widens int8 in registers (AVX-512F)
   InputTileAmaxFn input_amax = nullptr;    // every ISA
+  OutputTileReachingFn output_reaching = nullptr;  // where the ISA tracks |y| in registers (AVX-512F)
 };
 
 // The float coefficients of the generic (run-time matrix) tile path; ctx of its TileFns.

@@ -195,9 +195,11 @@ inline void input_tiles_amax(const Op& op, int n, const float* src, std::ptrdiff
   });
 }
 
-template <class V, int N, int M, class Op>
-inline void output_tile(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
-                        const float* bias16, bool relu, float* dst, std::size_t dst_row) {
+// Y = A^T M A + bias (ReLU) of one tile; store(i, j, y) takes output (i, j).
+template <class V, int N, int M, class Op, class Store>
+[[gnu::always_inline]] inline void output_tile_with(const Op& op, int n, int m, const float* src,
+                                                    std::size_t pos_stride, const float* bias16, bool relu,
+                                                    Store&& store) {
   // As the input tiles: only t lives across the passes (columns transformed as loaded, rows stored
   // as computed).
   V t[M * N];
@@ -213,9 +215,37 @@ inline void output_tile(const Op& op, int n, int m, const float* src, std::size_
     for (int j = 0; j < m; ++j) {
       V v = V::add(row[j], b);
       if (relu) v = V::relu(v);
-      V::store(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
+      store(i, j, v);
     }
   }
+}
+
+template <class V, int N, int M, class Op>
+inline void output_tile(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
+                        const float* bias16, bool relu, float* dst, std::size_t dst_row) {
+  output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
+    V::store(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
+  });
+}
+
+// As output_tile, and whether some stored value's |y| reaches `limit` or is NaN (OutputTileReachingFn):
+// the largest magnitude tracked in registers (V::AbsBitsMax) instead of a pass over the stored tile.
+template <class V>
+inline constexpr bool kHasAbsBitsMax = requires(V x, typename V::AbsBitsMax& t) {
+  V::abs_bits_max(t, x);
+  { V::abs_bits_reach(t, 1.0f) } -> std::same_as<bool>;
+};
+
+template <class V, int N, int M, class Op>
+inline bool output_tile_reaching(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
+                                 const float* bias16, bool relu, float* dst, std::size_t dst_row,
+                                 float limit) {
+  typename V::AbsBitsMax largest;
+  output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
+    V::store(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
+    V::abs_bits_max(largest, v);
+  });
+  return V::abs_bits_reach(largest, limit);
 }
 
 // V's element type for a store: floats (stores_floats) or 16-bit words.
@@ -263,6 +293,13 @@ void generated_output(const void*, const float* src, std::size_t pos_stride, con
                                  dst_row);
 }
 
+template <class V, class Gen>
+bool generated_output_reaching(const void*, const float* src, std::size_t pos_stride, const float* bias16,
+                               bool relu, float* dst, std::size_t dst_row, float limit) {
+  return output_tile_reaching<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride,
+                                                 bias16, relu, dst, dst_row, limit);
+}
+
 // The generated FP32 transforms over a half-width vector type H (8 lanes): each channel block's two
 // halves in turn, for ISAs whose 16-lane type takes two registers per value (make_transform_table<V, H>).
 template <class H, class Gen>
@@ -296,6 +333,14 @@ int64_t generic_input_int8(const void* ctx, const float* src, std::ptrdiff_t sy,
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   return input_tiles_int8<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride, inv,
                                            bad);
+}
+
+template <class V>
+bool generic_output_reaching(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
+                             bool relu, float* dst, std::size_t dst_row, float limit) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  return output_tile_reaching<V, kMaxGenericN, kMaxGenericN>(GenericOp<V>{c}, c->n, c->m, src, pos_stride,
+                                                             bias16, relu, dst, dst_row, limit);
 }
 
 template <class V>
@@ -372,6 +417,7 @@ TileFns generated_fns() {
   if constexpr (kHasFp16RoundedStore<V>) f.input_fp16_round = &generated_input<V, Gen, VStore::kFp16Rounded>;
   if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
   if constexpr (kHasInt8CodesLoad<V>) f.input_int8_codes = &generated_input_int8_codes<V, Gen>;
+  if constexpr (kHasAbsBitsMax<V>) f.output_reaching = &generated_output_reaching<V, Gen>;
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
   return f;
@@ -398,6 +444,7 @@ TransformTable make_transform_table() {
   if constexpr (kHasFp16RoundedStore<V>) t.generic.input_fp16_round = &generic_input<V, VStore::kFp16Rounded>;
   if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
   if constexpr (kHasInt8CodesLoad<V>) t.generic.input_int8_codes = &generic_input_int8_codes<V>;
+  if constexpr (kHasAbsBitsMax<V>) t.generic.output_reaching = &generic_output_reaching<V>;
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;
   return t;

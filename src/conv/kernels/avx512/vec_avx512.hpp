@@ -3,6 +3,7 @@
 
 #include <immintrin.h>
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -112,6 +113,19 @@ struct VecAvx512 {
     int64_t sum = 0;
     for (int32_t c : lanes) sum += c;
     return sum;
+  }
+  // The largest |x| bits stored by an output tile (NaN above Inf as unsigned), and whether they reach
+  // `limit`: count_beyond's first tier (convert_avx512.cpp), in registers.
+  struct AbsBitsMax {
+    __m512i bits = _mm512_setzero_si512();
+  };
+  static void abs_bits_max(AbsBitsMax& t, VecAvx512 x) {
+    const __m512i a = _mm512_and_si512(_mm512_castps_si512(x.v), _mm512_set1_epi32(0x7FFFFFFF));
+    t.bits = _mm512_maskz_max_epu32(static_cast<__mmask16>(0xFFFF), t.bits, a);
+  }
+  static bool abs_bits_reach(const AbsBitsMax& t, float limit) {
+    return _mm512_cmpge_epu32_mask(t.bits,
+                                   _mm512_set1_epi32(static_cast<int>(std::bit_cast<uint32_t>(limit)))) != 0;
   }
   // m = max(m, |x|) per lane over the finite x, magnitudes compared as bit patterns (as the amax pass).
   static void amax_into(float* m, VecAvx512 x) {

@@ -463,7 +463,12 @@ std::string Plan::describe() const {
                                         : "") +
                    ")") +
         (p.wino->prefetch_u ? ", U larger than L2 (next panel prefetched)" : "") +
-        (p.wino->reads_input_directly ? ", input read in place"
+        (p.wino->reads_input_directly
+             ? std::string(", input read in place") + (p.input_format.type == DataType::kInt8 &&
+                                                               p.wino->precision == Precision::kInt8 &&
+                                                               p.wino->fns.input_int8_codes != nullptr
+                                                           ? " (int8 codes widened in registers)"
+                                                           : "")
          : p.wino->spatial_codes_directly
              ? ", int8 codes read in place at the plan's input scale (else quantized in a copy)"
              : "");

@@ -494,10 +494,16 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
     const auto amax_tiles = [&](std::size_t task, int worker) {
       float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
       const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, format, worker);
-      for_each_input_tile(p, w, from, first + tasks.t0(task), first + tasks.t1(task), tasks.range(task),
-                          [&](int64_t, const float* src, auto sy, auto sx, auto scb, int, int cbs) {
-                            w.fns.input_amax(&w.coeffs, src, sy, sx, scb, cbs, lane_max);
-                          });
+      for_each_input_tile(
+          p, w, from, first + tasks.t0(task), first + tasks.t1(task), tasks.range(task),
+          [&]<class Src>(int64_t, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                         int, int cbs) {
+            if constexpr (std::is_same_v<Src, int8_t>)
+              w.fns.input_amax_codes(&w.coeffs, src, sy, sx, scb, cbs, format.scale, lane_max);
+            else
+              w.fns.input_amax(&w.coeffs, src, sy, sx, scb, cbs, lane_max);
+          },
+          w.fns.input_amax_codes != nullptr);
     };
     p.pool->run(tasks.count(), p.charged(Stage::kScales, amax_tiles));
   }

@@ -75,6 +75,11 @@ using InputTileInt8CodesFn = int64_t (*)(const void* ctx, const int8_t* src, std
 // lane l) becomes the largest finite |v| it has seen, so that a block of tiles is reduced once.
 using InputTileAmaxFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                  std::ptrdiff_t scb, int cbs, float* lane_max);
+// As InputTileAmaxFn on a tile of an int8 tensor's codes (strides in codes), widened in registers as
+// InputTileInt8CodesFn widens them.
+using InputTileAmaxCodesFn = void (*)(const void* ctx, const int8_t* src, std::ptrdiff_t sy,
+                                      std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, float scale,
+                                      float* lane_max);
 using OutputTileFn = void (*)(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
                               bool relu, float* dst, std::size_t dst_row);
 // As OutputTileFn, and returns whether some stored value (padding lanes and rows past the output
@@ -95,6 +100,7 @@ struct TileFns {
   InputTileInt8Fn input_int8 = nullptr;    // every ISA (AVX-512: a fast and an exact store; others scalar)
   InputTileInt8CodesFn input_int8_codes = nullptr;  // where the ISA widens int8 in registers (AVX-512F)
   InputTileAmaxFn input_amax = nullptr;    // every ISA
+  InputTileAmaxCodesFn input_amax_codes = nullptr;  // with input_int8_codes
   OutputTileReachingFn output_reaching = nullptr;  // where the ISA tracks |y| in registers (AVX-512F)
 };
 

@@ -195,6 +195,17 @@ inline void input_tiles_amax(const Op& op, int n, const float* src, std::ptrdiff
   });
 }
 
+// As input_tiles_amax from an int8 tensor's codes (InputTileAmaxCodesFn), widened in registers.
+template <class V, int N, class Op>
+inline void input_tiles_amax_codes(const Op& op, int n, const int8_t* src, std::ptrdiff_t sy,
+                                   std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, float scale,
+                                   float* lane_max) {
+  const V s = V::broadcast(scale);
+  input_tiles_loaded<V, N>(
+      op, n, src, sy, sx, scb, cbs, [s](const int8_t* p) { return V::load_int8_scaled(p, s); },
+      [&](int, int a, V z) { V::amax_into(lane_max + static_cast<std::size_t>(a) * 16, z); });
+}
+
 // Y = A^T M A + bias (ReLU) of one tile; store(i, j, y) takes output (i, j).
 template <class V, int N, int M, class Op, class Store>
 [[gnu::always_inline]] inline void output_tile_with(const Op& op, int n, int m, const float* src,
@@ -287,6 +298,12 @@ void generated_input_amax(const void*, const float* src, std::ptrdiff_t sy, std:
 }
 
 template <class V, class Gen>
+void generated_input_amax_codes(const void*, const int8_t* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                std::ptrdiff_t scb, int cbs, float scale, float* lane_max) {
+  input_tiles_amax_codes<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, scale, lane_max);
+}
+
+template <class V, class Gen>
 void generated_output(const void*, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
                       float* dst, std::size_t dst_row) {
   output_tile<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16, relu, dst,
@@ -367,6 +384,13 @@ void generic_input_amax(const void* ctx, const float* src, std::ptrdiff_t sy, st
 }
 
 template <class V>
+void generic_input_amax_codes(const void* ctx, const int8_t* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                              std::ptrdiff_t scb, int cbs, float scale, float* lane_max) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  input_tiles_amax_codes<V, kMaxGenericN>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, scale, lane_max);
+}
+
+template <class V>
 void generic_output(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16, bool relu,
                     float* dst, std::size_t dst_row) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
@@ -416,7 +440,10 @@ TileFns generated_fns() {
   }
   if constexpr (kHasFp16RoundedStore<V>) f.input_fp16_round = &generated_input<V, Gen, VStore::kFp16Rounded>;
   if constexpr (kHasInt8Store<V>) f.input_int8 = &generated_input_int8<V, Gen>;
-  if constexpr (kHasInt8CodesLoad<V>) f.input_int8_codes = &generated_input_int8_codes<V, Gen>;
+  if constexpr (kHasInt8CodesLoad<V>) {
+    f.input_int8_codes = &generated_input_int8_codes<V, Gen>;
+    f.input_amax_codes = &generated_input_amax_codes<V, Gen>;
+  }
   if constexpr (kHasAbsBitsMax<V>) f.output_reaching = &generated_output_reaching<V, Gen>;
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
@@ -443,7 +470,10 @@ TransformTable make_transform_table() {
   }
   if constexpr (kHasFp16RoundedStore<V>) t.generic.input_fp16_round = &generic_input<V, VStore::kFp16Rounded>;
   if constexpr (kHasInt8Store<V>) t.generic.input_int8 = &generic_input_int8<V>;
-  if constexpr (kHasInt8CodesLoad<V>) t.generic.input_int8_codes = &generic_input_int8_codes<V>;
+  if constexpr (kHasInt8CodesLoad<V>) {
+    t.generic.input_int8_codes = &generic_input_int8_codes<V>;
+    t.generic.input_amax_codes = &generic_input_amax_codes<V>;
+  }
   if constexpr (kHasAbsBitsMax<V>) t.generic.output_reaching = &generic_output_reaching<V>;
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;

@@ -44,6 +44,16 @@ using GemmPrefetchFn = void (*)(std::size_t kc, const float* a, std::size_t lda,
                                 std::size_t ldb, float* c, std::size_t ldc, const float* pf);
 using InputTileFn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                              std::ptrdiff_t scb, int cbs, float* dst, std::size_t pos_stride);
+// The rows [r0, r1) and columns [c0, c1) of a tile's n x n window that lie inside the image.
+struct EdgeWindow {
+  int r0 = 0, r1 = 0, c0 = 0, c1 = 0;
+};
+// As InputTileFn on a window at the image's edge, read from the tensor itself: element (i, j) of
+// channel block cb at tensor + origin + cb*scb + i*sy + j*sx inside `window`, zero outside it (never
+// read there). The bits of InputTileFn on a staged copy of the window with its zeros.
+using InputTileEdgeFn = void (*)(const void* ctx, const float* tensor, std::ptrdiff_t origin,
+                                 std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
+                                 EdgeWindow window, float* dst, std::size_t pos_stride);
 // As InputTileFn, V stored as fp16 bits (round to nearest even): the fp16-arithmetic GEMM's operand
 // written by the transform itself, without a conversion pass over V.
 using InputTileFp16Fn = void (*)(const void* ctx, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
@@ -92,6 +102,7 @@ using OutputTileReachingFn = bool (*)(const void* ctx, const float* src, std::si
 struct TileFns {
   InputTileFn input = nullptr;
   OutputTileFn output = nullptr;
+  InputTileEdgeFn input_edge = nullptr;    // the same arithmetic as input, where it has one vector type
   InputTileFp16Fn input_fp16 = nullptr;    // where the ISA converts to fp16 (AVX-512F), else null
   InputTileFp16Fn input_bf16 = nullptr;    // bf16 bits, where the ISA has it (AVX-512F), else null
   InputTileFn input_bf16_round = nullptr;  // bf16 values as floats, where the ISA has it, else null

@@ -55,18 +55,17 @@ struct GeneratedOp {
 // memory, a store-to-load chain through every value of the tile.
 // load(p) gives the 16 lanes of an element of the tile: V::load of floats, or int8 codes widened and
 // scaled in registers (input_tiles_int8_codes).
-template <class V, int N, class Op, class Src, class Load, class Store>
-[[gnu::always_inline]] inline void input_tiles_loaded(const Op& op, int n, const Src* src, std::ptrdiff_t sy,
-                                                      std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
-                                                      Load&& load, Store&& store) {
+// The two passes over element (i, j) of channel block cb given by element(cb, i, j).
+template <class V, int N, class Op, class Element, class Store>
+[[gnu::always_inline]] inline void input_tiles_by(const Op& op, int n, int cbs, Element&& element,
+                                                  Store&& store) {
   // Only t lives across the two passes: each column is transformed as it is loaded and each row of z
   // stored as it is computed (whole n x n arrays of d and z as well went through the stack).
   V t[N * N];
   for (int cb = 0; cb < cbs; ++cb) {
-    const Src* s = src + cb * scb;
     for (int j = 0; j < n; ++j) {  // columns: t = B^T d
       V column[N];
-      for (int i = 0; i < n; ++i) column[i] = load(s + i * sy + j * sx);
+      for (int i = 0; i < n; ++i) column[i] = element(cb, i, j);
       op.bt(column, 1, t + j, n);
     }
     for (int p = 0; p < n; ++p) {  // rows: z = t B
@@ -75,6 +74,34 @@ template <class V, int N, class Op, class Src, class Load, class Store>
       for (int q = 0; q < n; ++q) store(cb, p * n + q, row[q]);
     }
   }
+}
+
+template <class V, int N, class Op, class Src, class Load, class Store>
+[[gnu::always_inline]] inline void input_tiles_loaded(const Op& op, int n, const Src* src, std::ptrdiff_t sy,
+                                                      std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
+                                                      Load&& load, Store&& store) {
+  input_tiles_by<V, N>(
+      op, n, cbs, [&](int cb, int i, int j) { return load(src + cb * scb + i * sy + j * sx); },
+      std::forward<Store>(store));
+}
+
+// A window at the image's edge read from the tensor itself (InputTileEdgeFn): element (i, j) of block
+// cb at tensor + origin + cb*scb + i*sy + j*sx where window.r0 <= i < window.r1 and window.c0 <= j <
+// window.c1, a zero of the padding elsewhere (not read: its offset may lie outside the tensor). The
+// values a staged copy with its zeros would hold, so the same bits.
+template <class V, int N, class Op>
+inline void input_tiles_edge(const Op& op, int n, const float* tensor, std::ptrdiff_t origin,
+                             std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
+                             EdgeWindow window, float* dst, std::size_t pos_stride) {
+  input_tiles_by<V, N>(
+      op, n, cbs,
+      [&](int cb, int i, int j) {
+        if (i < window.r0 || i >= window.r1 || j < window.c0 || j >= window.c1) return V::zero();
+        return V::load(tensor + (origin + cb * scb + i * sy + j * sx));
+      },
+      [&](int cb, int a, V z) {
+        V::store(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z);
+      });
 }
 
 template <class V, int N, class Op, class Store>
@@ -278,6 +305,14 @@ int64_t generated_input_int8(const void*, const float* src, std::ptrdiff_t sy, s
 }
 
 template <class V, class Gen>
+void generated_input_edge(const void*, const float* tensor, std::ptrdiff_t origin, std::ptrdiff_t sy,
+                          std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, EdgeWindow window, float* dst,
+                          std::size_t pos_stride) {
+  input_tiles_edge<V, Gen::n>(GeneratedOp<V, Gen>{}, Gen::n, tensor, origin, sy, sx, scb, cbs, window, dst,
+                              pos_stride);
+}
+
+template <class V, class Gen>
 int64_t generated_input_int8_codes(const void*, const int8_t* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                    std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
                                    const float* inv, float scale, int* bad) {
@@ -361,6 +396,15 @@ bool generic_output_reaching(const void* ctx, const float* src, std::size_t pos_
 }
 
 template <class V>
+void generic_input_edge(const void* ctx, const float* tensor, std::ptrdiff_t origin, std::ptrdiff_t sy,
+                        std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, EdgeWindow window, float* dst,
+                        std::size_t pos_stride) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  input_tiles_edge<V, kMaxGenericN>(GenericOp<V>{c}, c->n, tensor, origin, sy, sx, scb, cbs, window, dst,
+                                    pos_stride);
+}
+
+template <class V>
 int64_t generic_input_int8_codes(const void* ctx, const int8_t* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                                  std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
                                  const float* inv, float scale, int* bad) {
@@ -432,6 +476,8 @@ TileFns generated_fns() {
   if constexpr (!std::is_void_v<H>) {
     f.input = &generated_input_halves<H, GenH>;
     f.output = &generated_output_halves<H, GenH>;
+  } else {
+    f.input_edge = &generated_input_edge<V, Gen>;  // the same arithmetic as input (no halves)
   }
   if constexpr (kHasFp16Store<V>) f.input_fp16 = &generated_input<V, Gen, VStore::kFp16>;
   if constexpr (kHasBf16Store<V>) {
@@ -463,6 +509,7 @@ TransformTable make_transform_table() {
   // The generic path keeps V: its operators loop over coefficient tables, whose loads and indices the
   // halves would repeat (F(7,3) on 1x128x28x28, one thread: input 0.17 -> 0.25 ms, output 0.13 -> 0.19).
   t.generic = TileFns{&generic_input<V>, &generic_output<V>};
+  t.generic.input_edge = &generic_input_edge<V>;
   if constexpr (kHasFp16Store<V>) t.generic.input_fp16 = &generic_input<V, VStore::kFp16>;
   if constexpr (kHasBf16Store<V>) {
     t.generic.input_bf16 = &generic_input<V, VStore::kBf16>;

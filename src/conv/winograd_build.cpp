@@ -142,6 +142,7 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   if (p.precision == Precision::kBf16 && p.isa == Isa::kAvx512 && lowp_simd_supported(Precision::kBf16)) {
     const Bf16HwInputFns hw = bf16_hw_input_fns_avx512bf16();
     w.fns.input_bf16 = gi >= 0 ? hw.generated[gi] : hw.generic;
+    w.fns.words_from_bf16 = gi >= 0 ? hw.generated_from_bf16[gi] : hw.generic_from_bf16;
   }
 
   const int64_t OH = s.out_h(), OW = s.out_w();

@@ -97,19 +97,20 @@ struct BlockRange {
 //   tiles) is first copied with its zeros into the stage (n x n pixels of 16 channels per channel block).
 //   Typed tensors are staged by runs of tiles, widened (kTypedRunTiles above). The values are those of
 //   the blocked copy, so the bits are the same.
-// - int8 codes in place: where `codes` is set (the tile callable then also takes const int8_t*, strides
-//   in codes), an int8 window inside the image is passed where it is, to be widened in registers with
-//   the widening's bits; windows reaching into the padding are staged as codes (zero codes around
-//   them, whose value is +0 as the FP32 stage's), by runs of such windows.
+// - Raw elements in place: where `raw` is set and the tensor's type is one of kRaw's (RawTypes), the
+//   tile callable is given the tensor's own elements (int8 codes as const int8_t*, bf16 or fp16 bits as
+//   const uint16_t*; strides in elements), to widen in registers with the widening's bits: a window
+//   inside the image where it is, windows reaching into the padding staged as elements (zero bits, the
+//   value +0 as the FP32 stage's, around them) by runs of such windows.
 // - FP32 windows at the edges read in place: where `edge` is given (not NoEdgeTiles), a window reaching
 //   into the padding is passed as the tensor, its origin's offset and the rows and columns inside the
 //   image (edge(i, tensor, origin, sy, sx, scb, cb0, cbs, window)), instead of being staged.
 struct NoEdgeTiles {};
+enum RawTypes : unsigned { kRawNone = 0, kRawInt8 = 1, kRawWords = 2 };
 
-template <class Tile, class EdgeTile = NoEdgeTiles>
+template <unsigned kRaw = kRawNone, class Tile, class EdgeTile = NoEdgeTiles>
 void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
-                         int64_t t1, BlockRange blocks, Tile&& tile, bool codes = false,
-                         EdgeTile&& edge = {}) {
+                         int64_t t1, BlockRange blocks, Tile&& tile, bool raw = false, EdgeTile&& edge = {}) {
   const int cb_first = static_cast<int>(blocks.lo), cb_count = static_cast<int>(blocks.hi - blocks.lo);
   if (from.tensor == nullptr) {
     const std::ptrdiff_t sy = static_cast<std::ptrdiff_t>(w.Wp * kLanes), sx = kLanes;
@@ -133,24 +134,31 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
     const int64_t ty = tc.ty * m - s.pad_h, tx = tc.tx * m - s.pad_w;
     return ty >= 0 && tx >= 0 && ty + n <= H && tx + n <= W;
   };
-  constexpr bool kTakesCodes = std::is_invocable_v<Tile&, int64_t, const int8_t*, std::ptrdiff_t,
-                                                   std::ptrdiff_t, std::ptrdiff_t, int, int>;
-  const bool codes_in_place = kTakesCodes && codes && type == DataType::kInt8;
+  const bool words = type == DataType::kBf16 || type == DataType::kFp16;
+  const bool raw_in_place =
+      raw && (((kRaw & kRawInt8) != 0 && type == DataType::kInt8) || ((kRaw & kRawWords) != 0 && words));
+  // The callable on raw elements at element offset `at` of `base` (the tensor or the stage).
+  const auto raw_tile = [&](int64_t i, const void* base, std::ptrdiff_t at, std::ptrdiff_t ry,
+                            std::ptrdiff_t rx, std::ptrdiff_t rcb, int cb0, int cbs) {
+    if constexpr ((kRaw & kRawInt8) != 0) {
+      if (type == DataType::kInt8) {
+        tile(i, static_cast<const int8_t*>(base) + at, ry, rx, rcb, cb0, cbs);
+        return;
+      }
+    }
+    if constexpr ((kRaw & kRawWords) != 0)
+      tile(i, static_cast<const uint16_t*>(base) + at, ry, rx, rcb, cb0, cbs);
+  };
   for (int64_t t = t0; t < t1;) {
     const TileCoord c = coord(w, t);
     const int64_t y = c.ty * m - s.pad_h, x = c.tx * m - s.pad_w;
     const int64_t image = c.img * image_stride;  // element offsets into the tensor
-    if ((!typed || codes_in_place) && window_inside(c)) {
-      if constexpr (kTakesCodes) {
-        if (codes_in_place) {
-          tile(t - t0, static_cast<const int8_t*>(from.tensor) + image + blocks.lo * scb + y * sy + x * sx,
-               sy, sx, scb, cb_first, cb_count);
-          ++t;
-          continue;
-        }
-      }
-      tile(t - t0, static_cast<const float*>(from.tensor) + image + blocks.lo * scb + y * sy + x * sx, sy, sx,
-           scb, cb_first, cb_count);
+    if ((!typed || raw_in_place) && window_inside(c)) {
+      const std::ptrdiff_t at = image + blocks.lo * scb + y * sy + x * sx;
+      if (raw_in_place)
+        raw_tile(t - t0, from.tensor, at, sy, sx, scb, cb_first, cb_count);
+      else
+        tile(t - t0, static_cast<const float*>(from.tensor) + at, sy, sx, scb, cb_first, cb_count);
       ++t;
       continue;
     }
@@ -165,52 +173,53 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
         continue;
       }
     }
-    // Staged: one window (FP32), or a run of windows of one tile row (typed; int8 codes in place: of
+    // Staged: one window (FP32), or a run of windows of one tile row (typed; raw elements in place: of
     // windows that reach into the padding).
     int64_t run = 1;
     if (typed)
       while (run < kTypedRunTiles && t + run < t1 && c.tx + run < w.tiles_x &&
-             !(codes_in_place && window_inside(coord(w, t + run))))
+             !(raw_in_place && window_inside(coord(w, t + run))))
         ++run;
     const int64_t width = (run - 1) * m + n;  // staged columns
     const std::ptrdiff_t stage_sy = width * kLanes, stage_scb = n * width * kLanes;
     const int64_t in_range = blocks.hi - blocks.lo;
+    const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(width, W - x);  // inside
+    if (raw_in_place) {  // the elements staged as they are, with zero bits (the value +0) around them
+      const auto bytes = static_cast<int64_t>(element_size(type));
+      auto* stage = reinterpret_cast<unsigned char*>(from.stage);
+      const int64_t raw_piece = std::clamp<int64_t>(kTypedBandBytes / (stage_scb * bytes), 1, in_range);
+      for (int64_t cb0 = blocks.lo; cb0 < blocks.hi; cb0 += raw_piece) {
+        const int64_t cbs = std::min(raw_piece, blocks.hi - cb0);
+        for (int64_t j = 0; j < cbs; ++j)
+          for (int64_t i = 0; i < n; ++i) {
+            unsigned char* row = stage + (j * stage_scb + i * stage_sy) * bytes;
+            const int64_t yy = y + i;
+            if (yy < 0 || yy >= H || x_lo >= x_hi) {
+              std::memset(row, 0, static_cast<std::size_t>(width * kLanes * bytes));
+              continue;
+            }
+            std::memset(row, 0, static_cast<std::size_t>(x_lo * kLanes * bytes));
+            const int64_t first = image + (cb0 + j) * scb + yy * sy + (x + x_lo) * sx;
+            const int64_t cols = x_hi - x_lo;
+            if (nhwc)
+              for (int64_t q = 0; q < cols; ++q)
+                std::memcpy(row + (x_lo + q) * kLanes * bytes, element_at(from.tensor, type, first + q * sx),
+                            static_cast<std::size_t>(kLanes * bytes));
+            else
+              std::memcpy(row + x_lo * kLanes * bytes, element_at(from.tensor, type, first),
+                          static_cast<std::size_t>(cols * kLanes * bytes));
+            std::memset(row + x_hi * kLanes * bytes, 0,
+                        static_cast<std::size_t>((width - x_hi) * kLanes * bytes));
+          }
+        for (int64_t q = 0; q < run; ++q)
+          raw_tile(t + q - t0, stage, q * m * kLanes, stage_sy, std::ptrdiff_t{kLanes}, stage_scb,
+                   static_cast<int>(cb0), static_cast<int>(cbs));
+      }
+      t += run;
+      continue;
+    }
     const int64_t piece =
         typed ? std::clamp<int64_t>(kTypedBandBytes / (stage_scb * 4), 1, in_range) : in_range;
-    const int64_t x_lo = std::max<int64_t>(0, -x), x_hi = std::min<int64_t>(width, W - x);  // inside
-    if constexpr (kTakesCodes) {
-      if (codes_in_place) {  // the codes staged as they are, with zero codes (the value +0) around them
-        auto* stage = reinterpret_cast<int8_t*>(from.stage);
-        const auto* source = static_cast<const int8_t*>(from.tensor);
-        const int64_t codes_piece = std::clamp<int64_t>(kTypedBandBytes / stage_scb, 1, in_range);
-        for (int64_t cb0 = blocks.lo; cb0 < blocks.hi; cb0 += codes_piece) {
-          const int64_t cbs = std::min(codes_piece, blocks.hi - cb0);
-          for (int64_t j = 0; j < cbs; ++j)
-            for (int64_t i = 0; i < n; ++i) {
-              int8_t* row = stage + j * stage_scb + i * stage_sy;
-              const int64_t yy = y + i;
-              if (yy < 0 || yy >= H || x_lo >= x_hi) {
-                std::memset(row, 0, static_cast<std::size_t>(width * kLanes));
-                continue;
-              }
-              std::memset(row, 0, static_cast<std::size_t>(x_lo * kLanes));
-              const int64_t first = image + (cb0 + j) * scb + yy * sy + (x + x_lo) * sx;
-              const int64_t cols = x_hi - x_lo;
-              if (nhwc)
-                for (int64_t q = 0; q < cols; ++q)
-                  std::memcpy(row + (x_lo + q) * kLanes, source + first + q * sx, kLanes);
-              else
-                std::memcpy(row + x_lo * kLanes, source + first, static_cast<std::size_t>(cols * kLanes));
-              std::memset(row + x_hi * kLanes, 0, static_cast<std::size_t>((width - x_hi) * kLanes));
-            }
-          for (int64_t q = 0; q < run; ++q)
-            tile(t + q - t0, static_cast<const int8_t*>(stage) + q * m * kLanes, stage_sy,
-                 std::ptrdiff_t{kLanes}, stage_scb, static_cast<int>(cb0), static_cast<int>(cbs));
-        }
-        t += run;
-        continue;
-      }
-    }
     for (int64_t cb0 = blocks.lo; cb0 < blocks.hi; cb0 += piece) {
       const int64_t cbs = std::min(piece, blocks.hi - cb0);
       for (int64_t j = 0; j < cbs; ++j)
@@ -253,6 +262,27 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
 // (w.fns.input_bf16_round, input_fp16_round).
 void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0, int64_t t1,
                  BlockRange blocks, float* v, std::size_t pos_v, InputTileFn fn) {
+  // A bf16 or fp16 tensor's own elements, where `fn` has that form (floats_from_*, rounded_from_*).
+  const DataType type = from.format.type;
+  const bool bf16 = type == DataType::kBf16, fp16 = type == DataType::kFp16;
+  InputTileFloatsFromWordsFn from_words = nullptr;
+  if (fn == w.fns.input) from_words = bf16 ? w.fns.floats_from_bf16 : fp16 ? w.fns.floats_from_fp16 : nullptr;
+  if (bf16 && fn == w.fns.input_bf16_round) from_words = w.fns.rounded_from_bf16;
+  if (fp16 && fn == w.fns.input_fp16_round) from_words = w.fns.rounded_from_fp16;
+  if (from.tensor != nullptr && from_words != nullptr) {
+    for_each_input_tile<kRawWords>(
+        p, w, from, t0, t1, blocks,
+        [&]<class Src>(int64_t i, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                       int cb0, int cbs) {
+          float* dst = v + i * w.Cpad + cb0 * kLanes;
+          if constexpr (std::is_same_v<Src, uint16_t>)
+            from_words(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
+          else
+            fn(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
+        },
+        true);
+    return;
+  }
   const auto tile = [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
     fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
   };
@@ -271,12 +301,26 @@ void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& f
 }
 
 // V written as 16-bit words by `fn`: fp16 bits (w.fns.input_fp16) or bf16 bits (w.fns.input_bf16).
+// A bf16 tensor feeding bf16 bits, or an fp16 tensor fp16 bits, is read as its own elements
+// (words_from_*).
 void input_stage_words(const Plan::Impl& p, const WinogradPlan& w, InputTileFp16Fn fn, const TileSource& from,
                        int64_t t0, int64_t t1, BlockRange blocks, uint16_t* v, std::size_t pos_v) {
-  for_each_input_tile(p, w, from, t0, t1, blocks,
-                      [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
-                        fn(&w.coeffs, src, sy, sx, scb, cbs, v + i * w.Cpad + cb0 * kLanes, pos_v);
-                      });
+  const DataType type = from.format.type;
+  const InputTileWordsFromWordsFn from_words =
+      type == DataType::kBf16 && fn == w.fns.input_bf16   ? w.fns.words_from_bf16
+      : type == DataType::kFp16 && fn == w.fns.input_fp16 ? w.fns.words_from_fp16
+                                                          : nullptr;
+  for_each_input_tile<kRawWords>(
+      p, w, from, t0, t1, blocks,
+      [&]<class Src>(int64_t i, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                     int cb0, int cbs) {
+        uint16_t* dst = v + i * w.Cpad + cb0 * kLanes;
+        if constexpr (std::is_same_v<Src, uint16_t>)
+          from_words(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
+        else
+          fn(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
+      },
+      from_words != nullptr);
 }
 
 // A tile's NaN/Inf mark (flags[i], zeroed by the caller before the stage) set from one call on some of its
@@ -306,7 +350,7 @@ int64_t input_stage_int8(const Plan::Impl& p, const WinogradPlan& w, const TileS
   int64_t saturated = 0;
   const InputTileInt8CodesFn codes_fn = w.fns.input_int8_codes;
   const float scale = from.format.scale;
-  for_each_input_tile(
+  for_each_input_tile<kRawInt8>(
       p, w, from, t0, t1, blocks,
       [&]<class Src>(int64_t i, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
                      int cb0, int cbs) {
@@ -522,7 +566,7 @@ void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format, float*
     const auto amax_tiles = [&](std::size_t task, int worker) {
       float* lane_max = p.thread_amax[static_cast<std::size_t>(worker)].data();
       const TileSource from = tile_source(p, xb, img0, in_place ? input : nullptr, format, worker);
-      for_each_input_tile(
+      for_each_input_tile<kRawInt8>(
           p, w, from, first + tasks.t0(task), first + tasks.t1(task), tasks.range(task),
           [&]<class Src>(int64_t, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
                          int, int cbs) {

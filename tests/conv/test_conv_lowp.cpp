@@ -514,6 +514,93 @@ TEST(Lowp, Int8TileQuantizationEqualsTheScalarDefinition) {
   }
 }
 
+// The transforms from bf16 and fp16 tensors' own elements (the in-place reads of such tensors) give the
+// bits of the same transforms on the elements widened by the ISA's conversion, for every V store the
+// plans use: FP32 V, bf16 bits (AVX-512F and vcvtneps2bf16 stores), bf16 values as floats, fp16 bits,
+// fp16 values as floats; on generated and generic tiles, with NaN, Inf, subnormal and large elements.
+TEST(Lowp, TransformsFromWordsEqualThoseOfTheWidenedElements) {
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> bits(0, 0xFFFF);
+  int checked = 0;
+  for (Isa isa : {Isa::kPortable, Isa::kAvx2, Isa::kAvx512}) {
+    if (!isa_supported(isa)) continue;
+    const KernelTable& k = kernels(isa);
+    const TransformTable& table = k.transforms;
+    const bool hw = isa == Isa::kAvx512 && lowp_simd_supported(Precision::kBf16);
+    const Bf16HwInputFns hw_fns = hw ? bf16_hw_input_fns_avx512bf16() : Bf16HwInputFns{};
+    const GenericCoeffs c43 = input_coeffs(TileSize{4, 3}), c63 = input_coeffs(TileSize{6, 3});
+    struct Path {
+      const TileFns* fns;
+      const GenericCoeffs* ctx;
+      InputTileFp16Fn hw_bits;
+      InputTileWordsFromWordsFn hw_from_bf16;
+    };
+    std::vector<Path> paths = {{&table.generic, &c43, hw_fns.generic, hw_fns.generic_from_bf16},
+                               {&table.generic, &c63, hw_fns.generic, hw_fns.generic_from_bf16}};
+    for (int g = 0; g < table.generated_count; ++g)
+      paths.push_back({&table.generated[g], nullptr, hw ? hw_fns.generated[g] : nullptr,
+                       hw ? hw_fns.generated_from_bf16[g] : nullptr});
+    for (const auto& [fns, ctx, hw_bits, hw_from_bf16] : paths) {
+      if (fns->floats_from_bf16 == nullptr) continue;  // the ISA stages widened copies instead
+      const int n = ctx ? ctx->n : kMaxGenericN, nn = n * n, cbs = 2;
+      const std::ptrdiff_t sx = 16, sy = 16 * n, scb = 16 * nn;
+      const std::size_t pos = 16 * cbs, count = static_cast<std::size_t>(cbs * scb);
+      for (DataType type : {DataType::kBf16, DataType::kFp16}) {
+        SCOPED_TRACE(to_string(isa) + (ctx ? " generic n=" + std::to_string(n) : " generated") + " " +
+                     to_string(type));
+        const bool bf16 = type == DataType::kBf16;
+        std::vector<uint16_t> src(count);
+        for (uint16_t& e : src) {  // mostly values near 1 (exponents near the bias), some of any bits
+          const int b = bits(rng);
+          e = static_cast<uint16_t>(b % 4 == 0 ? b : (b & 0x80FF) | (bf16 ? 0x3F00 : 0x3C00));
+        }
+        src[7] = bf16 ? 0x7FC0 : 0x7E00;   // NaN
+        src[40] = bf16 ? 0xFF80 : 0xFC00;  // -Inf
+        src[81] = 0x0003;                  // subnormal
+        std::vector<float> widened(count);
+        k.convert.widen[static_cast<int>(type)](src.data(), widened.data(), static_cast<int64_t>(count),
+                                                1.0f);
+        const auto same = [&](const auto& got, const auto& want, const char* what) {
+          EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(got[0]))) << what;
+          ++checked;
+        };
+        std::vector<float> want_f(static_cast<std::size_t>(nn) * pos),
+            got_f(want_f.size());  // a smaller tile leaves the same zeros
+        fns->input(ctx, widened.data(), sy, sx, scb, cbs, want_f.data(), pos);
+        (bf16 ? fns->floats_from_bf16 : fns->floats_from_fp16)(ctx, src.data(), sy, sx, scb, cbs,
+                                                               got_f.data(), pos);
+        same(got_f, want_f, "FP32 V");
+        const InputTileFn round = bf16 ? fns->input_bf16_round : fns->input_fp16_round;
+        const InputTileFloatsFromWordsFn rounded = bf16 ? fns->rounded_from_bf16 : fns->rounded_from_fp16;
+        EXPECT_EQ(round == nullptr, rounded == nullptr);
+        if (round != nullptr && rounded != nullptr) {
+          round(ctx, widened.data(), sy, sx, scb, cbs, want_f.data(), pos);
+          rounded(ctx, src.data(), sy, sx, scb, cbs, got_f.data(), pos);
+          same(got_f, want_f, "rounded V");
+        }
+        std::vector<uint16_t> want_w(static_cast<std::size_t>(nn) * pos), got_w(want_w.size());
+        const InputTileFp16Fn words = bf16 ? fns->input_bf16 : fns->input_fp16;
+        const InputTileWordsFromWordsFn from_words = bf16 ? fns->words_from_bf16 : fns->words_from_fp16;
+        EXPECT_EQ(words == nullptr, from_words == nullptr);
+        if (words != nullptr && from_words != nullptr) {
+          words(ctx, widened.data(), sy, sx, scb, cbs, want_w.data(), pos);
+          from_words(ctx, src.data(), sy, sx, scb, cbs, got_w.data(), pos);
+          same(got_w, want_w, "V bits");
+        }
+        if (bf16 && hw_bits != nullptr) {
+          ASSERT_NE(hw_from_bf16, nullptr);
+          hw_bits(ctx, widened.data(), sy, sx, scb, cbs, want_w.data(), pos);
+          hw_from_bf16(ctx, src.data(), sy, sx, scb, cbs, got_w.data(), pos);
+          same(got_w, want_w, "V bits (vcvtneps2bf16)");
+        }
+      }
+    }
+  }
+  if (isa_supported(Isa::kAvx512)) {
+    EXPECT_GT(checked, 0);
+  }
+}
+
 // bf16 written by the transform itself (input_bf16: bits for the dot-product and AMX GEMMs;
 // input_bf16_round: bf16 values as floats for the FMA GEMM) must be the ISA's FP32 transform followed by
 // the scalar definitions (bf16_bits_rne, round_bf16), on generated and generic tiles, with values that

@@ -62,6 +62,14 @@ using InputTileFp16Fn = void (*)(const void* ctx, const float* src, std::ptrdiff
 // AMX GEMMs' operand written by the transform itself (the conversion pass's bits). Type:
 // InputTileFp16Fn. And V rounded to bf16 values kept as floats (round_bf16), the bf16 FMA GEMM's
 // operand (the in-place rounding pass's bits). Type: InputTileFn.
+// As InputTileFn and InputTileFp16Fn on a tile of a bf16 or fp16 tensor's own elements (strides in
+// elements), widened in registers with the widening's bits (the values of a staged FP32 copy).
+using InputTileFloatsFromWordsFn = void (*)(const void* ctx, const uint16_t* src, std::ptrdiff_t sy,
+                                            std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, float* dst,
+                                            std::size_t pos_stride);
+using InputTileWordsFromWordsFn = void (*)(const void* ctx, const uint16_t* src, std::ptrdiff_t sy,
+                                           std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, uint16_t* dst,
+                                           std::size_t pos_stride);
 // As InputTileFn, V' of the int8-spatial path (exact integer-valued floats) stored as int16 by the
 // transform itself, as Int16ConvertFn converts it (kernels/int16_kernels.hpp): a NaN, an Inf or
 // |v| > 32767 stores 0 and sets *bad.
@@ -113,6 +121,11 @@ struct TileFns {
   InputTileAmaxFn input_amax = nullptr;    // every ISA
   InputTileAmaxCodesFn input_amax_codes = nullptr;  // with input_int8_codes
   OutputTileReachingFn output_reaching = nullptr;  // where the ISA tracks |y| in registers (AVX-512F)
+  // From bf16 / fp16 tensors' elements (AVX-512F), V stored as input, input_bf16 / input_fp16 and
+  // input_bf16_round / input_fp16_round store it.
+  InputTileFloatsFromWordsFn floats_from_bf16 = nullptr, floats_from_fp16 = nullptr;
+  InputTileWordsFromWordsFn words_from_bf16 = nullptr, words_from_fp16 = nullptr;
+  InputTileFloatsFromWordsFn rounded_from_bf16 = nullptr, rounded_from_fp16 = nullptr;
 };
 
 // The float coefficients of the generic (run-time matrix) tile path; ctx of its TileFns.
@@ -174,6 +187,8 @@ struct Bf16HwInputFns {
   const InputTileFp16Fn* generated = nullptr;
   int generated_count = 0;
   InputTileFp16Fn generic = nullptr;
+  const InputTileWordsFromWordsFn* generated_from_bf16 = nullptr;  // from bf16 tensors' elements
+  InputTileWordsFromWordsFn generic_from_bf16 = nullptr;
 };
 Bf16HwInputFns bf16_hw_input_fns_avx512bf16();
 

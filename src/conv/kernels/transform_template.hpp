@@ -121,25 +121,51 @@ constexpr bool stores_floats(VStore s) {
   return s == VStore::kFloat || s == VStore::kBf16Rounded || s == VStore::kFp16Rounded;
 }
 
+template <class V, VStore S, class T>
+[[gnu::always_inline]] inline void store_v(T* o, V z) {
+  static_assert(std::is_same_v<T, float> == stores_floats(S));
+  if constexpr (S == VStore::kFloat)
+    V::store(o, z);
+  else if constexpr (S == VStore::kFp16)
+    V::store_fp16(o, z);
+  else if constexpr (S == VStore::kBf16)
+    V::store_bf16(o, z);
+  else if constexpr (S == VStore::kBf16Hw)
+    V::store_bf16_hw(o, z);
+  else if constexpr (S == VStore::kFp16Rounded)
+    V::store_fp16_rounded(o, z);
+  else
+    V::store_bf16_rounded(o, z);
+}
+
 template <class V, int N, VStore S = VStore::kFloat, class Op, class T>
 inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                         std::ptrdiff_t scb, int cbs, T* dst, std::size_t pos_stride) {
-  static_assert(std::is_same_v<T, float> == stores_floats(S));
   input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
-    T* o = dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride;
-    if constexpr (S == VStore::kFloat)
-      V::store(o, z);
-    else if constexpr (S == VStore::kFp16)
-      V::store_fp16(o, z);
-    else if constexpr (S == VStore::kBf16)
-      V::store_bf16(o, z);
-    else if constexpr (S == VStore::kBf16Hw)
-      V::store_bf16_hw(o, z);
-    else if constexpr (S == VStore::kFp16Rounded)
-      V::store_fp16_rounded(o, z);
-    else
-      V::store_bf16_rounded(o, z);
+    store_v<V, S>(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z);
   });
+}
+
+// The 16-bit tensor element types a transform can read in place (InputTileFromWordsFn).
+enum class WordSource { kBf16, kFp16 };
+template <class V, WordSource W>
+[[gnu::always_inline]] inline V load_word_source(const uint16_t* p) {
+  if constexpr (W == WordSource::kBf16)
+    return V::load_bf16(p);
+  else
+    return V::load_fp16(p);
+}
+
+// As input_tiles from a bf16 or fp16 tensor's own elements, widened in registers (the widening's bits).
+template <class V, int N, VStore S, WordSource W, class Op, class T>
+inline void input_tiles_from_words(const Op& op, int n, const uint16_t* src, std::ptrdiff_t sy,
+                                   std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs, T* dst,
+                                   std::size_t pos_stride) {
+  input_tiles_loaded<V, N>(
+      op, n, src, sy, sx, scb, cbs, [](const uint16_t* p) { return load_word_source<V, W>(p); },
+      [&](int cb, int a, V z) {
+        store_v<V, S>(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z);
+      });
 }
 
 // V quantized in registers to the int8 GEMM's operand (InputTileInt8Fn). Where V has a fast unchecked
@@ -296,6 +322,13 @@ void generated_input(const void*, const float* src, std::ptrdiff_t sy, std::ptrd
   input_tiles<V, Gen::n, S>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst, pos_stride);
 }
 
+template <class V, class Gen, VStore S, WordSource W>
+void generated_input_from_words(const void*, const uint16_t* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                                std::ptrdiff_t scb, int cbs, VStoreElement<S>* dst, std::size_t pos_stride) {
+  input_tiles_from_words<V, Gen::n, S, W>(GeneratedOp<V, Gen>{}, Gen::n, src, sy, sx, scb, cbs, dst,
+                                          pos_stride);
+}
+
 template <class V, class Gen>
 int64_t generated_input_int8(const void*, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                              std::ptrdiff_t scb, int cbs, uint8_t* dst, std::size_t pos_stride,
@@ -376,6 +409,14 @@ void generic_input(const void* ctx, const float* src, std::ptrdiff_t sy, std::pt
                    std::ptrdiff_t scb, int cbs, VStoreElement<S>* dst, std::size_t pos_stride) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles<V, kMaxGenericN, S>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst, pos_stride);
+}
+
+template <class V, VStore S, WordSource W>
+void generic_input_from_words(const void* ctx, const uint16_t* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
+                              std::ptrdiff_t scb, int cbs, VStoreElement<S>* dst, std::size_t pos_stride) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  input_tiles_from_words<V, kMaxGenericN, S, W>(GenericOp<V>{c}, c->n, src, sy, sx, scb, cbs, dst,
+                                                pos_stride);
 }
 
 template <class V>
@@ -466,6 +507,43 @@ inline constexpr bool kHasInt8Store = requires(uint8_t* p, V x, typename V::Int8
   V::store_int8(p, x, 1.0f, t);
 };
 template <class V>
+inline constexpr bool kHasWordLoads = requires(const uint16_t* p) {
+  { V::load_bf16(p) } -> std::same_as<V>;
+  { V::load_fp16(p) } -> std::same_as<V>;
+};
+
+// The transforms from bf16 and fp16 tensors' own elements into each V store the plans use (TileFns).
+template <class V, class Ops>
+void set_word_source_fns(TileFns& f) {
+  if constexpr (kHasWordLoads<V>) {
+    using W = WordSource;
+    f.floats_from_bf16 = Ops::template fn<VStore::kFloat, W::kBf16>();
+    f.floats_from_fp16 = Ops::template fn<VStore::kFloat, W::kFp16>();
+    if constexpr (kHasBf16Store<V>) {
+      f.words_from_bf16 = Ops::template fn<VStore::kBf16, W::kBf16>();
+      f.rounded_from_bf16 = Ops::template fn<VStore::kBf16Rounded, W::kBf16>();
+    }
+    if constexpr (kHasFp16Store<V>) f.words_from_fp16 = Ops::template fn<VStore::kFp16, W::kFp16>();
+    if constexpr (kHasFp16RoundedStore<V>)
+      f.rounded_from_fp16 = Ops::template fn<VStore::kFp16Rounded, W::kFp16>();
+  }
+}
+template <class V, class Gen>
+struct GeneratedFromWords {
+  template <VStore S, WordSource W>
+  static constexpr auto fn() {
+    return &generated_input_from_words<V, Gen, S, W>;
+  }
+};
+template <class V>
+struct GenericFromWords {
+  template <VStore S, WordSource W>
+  static constexpr auto fn() {
+    return &generic_input_from_words<V, S, W>;
+  }
+};
+
+template <class V>
 inline constexpr bool kHasInt8CodesLoad = kHasInt8Store<V>&& requires(const int8_t* p, V s) {
   { V::load_int8_scaled(p, s) } -> std::same_as<V>;
 };
@@ -491,6 +569,7 @@ TileFns generated_fns() {
     f.input_amax_codes = &generated_input_amax_codes<V, Gen>;
   }
   if constexpr (kHasAbsBitsMax<V>) f.output_reaching = &generated_output_reaching<V, Gen>;
+  set_word_source_fns<V, GeneratedFromWords<V, Gen>>(f);
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
   return f;
@@ -522,6 +601,7 @@ TransformTable make_transform_table() {
     t.generic.input_amax_codes = &generic_input_amax_codes<V>;
   }
   if constexpr (kHasAbsBitsMax<V>) t.generic.output_reaching = &generic_output_reaching<V>;
+  set_word_source_fns<V, GenericFromWords<V>>(t.generic);
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;
   return t;

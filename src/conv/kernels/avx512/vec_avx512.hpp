@@ -26,6 +26,17 @@ struct VecAvx512 {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return {_mm512_maskz_mul_ps(all, _mm512_maskz_cvtepi32_ps(all, _mm512_maskz_cvtepi8_epi32(all, b)), s.v)};
   }
+  // 16 bf16 or fp16 values: widen_bf16's and widen_fp16's operations (convert_avx512.cpp), so the same
+  // bits (vcvtph2ps returns signalling NaNs quiet, as the widening does).
+  static VecAvx512 load_bf16(const uint16_t* p) {
+    const __mmask16 all = static_cast<__mmask16>(0xFFFF);
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    return {_mm512_castsi512_ps(_mm512_maskz_slli_epi32(all, _mm512_maskz_cvtepu16_epi32(all, h), 16))};
+  }
+  static VecAvx512 load_fp16(const uint16_t* p) {
+    return {_mm512_maskz_cvtph_ps(static_cast<__mmask16>(0xFFFF),
+                                  _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)))};
+  }
   // As fp16 bits, round to nearest even (vcvtps2ph; masked form: see relu).
   static void store_fp16(uint16_t* p, VecAvx512 x) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),

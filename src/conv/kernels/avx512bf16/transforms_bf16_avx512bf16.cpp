@@ -13,8 +13,16 @@ Bf16HwInputFns bf16_hw_input_fns_avx512bf16() {
   &kernels_impl::generated_input<VecAvx512, generated::Tile##i<VecAvx512>, kernels_impl::VStore::kBf16Hw>,
   static const InputTileFp16Fn kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
 #undef NOVA_GEN_ENTRY
+#define NOVA_GEN_ENTRY(i)                                                             \
+  &kernels_impl::generated_input_from_words<VecAvx512, generated::Tile##i<VecAvx512>, \
+                                            kernels_impl::VStore::kBf16Hw, kernels_impl::WordSource::kBf16>,
+  static const InputTileWordsFromWordsFn kGeneratedFromBf16[] = {
+      NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
+#undef NOVA_GEN_ENTRY
   return {kGenerated, generated::kGeneratedCount,
-          &kernels_impl::generic_input<VecAvx512, kernels_impl::VStore::kBf16Hw>};
+          &kernels_impl::generic_input<VecAvx512, kernels_impl::VStore::kBf16Hw>, kGeneratedFromBf16,
+          &kernels_impl::generic_input_from_words<VecAvx512, kernels_impl::VStore::kBf16Hw,
+                                                  kernels_impl::WordSource::kBf16>};
 }
 
 }  // namespace nova::conv

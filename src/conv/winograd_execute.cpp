@@ -487,6 +487,15 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
           count_results(out + first, OW * kLanes, m, m, kLanes);
         continue;
       }
+      if (blocked && otype == DataType::kInt8 && w.fns.output_int8 != nullptr && lanes == kLanes &&
+          rows == m && cols == m) {
+        // NCHW16c int8, a whole tile of 16 channels: narrowed as transformed, straight into the output.
+        const int64_t first = (((c.img * w.Kb + kb) * OH + y0) * OW + x0) * kLanes;
+        w.fns.output_int8(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu,
+                          static_cast<int8_t*>(out_any) + first, static_cast<std::size_t>(OW), inv_scale,
+                          counts);
+        continue;
+      }
       if (transform_tile(mo + (t - t0) * w.Kpad + k0, bias, tmp, static_cast<std::size_t>(m)))
         count_results(tmp, m * kLanes, rows, cols, lanes);
       if (blocked) {         // NCHW16c: each tile row is cols whole pixels of 16 channels, contiguous

@@ -100,6 +100,12 @@ using InputTileAmaxCodesFn = void (*)(const void* ctx, const int8_t* src, std::p
                                       float* lane_max);
 using OutputTileFn = void (*)(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
                               bool relu, float* dst, std::size_t dst_row);
+struct NarrowCounts;
+// As OutputTileFn into an int8 tensor: each result narrowed to its code as ConvertTable's int8 narrow
+// narrows it (the same bits, saturated and NaN/Inf values added to *counts).
+using OutputTileInt8Fn = void (*)(const void* ctx, const float* src, std::size_t pos_stride,
+                                  const float* bias16, bool relu, int8_t* dst, std::size_t dst_row,
+                                  float inv_scale, NarrowCounts* counts);
 // As OutputTileFn, and returns whether some stored value (padding lanes and rows past the output
 // included) has |y| >= limit or is NaN: where it returns false, no result of the tile needs counting
 // (ConvertTable::count_beyond), where true the caller counts them.
@@ -121,6 +127,7 @@ struct TileFns {
   InputTileAmaxFn input_amax = nullptr;    // every ISA
   InputTileAmaxCodesFn input_amax_codes = nullptr;  // with input_int8_codes
   OutputTileReachingFn output_reaching = nullptr;  // where the ISA tracks |y| in registers (AVX-512F)
+  OutputTileInt8Fn output_int8 = nullptr;          // where the ISA narrows in registers (AVX-512F)
   // From bf16 / fp16 tensors' elements (AVX-512F), V stored as input, input_bf16 / input_fp16 and
   // input_bf16_round / input_fp16_round store it.
   InputTileFloatsFromWordsFn floats_from_bf16 = nullptr, floats_from_fp16 = nullptr;

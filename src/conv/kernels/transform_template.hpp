@@ -294,11 +294,42 @@ inline void output_tile(const Op& op, int n, int m, const float* src, std::size_
 
 // As output_tile, and whether some stored value's |y| reaches `limit` or is NaN (OutputTileReachingFn):
 // the largest magnitude tracked in registers (V::AbsBitsMax) instead of a pass over the stored tile.
+// In two steps, as has_int8_fast_store (clang 14).
 template <class V>
-inline constexpr bool kHasAbsBitsMax = requires(V x, typename V::AbsBitsMax& t) {
-  V::abs_bits_max(t, x);
-  { V::abs_bits_reach(t, 1.0f) } -> std::same_as<bool>;
+concept HasAbsBitsMaxType = requires {
+  typename V::AbsBitsMax;
 };
+template <class V>
+consteval bool has_abs_bits_max() {
+  if constexpr (HasAbsBitsMaxType<V>) return requires(V x, typename V::AbsBitsMax & t) {
+      V::abs_bits_max(t, x);
+      { V::abs_bits_reach(t, 1.0f) } -> std::same_as<bool>;
+    };
+  else
+    return false;
+}
+template <class V>
+inline constexpr bool kHasAbsBitsMax = has_abs_bits_max<V>();
+
+// As output_tile, the results narrowed to int8 codes as they are stored (OutputTileInt8Fn) by
+// V::Int8OutNarrow, ConvertTable's int8 narrowing of the ISA, with its counts.
+template <class V>
+concept HasInt8OutNarrow = requires {
+  typename V::Int8OutNarrow;
+};
+
+template <class V, int N, int M, class Op>
+inline void output_tile_int8(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
+                             const float* bias16, bool relu, int8_t* dst, std::size_t dst_row,
+                             float inv_scale, NarrowCounts* counts) {
+  typename V::Int8OutNarrow narrow(inv_scale);
+  output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
+    V::store_int8_out(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v,
+                      narrow);
+  });
+  counts->saturated += narrow.saturated();
+  counts->nonfinite += narrow.nonfinite();
+}
 
 template <class V, int N, int M, class Op>
 inline bool output_tile_reaching(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
@@ -385,6 +416,14 @@ bool generated_output_reaching(const void*, const float* src, std::size_t pos_st
                                                  bias16, relu, dst, dst_row, limit);
 }
 
+template <class V, class Gen>
+void generated_output_int8(const void*, const float* src, std::size_t pos_stride, const float* bias16,
+                           bool relu, int8_t* dst, std::size_t dst_row, float inv_scale,
+                           NarrowCounts* counts) {
+  output_tile_int8<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16, relu,
+                                      dst, dst_row, inv_scale, counts);
+}
+
 // The generated FP32 transforms over a half-width vector type H (8 lanes): each channel block's two
 // halves in turn, for ISAs whose 16-lane type takes two registers per value (make_transform_table<V, H>).
 template <class H, class Gen>
@@ -443,6 +482,14 @@ void generic_input_edge(const void* ctx, const float* tensor, std::ptrdiff_t ori
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles_edge<V, kMaxGenericN>(GenericOp<V>{c}, c->n, tensor, origin, sy, sx, scb, cbs, window, dst,
                                     pos_stride);
+}
+
+template <class V>
+void generic_output_int8(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
+                         bool relu, int8_t* dst, std::size_t dst_row, float inv_scale, NarrowCounts* counts) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  output_tile_int8<V, kMaxGenericN, kMaxGenericN>(GenericOp<V>{c}, c->n, c->m, src, pos_stride, bias16, relu,
+                                                  dst, dst_row, inv_scale, counts);
 }
 
 template <class V>
@@ -569,6 +616,7 @@ TileFns generated_fns() {
     f.input_amax_codes = &generated_input_amax_codes<V, Gen>;
   }
   if constexpr (kHasAbsBitsMax<V>) f.output_reaching = &generated_output_reaching<V, Gen>;
+  if constexpr (HasInt8OutNarrow<V>) f.output_int8 = &generated_output_int8<V, Gen>;
   set_word_source_fns<V, GeneratedFromWords<V, Gen>>(f);
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
@@ -601,6 +649,7 @@ TransformTable make_transform_table() {
     t.generic.input_amax_codes = &generic_input_amax_codes<V>;
   }
   if constexpr (kHasAbsBitsMax<V>) t.generic.output_reaching = &generic_output_reaching<V>;
+  if constexpr (HasInt8OutNarrow<V>) t.generic.output_int8 = &generic_output_int8<V>;
   set_word_source_fns<V, GenericFromWords<V>>(t.generic);
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;

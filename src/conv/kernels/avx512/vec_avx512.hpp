@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "bf16_round_avx512.hpp"
+#include "narrow_vectors_avx512.hpp"
 
 namespace {
 
@@ -124,6 +125,12 @@ struct VecAvx512 {
     int64_t sum = 0;
     for (int32_t c : lanes) sum += c;
     return sum;
+  }
+  // Output results narrowed to int8 codes: ConvertTable's int8 narrowing on this ISA
+  // (narrow_vectors_avx512.hpp), so the same codes and counts.
+  using Int8OutNarrow = Int8NarrowAvx512;
+  [[gnu::always_inline]] static void store_int8_out(int8_t* p, VecAvx512 x, Int8OutNarrow& narrow) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), narrow(x.v, static_cast<__mmask16>(0xFFFF)));
   }
   // The largest |x| bits stored by an output tile (NaN above Inf as unsigned), and whether they reach
   // `limit`: count_beyond's first tier (convert_avx512.cpp), in registers.

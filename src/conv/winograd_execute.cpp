@@ -257,6 +257,25 @@ void for_each_input_tile(const Plan::Impl& p, const WinogradPlan& w, const TileS
   }
 }
 
+// Input transform into V (floats or 16-bit words T) by `fn` on FP32 windows, and by `from_words` on a bf16
+// or fp16 tensor's own elements where it is set (else the tensor is widened into FP32 windows).
+template <class T, class Fn, class FromWordsFn>
+void input_stage_from_words(const Plan::Impl& p, const WinogradPlan& w, const TileSource& from, int64_t t0,
+                            int64_t t1, BlockRange blocks, T* v, std::size_t pos_v, Fn fn,
+                            FromWordsFn from_words) {
+  for_each_input_tile<kRawWords>(
+      p, w, from, t0, t1, blocks,
+      [&]<class Src>(int64_t i, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
+                     int cb0, int cbs) {
+        T* dst = v + i * w.Cpad + cb0 * kLanes;
+        if constexpr (std::is_same_v<Src, uint16_t>)
+          from_words(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
+        else
+          fn(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
+      },
+      from_words != nullptr);
+}
+
 // Input transform of the blocks' channels of tiles [t0, t1) into V (position stride pos_v, row stride
 // Cpad), by `fn`: the plain transform, or one that rounds V to bf16 or fp16 values as it stores it
 // (w.fns.input_bf16_round, input_fp16_round).
@@ -270,17 +289,7 @@ void input_stage(const Plan::Impl& p, const WinogradPlan& w, const TileSource& f
   if (bf16 && fn == w.fns.input_bf16_round) from_words = w.fns.rounded_from_bf16;
   if (fp16 && fn == w.fns.input_fp16_round) from_words = w.fns.rounded_from_fp16;
   if (from.tensor != nullptr && from_words != nullptr) {
-    for_each_input_tile<kRawWords>(
-        p, w, from, t0, t1, blocks,
-        [&]<class Src>(int64_t i, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
-                       int cb0, int cbs) {
-          float* dst = v + i * w.Cpad + cb0 * kLanes;
-          if constexpr (std::is_same_v<Src, uint16_t>)
-            from_words(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
-          else
-            fn(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
-        },
-        true);
+    input_stage_from_words(p, w, from, t0, t1, blocks, v, pos_v, fn, from_words);
     return;
   }
   const auto tile = [&](int64_t i, const float* src, auto sy, auto sx, auto scb, int cb0, int cbs) {
@@ -310,17 +319,7 @@ void input_stage_words(const Plan::Impl& p, const WinogradPlan& w, InputTileFp16
       type == DataType::kBf16 && fn == w.fns.input_bf16   ? w.fns.words_from_bf16
       : type == DataType::kFp16 && fn == w.fns.input_fp16 ? w.fns.words_from_fp16
                                                           : nullptr;
-  for_each_input_tile<kRawWords>(
-      p, w, from, t0, t1, blocks,
-      [&]<class Src>(int64_t i, const Src* src, std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb,
-                     int cb0, int cbs) {
-        uint16_t* dst = v + i * w.Cpad + cb0 * kLanes;
-        if constexpr (std::is_same_v<Src, uint16_t>)
-          from_words(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
-        else
-          fn(&w.coeffs, src, sy, sx, scb, cbs, dst, pos_v);
-      },
-      from_words != nullptr);
+  input_stage_from_words(p, w, from, t0, t1, blocks, v, pos_v, fn, from_words);
 }
 
 // A tile's NaN/Inf mark (flags[i], zeroed by the caller before the stage) set from one call on some of its

@@ -560,39 +560,24 @@ TEST(Lowp, TransformsFromWordsEqualThoseOfTheWidenedElements) {
         std::vector<float> widened(count);
         k.convert.widen[static_cast<int>(type)](src.data(), widened.data(), static_cast<int64_t>(count),
                                                 1.0f);
-        const auto same = [&](const auto& got, const auto& want, const char* what) {
+        // `ref` on the widened elements against `from` on the elements themselves; each exists where the
+        // other does (the buffers start equal: a smaller tile leaves the same zeros in both).
+        const auto check = [&](auto ref, auto from, auto& want, auto& got, const char* what) {
+          EXPECT_EQ(ref == nullptr, from == nullptr) << what;
+          if (ref == nullptr || from == nullptr) return;
+          ref(ctx, widened.data(), sy, sx, scb, cbs, want.data(), pos);
+          from(ctx, src.data(), sy, sx, scb, cbs, got.data(), pos);
           EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(got[0]))) << what;
           ++checked;
         };
-        std::vector<float> want_f(static_cast<std::size_t>(nn) * pos),
-            got_f(want_f.size());  // a smaller tile leaves the same zeros
-        fns->input(ctx, widened.data(), sy, sx, scb, cbs, want_f.data(), pos);
-        (bf16 ? fns->floats_from_bf16 : fns->floats_from_fp16)(ctx, src.data(), sy, sx, scb, cbs,
-                                                               got_f.data(), pos);
-        same(got_f, want_f, "FP32 V");
-        const InputTileFn round = bf16 ? fns->input_bf16_round : fns->input_fp16_round;
-        const InputTileFloatsFromWordsFn rounded = bf16 ? fns->rounded_from_bf16 : fns->rounded_from_fp16;
-        EXPECT_EQ(round == nullptr, rounded == nullptr);
-        if (round != nullptr && rounded != nullptr) {
-          round(ctx, widened.data(), sy, sx, scb, cbs, want_f.data(), pos);
-          rounded(ctx, src.data(), sy, sx, scb, cbs, got_f.data(), pos);
-          same(got_f, want_f, "rounded V");
-        }
-        std::vector<uint16_t> want_w(static_cast<std::size_t>(nn) * pos), got_w(want_w.size());
-        const InputTileFp16Fn words = bf16 ? fns->input_bf16 : fns->input_fp16;
-        const InputTileWordsFromWordsFn from_words = bf16 ? fns->words_from_bf16 : fns->words_from_fp16;
-        EXPECT_EQ(words == nullptr, from_words == nullptr);
-        if (words != nullptr && from_words != nullptr) {
-          words(ctx, widened.data(), sy, sx, scb, cbs, want_w.data(), pos);
-          from_words(ctx, src.data(), sy, sx, scb, cbs, got_w.data(), pos);
-          same(got_w, want_w, "V bits");
-        }
-        if (bf16 && hw_bits != nullptr) {
-          ASSERT_NE(hw_from_bf16, nullptr);
-          hw_bits(ctx, widened.data(), sy, sx, scb, cbs, want_w.data(), pos);
-          hw_from_bf16(ctx, src.data(), sy, sx, scb, cbs, got_w.data(), pos);
-          same(got_w, want_w, "V bits (vcvtneps2bf16)");
-        }
+        std::vector<float> want_f(static_cast<std::size_t>(nn) * pos), got_f(want_f.size());
+        std::vector<uint16_t> want_w(want_f.size()), got_w(want_f.size());
+        check(fns->input, bf16 ? fns->floats_from_bf16 : fns->floats_from_fp16, want_f, got_f, "FP32 V");
+        check(bf16 ? fns->input_bf16_round : fns->input_fp16_round,
+              bf16 ? fns->rounded_from_bf16 : fns->rounded_from_fp16, want_f, got_f, "rounded V");
+        check(bf16 ? fns->input_bf16 : fns->input_fp16, bf16 ? fns->words_from_bf16 : fns->words_from_fp16,
+              want_w, got_w, "V bits");
+        if (bf16 && hw_bits != nullptr) check(hw_bits, hw_from_bf16, want_w, got_w, "V bits (vcvtneps2bf16)");
       }
     }
   }

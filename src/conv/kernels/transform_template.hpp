@@ -146,7 +146,8 @@ inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy
   });
 }
 
-// The 16-bit tensor element types a transform can read in place (InputTileFromWordsFn).
+// The 16-bit tensor element types a transform can read in place (InputTileFloatsFromWordsFn,
+// InputTileWordsFromWordsFn).
 enum class WordSource { kBf16, kFp16 };
 template <class V, WordSource W>
 [[gnu::always_inline]] inline V load_word_source(const uint16_t* p) {

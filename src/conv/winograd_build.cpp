@@ -145,6 +145,12 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
     w.fns.words_from_bf16 = gi >= 0 ? hw.generated_from_bf16[gi] : hw.generic_from_bf16;
   }
 
+  // bf16 outputs narrowed by vcvtneps2bf16 where the CPU has it (the bits of the other narrowing).
+  if (p.isa == Isa::kAvx512 && lowp_simd_supported(Precision::kBf16)) {
+    const Bf16HwOutputFns hw = bf16_hw_output_fns_avx512bf16();
+    w.fns.output_bf16 = gi >= 0 ? hw.generated[gi] : hw.generic;
+  }
+
   const int64_t OH = s.out_h(), OW = s.out_w();
   w.tiles_y = ceil_div(OH, w.m);
   w.tiles_x = ceil_div(OW, w.m);

@@ -495,6 +495,15 @@ void output_stage(const Plan::Impl& p, const WinogradPlan& w, int64_t t0, int64_
                           counts);
         continue;
       }
+      if (blocked && otype == DataType::kBf16 && w.fns.output_bf16 != nullptr && lanes == kLanes &&
+          rows == m && cols == m) {
+        // NCHW16c bf16, a whole tile: narrowed as transformed; a tile whose results reach the count's
+        // limit is transformed again below, where they are counted and stored again (the same bits).
+        const int64_t first = (((c.img * w.Kb + kb) * OH + y0) * OW + x0) * kLanes;
+        if (!w.fns.output_bf16(&w.coeffs, mo + (t - t0) * w.Kpad + k0, pos_m, bias, p.relu,
+                               static_cast<uint16_t*>(out_any) + first, static_cast<std::size_t>(OW), limit))
+          continue;
+      }
       if (transform_tile(mo + (t - t0) * w.Kpad + k0, bias, tmp, static_cast<std::size_t>(m)))
         count_results(tmp, m * kLanes, rows, cols, lanes);
       if (blocked) {         // NCHW16c: each tile row is cols whole pixels of 16 channels, contiguous

@@ -106,6 +106,12 @@ struct NarrowCounts;
 using OutputTileInt8Fn = void (*)(const void* ctx, const float* src, std::size_t pos_stride,
                                   const float* bias16, bool relu, int8_t* dst, std::size_t dst_row,
                                   float inv_scale, NarrowCounts* counts);
+// As OutputTileFn into a bf16 tensor: each result narrowed to bf16 bits as ConvertTable's bf16 narrow
+// narrows it; returns as OutputTileReachingFn whether some result has |y| >= limit or is NaN (the
+// caller counts the tile's results then).
+using OutputTileBf16Fn = bool (*)(const void* ctx, const float* src, std::size_t pos_stride,
+                                  const float* bias16, bool relu, uint16_t* dst, std::size_t dst_row,
+                                  float limit);
 // As OutputTileFn, and returns whether some stored value (padding lanes and rows past the output
 // included) has |y| >= limit or is NaN: where it returns false, no result of the tile needs counting
 // (ConvertTable::count_beyond), where true the caller counts them.
@@ -128,6 +134,7 @@ struct TileFns {
   InputTileAmaxCodesFn input_amax_codes = nullptr;  // with input_int8_codes
   OutputTileReachingFn output_reaching = nullptr;  // where the ISA tracks |y| in registers (AVX-512F)
   OutputTileInt8Fn output_int8 = nullptr;          // where the ISA narrows in registers (AVX-512F)
+  OutputTileBf16Fn output_bf16 = nullptr;          // likewise (vcvtneps2bf16 where the CPU has it)
   // From bf16 / fp16 tensors' elements (AVX-512F), V stored as input, input_bf16 / input_fp16 and
   // input_bf16_round / input_fp16_round store it.
   InputTileFloatsFromWordsFn floats_from_bf16 = nullptr, floats_from_fp16 = nullptr;
@@ -198,6 +205,14 @@ struct Bf16HwInputFns {
   InputTileWordsFromWordsFn generic_from_bf16 = nullptr;
 };
 Bf16HwInputFns bf16_hw_input_fns_avx512bf16();
+// The bf16 output tiles with vcvtneps2bf16 (TileFns::output_bf16 of the avx512 path on AVX512-BF16 CPUs;
+// the same bits as the AVX-512F ones), generated[i] parallel to TransformTable::generated.
+struct Bf16HwOutputFns {
+  const OutputTileBf16Fn* generated = nullptr;
+  int generated_count = 0;
+  OutputTileBf16Fn generic = nullptr;
+};
+Bf16HwOutputFns bf16_hw_output_fns_avx512bf16();
 
 struct TransformTable {
   const TileFns* generated = nullptr;  // one per generated transform (generated::kGeneratedInfo order)

@@ -312,6 +312,26 @@ consteval bool has_abs_bits_max() {
 template <class V>
 inline constexpr bool kHasAbsBitsMax = has_abs_bits_max<V>();
 
+// As output_tile into a bf16 tensor (OutputTileBf16Fn): each result narrowed by V::store_bf16_out,
+// ConvertTable's bf16 narrowing, and, as output_tile_reaching, whether some |y| reaches `limit` or is NaN
+// (the caller then counts the tile's results from an FP32 copy).
+template <class V>
+inline constexpr bool kHasBf16OutStore = requires(uint16_t* p, V x) {
+  V::store_bf16_out(p, x);
+};
+
+template <class V, int N, int M, class Op>
+inline bool output_tile_bf16(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
+                             const float* bias16, bool relu, uint16_t* dst, std::size_t dst_row,
+                             float limit) {
+  typename V::AbsBitsMax largest;
+  output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
+    V::store_bf16_out(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
+    V::abs_bits_max(largest, v);
+  });
+  return V::abs_bits_reach(largest, limit);
+}
+
 // As output_tile, the results narrowed to int8 codes as they are stored (OutputTileInt8Fn) by
 // V::Int8OutNarrow, ConvertTable's int8 narrowing of the ISA, with its counts.
 template <class V>
@@ -418,6 +438,13 @@ bool generated_output_reaching(const void*, const float* src, std::size_t pos_st
 }
 
 template <class V, class Gen>
+bool generated_output_bf16(const void*, const float* src, std::size_t pos_stride, const float* bias16,
+                           bool relu, uint16_t* dst, std::size_t dst_row, float limit) {
+  return output_tile_bf16<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16,
+                                             relu, dst, dst_row, limit);
+}
+
+template <class V, class Gen>
 void generated_output_int8(const void*, const float* src, std::size_t pos_stride, const float* bias16,
                            bool relu, int8_t* dst, std::size_t dst_row, float inv_scale,
                            NarrowCounts* counts) {
@@ -483,6 +510,14 @@ void generic_input_edge(const void* ctx, const float* tensor, std::ptrdiff_t ori
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles_edge<V, kMaxGenericN>(GenericOp<V>{c}, c->n, tensor, origin, sy, sx, scb, cbs, window, dst,
                                     pos_stride);
+}
+
+template <class V>
+bool generic_output_bf16(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
+                         bool relu, uint16_t* dst, std::size_t dst_row, float limit) {
+  const auto* c = static_cast<const GenericCoeffs*>(ctx);
+  return output_tile_bf16<V, kMaxGenericN, kMaxGenericN>(GenericOp<V>{c}, c->n, c->m, src, pos_stride, bias16,
+                                                         relu, dst, dst_row, limit);
 }
 
 template <class V>
@@ -618,6 +653,7 @@ TileFns generated_fns() {
   }
   if constexpr (kHasAbsBitsMax<V>) f.output_reaching = &generated_output_reaching<V, Gen>;
   if constexpr (HasInt8OutNarrow<V>) f.output_int8 = &generated_output_int8<V, Gen>;
+  if constexpr (kHasBf16OutStore<V> && kHasAbsBitsMax<V>) f.output_bf16 = &generated_output_bf16<V, Gen>;
   set_word_source_fns<V, GeneratedFromWords<V, Gen>>(f);
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
@@ -651,6 +687,7 @@ TransformTable make_transform_table() {
   }
   if constexpr (kHasAbsBitsMax<V>) t.generic.output_reaching = &generic_output_reaching<V>;
   if constexpr (HasInt8OutNarrow<V>) t.generic.output_int8 = &generic_output_int8<V>;
+  if constexpr (kHasBf16OutStore<V> && kHasAbsBitsMax<V>) t.generic.output_bf16 = &generic_output_bf16<V>;
   set_word_source_fns<V, GenericFromWords<V>>(t.generic);
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;

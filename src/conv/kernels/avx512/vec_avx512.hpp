@@ -126,6 +126,15 @@ struct VecAvx512 {
     for (int32_t c : lanes) sum += c;
     return sum;
   }
+  // Output results narrowed to bf16 bits: ConvertTable's bf16 narrowing (narrow_vectors_avx512.hpp; with
+  // vcvtneps2bf16 in files compiled with AVX512-BF16, the same bits).
+  [[gnu::always_inline]] static void store_bf16_out(uint16_t* p, VecAvx512 x) {
+#if defined(__AVX512BF16__)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_bits_hw(x.v));
+#else
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), bf16_bits(x.v));
+#endif
+  }
   // Output results narrowed to int8 codes: ConvertTable's int8 narrowing on this ISA
   // (narrow_vectors_avx512.hpp), so the same codes and counts.
   using Int8OutNarrow = Int8NarrowAvx512;

@@ -540,7 +540,11 @@ TEST(Lowp, TransformsFromWordsEqualThoseOfTheWidenedElements) {
     for (int g = 0; g < table.generated_count; ++g)
       paths.push_back({&table.generated[g], nullptr, hw ? hw_fns.generated[g] : nullptr,
                        hw ? hw_fns.generated_from_bf16[g] : nullptr});
-    for (const auto& [fns, ctx, hw_bits, hw_from_bf16] : paths) {
+    for (const Path& path : paths) {  // named, not a structured binding: the lambda below captures them
+      const TileFns* fns = path.fns;
+      const GenericCoeffs* ctx = path.ctx;
+      const InputTileFp16Fn hw_bits = path.hw_bits;
+      const InputTileWordsFromWordsFn hw_from_bf16 = path.hw_from_bf16;
       if (fns->floats_from_bf16 == nullptr) continue;  // the ISA stages widened copies instead
       const int n = ctx ? ctx->n : kMaxGenericN, nn = n * n, cbs = 2;
       const std::ptrdiff_t sx = 16, sy = 16 * n, scb = 16 * nn;

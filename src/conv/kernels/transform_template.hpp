@@ -312,25 +312,13 @@ consteval bool has_abs_bits_max() {
 template <class V>
 inline constexpr bool kHasAbsBitsMax = has_abs_bits_max<V>();
 
-// As output_tile into a bf16 tensor (OutputTileBf16Fn): each result narrowed by V::store_bf16_out,
-// ConvertTable's bf16 narrowing, and, as output_tile_reaching, whether some |y| reaches `limit` or is NaN
-// (the caller then counts the tile's results from an FP32 copy).
+// Output tiles into a bf16 tensor (OutputTileBf16Fn, output_tile_reaching below): each result narrowed by
+// V::store_bf16_out, ConvertTable's bf16 narrowing, and whether some |y| reaches `limit` or is NaN (the
+// caller then counts the tile's results from an FP32 copy).
 template <class V>
 inline constexpr bool kHasBf16OutStore = requires(uint16_t* p, V x) {
   V::store_bf16_out(p, x);
 };
-
-template <class V, int N, int M, class Op>
-inline bool output_tile_bf16(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
-                             const float* bias16, bool relu, uint16_t* dst, std::size_t dst_row,
-                             float limit) {
-  typename V::AbsBitsMax largest;
-  output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
-    V::store_bf16_out(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
-    V::abs_bits_max(largest, v);
-  });
-  return V::abs_bits_reach(largest, limit);
-}
 
 // As output_tile, the results narrowed to int8 codes as they are stored (OutputTileInt8Fn) by
 // V::Int8OutNarrow, ConvertTable's int8 narrowing of the ISA, with its counts.
@@ -352,13 +340,17 @@ inline void output_tile_int8(const Op& op, int n, int m, const float* src, std::
   counts->nonfinite += narrow.nonfinite();
 }
 
-template <class V, int N, int M, class Op>
+// Stored as floats (OutputTileReachingFn) or as bf16 bits (OutputTileBf16Fn).
+template <class V, int N, int M, class Op, class T>
 inline bool output_tile_reaching(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
-                                 const float* bias16, bool relu, float* dst, std::size_t dst_row,
-                                 float limit) {
+                                 const float* bias16, bool relu, T* dst, std::size_t dst_row, float limit) {
   typename V::AbsBitsMax largest;
   output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
-    V::store(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
+    T* o = dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16;
+    if constexpr (std::is_same_v<T, float>)
+      V::store(o, v);
+    else
+      V::store_bf16_out(o, v);
     V::abs_bits_max(largest, v);
   });
   return V::abs_bits_reach(largest, limit);
@@ -430,18 +422,12 @@ void generated_output(const void*, const float* src, std::size_t pos_stride, con
                                  dst_row);
 }
 
-template <class V, class Gen>
+// T = float: OutputTileReachingFn; uint16_t: OutputTileBf16Fn.
+template <class V, class Gen, class T>
 bool generated_output_reaching(const void*, const float* src, std::size_t pos_stride, const float* bias16,
-                               bool relu, float* dst, std::size_t dst_row, float limit) {
+                               bool relu, T* dst, std::size_t dst_row, float limit) {
   return output_tile_reaching<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride,
                                                  bias16, relu, dst, dst_row, limit);
-}
-
-template <class V, class Gen>
-bool generated_output_bf16(const void*, const float* src, std::size_t pos_stride, const float* bias16,
-                           bool relu, uint16_t* dst, std::size_t dst_row, float limit) {
-  return output_tile_bf16<V, Gen::n, Gen::m>(GeneratedOp<V, Gen>{}, Gen::n, Gen::m, src, pos_stride, bias16,
-                                             relu, dst, dst_row, limit);
 }
 
 template <class V, class Gen>
@@ -495,9 +481,10 @@ int64_t generic_input_int8(const void* ctx, const float* src, std::ptrdiff_t sy,
                                            bad);
 }
 
-template <class V>
+// T = float: OutputTileReachingFn; uint16_t: OutputTileBf16Fn.
+template <class V, class T>
 bool generic_output_reaching(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
-                             bool relu, float* dst, std::size_t dst_row, float limit) {
+                             bool relu, T* dst, std::size_t dst_row, float limit) {
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   return output_tile_reaching<V, kMaxGenericN, kMaxGenericN>(GenericOp<V>{c}, c->n, c->m, src, pos_stride,
                                                              bias16, relu, dst, dst_row, limit);
@@ -510,14 +497,6 @@ void generic_input_edge(const void* ctx, const float* tensor, std::ptrdiff_t ori
   const auto* c = static_cast<const GenericCoeffs*>(ctx);
   input_tiles_edge<V, kMaxGenericN>(GenericOp<V>{c}, c->n, tensor, origin, sy, sx, scb, cbs, window, dst,
                                     pos_stride);
-}
-
-template <class V>
-bool generic_output_bf16(const void* ctx, const float* src, std::size_t pos_stride, const float* bias16,
-                         bool relu, uint16_t* dst, std::size_t dst_row, float limit) {
-  const auto* c = static_cast<const GenericCoeffs*>(ctx);
-  return output_tile_bf16<V, kMaxGenericN, kMaxGenericN>(GenericOp<V>{c}, c->n, c->m, src, pos_stride, bias16,
-                                                         relu, dst, dst_row, limit);
 }
 
 template <class V>
@@ -651,9 +630,10 @@ TileFns generated_fns() {
     f.input_int8_codes = &generated_input_int8_codes<V, Gen>;
     f.input_amax_codes = &generated_input_amax_codes<V, Gen>;
   }
-  if constexpr (kHasAbsBitsMax<V>) f.output_reaching = &generated_output_reaching<V, Gen>;
+  if constexpr (kHasAbsBitsMax<V>) f.output_reaching = &generated_output_reaching<V, Gen, float>;
   if constexpr (HasInt8OutNarrow<V>) f.output_int8 = &generated_output_int8<V, Gen>;
-  if constexpr (kHasBf16OutStore<V> && kHasAbsBitsMax<V>) f.output_bf16 = &generated_output_bf16<V, Gen>;
+  if constexpr (kHasBf16OutStore<V> && kHasAbsBitsMax<V>)
+    f.output_bf16 = &generated_output_reaching<V, Gen, uint16_t>;
   set_word_source_fns<V, GeneratedFromWords<V, Gen>>(f);
   if constexpr (kHasInt16Store<V>) f.input_int16 = &generated_input_int16<V, Gen>;
   f.input_amax = &generated_input_amax<V, Gen>;
@@ -685,9 +665,10 @@ TransformTable make_transform_table() {
     t.generic.input_int8_codes = &generic_input_int8_codes<V>;
     t.generic.input_amax_codes = &generic_input_amax_codes<V>;
   }
-  if constexpr (kHasAbsBitsMax<V>) t.generic.output_reaching = &generic_output_reaching<V>;
+  if constexpr (kHasAbsBitsMax<V>) t.generic.output_reaching = &generic_output_reaching<V, float>;
   if constexpr (HasInt8OutNarrow<V>) t.generic.output_int8 = &generic_output_int8<V>;
-  if constexpr (kHasBf16OutStore<V> && kHasAbsBitsMax<V>) t.generic.output_bf16 = &generic_output_bf16<V>;
+  if constexpr (kHasBf16OutStore<V> && kHasAbsBitsMax<V>)
+    t.generic.output_bf16 = &generic_output_reaching<V, uint16_t>;
   set_word_source_fns<V, GenericFromWords<V>>(t.generic);
   if constexpr (kHasInt16Store<V>) t.generic.input_int16 = &generic_input_int16<V>;
   t.generic.input_amax = &generic_input_amax<V>;

@@ -27,10 +27,12 @@ Bf16HwInputFns bf16_hw_input_fns_avx512bf16() {
 }
 
 Bf16HwOutputFns bf16_hw_output_fns_avx512bf16() {
-#define NOVA_GEN_ENTRY(i) &kernels_impl::generated_output_bf16<VecAvx512, generated::Tile##i<VecAvx512>>,
+#define NOVA_GEN_ENTRY(i) \
+  &kernels_impl::generated_output_reaching<VecAvx512, generated::Tile##i<VecAvx512>, uint16_t>,
   static const OutputTileBf16Fn kGenerated[] = {NOVA_FOR_EACH_GENERATED_TILE(NOVA_GEN_ENTRY)};
 #undef NOVA_GEN_ENTRY
-  return {kGenerated, generated::kGeneratedCount, &kernels_impl::generic_output_bf16<VecAvx512>};
+  return {kGenerated, generated::kGeneratedCount,
+          &kernels_impl::generic_output_reaching<VecAvx512, uint16_t>};
 }
 
 }  // namespace nova::conv

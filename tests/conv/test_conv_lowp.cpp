@@ -451,6 +451,25 @@ GenericCoeffs input_coeffs(TileSize tile) {
   return c;
 }
 
+// The tile transforms the transform tests check on an ISA: the generic path on F(4,3) and F(6,3) (ctx:
+// their coefficients) and every generated transform (ctx null), each with the vcvtneps2bf16 stores the
+// plans use instead where the CPU has AVX512-BF16 (from `hw`; null where it is Bf16HwInputFns{}).
+struct TransformPath {
+  const TileFns* fns;
+  const GenericCoeffs* ctx;
+  InputTileFp16Fn hw_bits;
+  InputTileWordsFromWordsFn hw_from_bf16;
+};
+std::vector<TransformPath> transform_paths(const TransformTable& table, const Bf16HwInputFns& hw,
+                                           const GenericCoeffs& c43, const GenericCoeffs& c63) {
+  std::vector<TransformPath> paths = {{&table.generic, &c43, hw.generic, hw.generic_from_bf16},
+                                      {&table.generic, &c63, hw.generic, hw.generic_from_bf16}};
+  for (int g = 0; g < table.generated_count; ++g)
+    paths.push_back({&table.generated[g], nullptr, hw.generated ? hw.generated[g] : nullptr,
+                     hw.generated_from_bf16 ? hw.generated_from_bf16[g] : nullptr});
+  return paths;
+}
+
 // The same at the level of one tile, where the saturated values and the NaN/Inf flag can be checked
 // exactly: each ISA's in-register quantization (InputTileInt8Fn) against the portable conversion of
 // the same ISA's FP32 transform, with scales that saturate about a quarter of the values.
@@ -529,18 +548,8 @@ TEST(Lowp, TransformsFromWordsEqualThoseOfTheWidenedElements) {
     const bool hw = isa == Isa::kAvx512 && lowp_simd_supported(Precision::kBf16);
     const Bf16HwInputFns hw_fns = hw ? bf16_hw_input_fns_avx512bf16() : Bf16HwInputFns{};
     const GenericCoeffs c43 = input_coeffs(TileSize{4, 3}), c63 = input_coeffs(TileSize{6, 3});
-    struct Path {
-      const TileFns* fns;
-      const GenericCoeffs* ctx;
-      InputTileFp16Fn hw_bits;
-      InputTileWordsFromWordsFn hw_from_bf16;
-    };
-    std::vector<Path> paths = {{&table.generic, &c43, hw_fns.generic, hw_fns.generic_from_bf16},
-                               {&table.generic, &c63, hw_fns.generic, hw_fns.generic_from_bf16}};
-    for (int g = 0; g < table.generated_count; ++g)
-      paths.push_back({&table.generated[g], nullptr, hw ? hw_fns.generated[g] : nullptr,
-                       hw ? hw_fns.generated_from_bf16[g] : nullptr});
-    for (const Path& path : paths) {  // named, not a structured binding: the lambda below captures them
+    for (const TransformPath& path : transform_paths(table, hw_fns, c43, c63)) {
+      // Named, not a structured binding: the lambda below captures them (clang 14).
       const TileFns* fns = path.fns;
       const GenericCoeffs* ctx = path.ctx;
       const InputTileFp16Fn hw_bits = path.hw_bits;
@@ -611,16 +620,10 @@ TEST(Lowp, Bf16ByTheTransformEqualsTheScalarDefinition) {
       ASSERT_EQ(hw_fns.generated_count, table.generated_count);
     }
     const GenericCoeffs c43 = input_coeffs(TileSize{4, 3}), c63 = input_coeffs(TileSize{6, 3});
-    struct Path {
-      const TileFns* fns;
-      const GenericCoeffs* ctx;
-      InputTileFp16Fn hw_bits;
-    };
-    std::vector<Path> paths = {{&table.generic, &c43, hw_fns.generic},
-                               {&table.generic, &c63, hw_fns.generic}};
-    for (int g = 0; g < table.generated_count; ++g)
-      paths.push_back({&table.generated[g], nullptr, hw ? hw_fns.generated[g] : nullptr});
-    for (const auto& [fns, ctx, hw_bits] : paths) {
+    for (const TransformPath& path : transform_paths(table, hw_fns, c43, c63)) {
+      const TileFns* fns = path.fns;
+      const GenericCoeffs* ctx = path.ctx;
+      const InputTileFp16Fn hw_bits = path.hw_bits;
       if (fns->input_bf16 == nullptr) continue;  // the conversion pass runs instead
       ASSERT_NE(fns->input_bf16_round, nullptr);
       {

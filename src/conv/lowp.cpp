@@ -297,16 +297,19 @@ void pick_kernels(Plan::Impl& p, WinogradPlan& w) {
 }
 
 // The integer V conversions, one tile row (Cpad values) of one tap at a time, so that a row holding
-// NaN/Inf marks its tile: convert(tap, offset, &bad) returns its saturated count. Returns their sum.
+// NaN/Inf marks its tile: convert(tap, offset in V, offset in the copy, &bad) returns its saturated count.
+// Returns their sum.
 template <class Convert>
-int64_t convert_rows_marking_tiles(int64_t nn, int64_t rows, int64_t Cpad, std::size_t pos_v, uint8_t* flags,
-                                   Convert&& convert) {
+int64_t convert_rows_marking_tiles(int64_t nn, int64_t rows, int64_t Cpad, std::size_t pos_v,
+                                   std::size_t pos_vl, uint8_t* flags, Convert&& convert) {
   std::fill(flags, flags + rows, uint8_t{0});
   int64_t saturated = 0;
   for (int64_t a = 0; a < nn; ++a)
     for (int64_t i = 0; i < rows; ++i) {
       int bad = 0;
-      saturated += convert(a, static_cast<std::size_t>(a) * pos_v + static_cast<std::size_t>(i * Cpad), &bad);
+      const auto row = static_cast<std::size_t>(i * Cpad);
+      saturated += convert(a, static_cast<std::size_t>(a) * pos_v + row,
+                           static_cast<std::size_t>(a) * pos_vl + row, &bad);
       flags[i] = static_cast<uint8_t>(flags[i] | bad);
     }
   return saturated;
@@ -445,17 +448,25 @@ void allocate_lowp_scratch(Plan::Impl& p) {
   p.thread_m_nonfinite.assign(threads, 0);
   p.v_scale.assign(static_cast<std::size_t>(nn), 1.0f);
   const bool own_v = !w.v_in_place();
+  // Floats that hold the low-precision copy of V for `rows` tiles (its own position stride).
+  const auto lowp_floats = [&](int64_t rows) {
+    const auto bytes = static_cast<int64_t>(w.v_operand_size());
+    return (static_cast<std::size_t>(nn) * position_stride(rows, w.Cpad, bytes) *
+                static_cast<std::size_t>(bytes) +
+            sizeof(float) - 1) /
+               sizeof(float) +
+           16;
+  };
   if (!w.phased) {
     p.thread_lowp.resize(threads);
     p.thread_flags.resize(threads);
     for (std::size_t t = 0; t < threads; ++t) {
-      if (own_v)
-        p.thread_lowp[t].resize(static_cast<std::size_t>(nn) * position_stride(w.block, w.Cpad) / 2 + 16);
+      if (own_v) p.thread_lowp[t].resize(lowp_floats(w.block));
       p.thread_flags[t].assign(static_cast<std::size_t>(w.block), 0);
     }
   }
   if (w.phased) {
-    if (own_v) p.shared_lowp.resize(static_cast<std::size_t>(nn) * position_stride(w.tiles, w.Cpad) / 2 + 16);
+    if (own_v) p.shared_lowp.resize(lowp_floats(w.tiles));
     p.shared_flags.assign(static_cast<std::size_t>(w.tiles), 0);
   }
   p.thread_amax.assign(threads, std::vector<float>(static_cast<std::size_t>(nn * kLanes), 0.0f));
@@ -475,7 +486,7 @@ void lowp_set_scales(Plan::Impl& p, const float* amax) {
 }
 
 int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl,
-                     uint8_t* flags) {
+                     std::size_t pos_vl, uint8_t* flags) {
   const WinogradPlan& w = *p.wino;
   const int64_t nn = static_cast<int64_t>(w.n) * w.n, Cpad = w.Cpad;
   int64_t saturated = 0;
@@ -487,7 +498,7 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
     case Precision::kBf16: {
       auto* out = reinterpret_cast<uint16_t*>(vl);
       for (int64_t a = 0; a < nn; ++a)
-        w.convert.bf16(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_v,
+        w.convert.bf16(v + static_cast<std::size_t>(a) * pos_v, out + static_cast<std::size_t>(a) * pos_vl,
                        rows * Cpad);
       break;
     }
@@ -495,22 +506,23 @@ int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t r
       auto* out = reinterpret_cast<uint16_t*>(vl);
       for (int64_t a = 0; a < nn; ++a)
         w.convert.fp16_bits(v + static_cast<std::size_t>(a) * pos_v,
-                            out + static_cast<std::size_t>(a) * pos_v, rows * Cpad);
+                            out + static_cast<std::size_t>(a) * pos_vl, rows * Cpad);
       break;
     }
     case Precision::kInt8Spatial: {
       auto* out = reinterpret_cast<int16_t*>(vl);
-      convert_rows_marking_tiles(nn, rows, Cpad, pos_v, flags, [&](int64_t, std::size_t off, int* bad) {
-        w.int16.convert(v + off, out + off, Cpad, bad);
-        return int64_t{0};
-      });
+      convert_rows_marking_tiles(nn, rows, Cpad, pos_v, pos_vl, flags,
+                                 [&](int64_t, std::size_t off, std::size_t off_l, int* bad) {
+                                   w.int16.convert(v + off, out + off_l, Cpad, bad);
+                                   return int64_t{0};
+                                 });
       break;
     }
     case Precision::kInt8: {
       auto* out = reinterpret_cast<uint8_t*>(vl);
-      saturated =
-          convert_rows_marking_tiles(nn, rows, Cpad, pos_v, flags, [&](int64_t a, std::size_t off, int* bad) {
-            return w.convert.int8(v + off, out + off, Cpad, 1.0f / p.v_scale[static_cast<std::size_t>(a)],
+      saturated = convert_rows_marking_tiles(
+          nn, rows, Cpad, pos_v, pos_vl, flags, [&](int64_t a, std::size_t off, std::size_t off_l, int* bad) {
+            return w.convert.int8(v + off, out + off_l, Cpad, 1.0f / p.v_scale[static_cast<std::size_t>(a)],
                                   bad);
           });
       break;
@@ -533,7 +545,7 @@ const float* column_scales(const Plan::Impl& p, const WinogradPlan& w, int64_t a
 }  // namespace
 
 void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, int64_t q0, int64_t q1,
-                     const float* vl, std::size_t pos_v, float* mo, std::size_t pos_m) {
+                     const float* vl, std::size_t pos_vl, float* mo, std::size_t pos_m) {
   const WinogradPlan& w = *p.wino;
   const int64_t Cpad = w.Cpad, Kpad = w.Kpad;
   const auto kc = static_cast<std::size_t>(Cpad);
@@ -544,7 +556,7 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
     if (w.precision == Precision::kInt8 && w.int8_panels_gemm != nullptr) {
       const int64_t k0 = q0 * w.panel, k1 = std::min(q1 * w.panel, Kpad);
       w.int8_panels_gemm(
-          rows, k1 - k0, w.panel, kc, reinterpret_cast<const uint8_t*>(vl) + a * pos_v, kc,
+          rows, k1 - k0, w.panel, kc, reinterpret_cast<const uint8_t*>(vl) + a * pos_vl, kc,
           reinterpret_cast<const int8_t*>(w.U_lowp.data()) + ub + static_cast<std::size_t>(k0 * Cpad),
           w.u_comp.data() + a * Kpad + k0, p.v_scale[static_cast<std::size_t>(a)],
           w.u_scale.data() + a * Kpad + k0, ma + k0, static_cast<std::size_t>(Kpad));
@@ -556,19 +568,19 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
       const int nv = static_cast<int>(width / kLanes);
       const std::size_t boff = ub + static_cast<std::size_t>(k0 * Cpad);
       if (w.v_in_place()) {  // the widened paths: fp32 V, 16-bit U
-        w.widened_gemm(rows, nv, kc, vl + a * pos_v, kc,
+        w.widened_gemm(rows, nv, kc, vl + a * pos_vl, kc,
                        reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, column_scales(p, w, a, k0),
                        ma + k0, static_cast<std::size_t>(Kpad));
         continue;
       }
       switch (w.precision) {
         case Precision::kBf16:
-          w.bf16_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
+          w.bf16_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_vl, kc,
                       reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff, ma + k0,
                       static_cast<std::size_t>(Kpad));
           break;
         case Precision::kFp16:  // fp16 arithmetic
-          w.fp16_fma_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_v, kc,
+          w.fp16_fma_gemm(rows, nv, kc, reinterpret_cast<const uint16_t*>(vl) + a * pos_vl, kc,
                           reinterpret_cast<const uint16_t*>(w.U_lowp.data()) + boff,
                           column_scales(p, w, a, k0), ma + k0, static_cast<std::size_t>(Kpad));
           break;
@@ -577,7 +589,7 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
           for (int64_t j = 0; j < width; ++j)
             scale[j] = p.d_scale * w.u_scale[static_cast<std::size_t>(a * Kpad + k0 + j)];
           w.int16.gemm(rows, nv, kc, static_cast<std::size_t>(w.int16_chunk),
-                       reinterpret_cast<const int16_t*>(vl) + a * pos_v, kc,
+                       reinterpret_cast<const int16_t*>(vl) + a * pos_vl, kc,
                        reinterpret_cast<const int16_t*>(w.U_lowp.data()) + boff, scale, ma + k0,
                        static_cast<std::size_t>(Kpad));
           break;
@@ -587,7 +599,7 @@ void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, 
           const float sv = p.v_scale[static_cast<std::size_t>(a)];
           for (int64_t j = 0; j < width; ++j)
             scale[j] = sv * w.u_scale[static_cast<std::size_t>(a * Kpad + k0 + j)];
-          w.int8_gemm(rows, nv, kc, reinterpret_cast<const uint8_t*>(vl) + a * pos_v, kc,
+          w.int8_gemm(rows, nv, kc, reinterpret_cast<const uint8_t*>(vl) + a * pos_vl, kc,
                       reinterpret_cast<const int8_t*>(w.U_lowp.data()) + boff,
                       w.u_comp.data() + a * Kpad + k0, scale, ma + k0, static_cast<std::size_t>(Kpad));
           break;

@@ -74,17 +74,20 @@ inline void panel_gemm(const GemmTable& g, int64_t rows, int nv, std::size_t kc,
 
 // Tiles of one tile row whose NCHW output is stored together (winograd_execute.cpp).
 inline constexpr int64_t kBandTiles = 8;
-// Elements between the n^2 Winograd positions of V or M, in any element type (the low-precision copies
-// of V use V's element offsets). More than the data, so that the n^2 loads and stores of one tile do
-// not all fall into the same L1 set (a stride that is a multiple of 4 KiB of FP32 would, and the
-// transforms would thrash), and a multiple of 64 elements, so that every position starts on a cache line
-// whatever the element size: rows of 64 bytes then load as one line each (AMX tile loads of bf16 and
-// int8 V). With 16 elements more (before session 16), bf16 positions alternated between aligned and
-// 32 bytes off, and three int8 positions in four were off.
-inline std::size_t position_stride(int64_t rows, int64_t cols) {
-  int64_t stride = round_up(rows * cols, 64) + 64;
-  if (stride % 1024 == 0) stride += 64;  // FP32: 4 KiB apart
-  return static_cast<std::size_t>(stride);
+// Elements between the n^2 Winograd positions of V or M (rows x cols elements of `bytes` bytes: 4 for
+// FP32 V and M, 2 or 1 for the low-precision copies of V, which have strides of their own). Whole
+// cache lines, so that every position starts on a line (rows of 64 bytes then load as one line each:
+// AMX tile loads of bf16 and int8 V), and an odd number of them, so that the n^2 lines a tile's
+// transform stores (V) or loads (M) for one channel block spread over all 64 sets of L1: a stride of
+// an even number of lines, 2^k x odd, reaches only 64 / 2^k sets, and the transforms thrash
+// L1 (the FP32 strides up to session 49 were multiples of 4 lines: 16 sets; an F(7,3) input transform
+// of 64 channels into V in L2 took 1125 cycles a tile and channel block with them, 802 with one line
+// more, bench/bench_transforms.cpp's loop; 8x64x56x56 FP32 0.96 of the time).
+inline std::size_t position_stride(int64_t rows, int64_t cols, int64_t bytes) {
+  const int64_t per_line = 64 / bytes;
+  int64_t lines = (rows * cols + per_line - 1) / per_line + 1;
+  if (lines % 2 == 0) ++lines;
+  return static_cast<std::size_t>(lines * per_line);
 }
 
 // The symmetric int8 scale of a range: max |x| / 127, or 1 for an all-zero range (every code is 0).
@@ -412,12 +415,13 @@ void lowp_tap_amax(Plan::Impl& p, const float* v, std::size_t pos_v, int64_t row
 void tap_amax_pass(Plan::Impl& p, const void* input, TensorFormat format,
                    float* amax);                         // winograd_execute.cpp
 void lowp_set_scales(Plan::Impl& p, const float* amax);  // v_scale from amax (calibrated: stored)
-// V block (rows tiles at v, position stride pos_v) into the GEMM operand at vl; flags[i] = 1 for tiles
-// with non-finite V (int8). Returns the count of saturated values (int8).
+// V block (rows tiles at v, position stride pos_v) into the GEMM operand at vl (position stride pos_vl,
+// in its elements); flags[i] = 1 for tiles with non-finite V (int8). Returns the count of saturated values
+// (int8).
 int64_t lowp_convert(const Plan::Impl& p, float* v, std::size_t pos_v, int64_t rows, float* vl,
-                     uint8_t* flags);
+                     std::size_t pos_vl, uint8_t* flags);
 void lowp_gemm_stage(const Plan::Impl& p, int64_t rows, int64_t a0, int64_t a1, int64_t q0, int64_t q1,
-                     const float* vl, std::size_t pos_v, float* mo, std::size_t pos_m);
+                     const float* vl, std::size_t pos_vl, float* mo, std::size_t pos_m);
 // NaN into columns [k0, k1) of every position of the flagged tiles' M; returns how many tiles.
 int64_t lowp_poison(const Plan::Impl& p, int64_t rows, const uint8_t* flags, float* mo, std::size_t pos_m,
                     int64_t k0, int64_t k1);

@@ -239,12 +239,12 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
   for (auto& b : p.thread_scratch)
     b.resize(wp.phased ? tile_tmp
-                       : static_cast<std::size_t>(nn) *
-                                 (position_stride(wp.block, wp.Cpad) + position_stride(wp.block, wp.Kpad)) +
+                       : static_cast<std::size_t>(nn) * (position_stride(wp.block, wp.Cpad, 4) +
+                                                         position_stride(wp.block, wp.Kpad, 4)) +
                              tile_tmp);
   if (wp.phased) {
-    p.shared_v.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Cpad));
-    p.shared_m.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Kpad));
+    p.shared_v.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Cpad, 4));
+    p.shared_m.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Kpad, 4));
   }
   if (wp.precision != Precision::kFp32) allocate_lowp_scratch(p);
 }

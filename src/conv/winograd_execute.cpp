@@ -730,8 +730,9 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
   };
   if (w.run_phased()) {
     if (!in_place) pack(input, s.N);
-    const std::size_t pos_v = position_stride(w.tiles, w.Cpad);
-    const std::size_t pos_m = position_stride(w.tiles, w.Kpad);
+    const std::size_t pos_v = position_stride(w.tiles, w.Cpad, 4);
+    const std::size_t pos_m = position_stride(w.tiles, w.Kpad, 4);
+    const std::size_t pos_vl = position_stride(w.tiles, w.Cpad, static_cast<int64_t>(w.v_operand_size()));
     float* v = p.shared_v.data();
     float* mo = p.shared_m.data();
     float* vl = w.v_in_place() ? v : p.shared_lowp.data();
@@ -745,13 +746,13 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
       const TileSource from = tile_source(p, xb, 0, tensor, pack_format, worker);
       if (words_fn)
         input_stage_words(p, w, words_fn, from, t0, t1, blocks, reinterpret_cast<uint16_t*>(vl) + t0 * w.Cpad,
-                          pos_v);
+                          pos_vl);
       else if (int16_direct)
-        input_stage_int16(p, w, from, t0, t1, blocks, reinterpret_cast<int16_t*>(vl) + t0 * w.Cpad, pos_v,
+        input_stage_int16(p, w, from, t0, t1, blocks, reinterpret_cast<int16_t*>(vl) + t0 * w.Cpad, pos_vl,
                           p.shared_flags.data() + t0);
       else if (int8_direct)
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
-            input_stage_int8(p, w, from, t0, t1, blocks, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_v,
+            input_stage_int8(p, w, from, t0, t1, blocks, reinterpret_cast<uint8_t*>(vl) + t0 * w.Cpad, pos_vl,
                              v_inv.data(), p.shared_flags.data() + t0);
       else
         input_stage(p, w, from, t0, t1, blocks, v + t0 * w.Cpad, pos_v, plain_fn);
@@ -764,8 +765,8 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
         lowp_set_scales(p, amax.data());
       }
       // Conversion by chunks of tiles (single tiles where they are few); element offsets inside a position
-      // are the same in V and in the low-precision copy (whatever its element size), so a chunk converts
-      // in place of its rows.
+      // are the same in V and in the low-precision copy (whatever its element size; the positions have
+      // strides of their own), so a chunk converts its own rows.
       const int64_t chunk =
           std::clamp<int64_t>(w.tiles / (kPhasedTasksPerThread * p.threads), 1, kPhasedChunk);
       const auto convert_chunk = [&](std::size_t task, int worker) {
@@ -777,7 +778,7 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
                 ? vl
                 : reinterpret_cast<float*>(reinterpret_cast<unsigned char*>(vl) + off * w.v_operand_size());
         p.thread_saturated[static_cast<std::size_t>(worker)] +=
-            lowp_convert(p, v + off, pos_v, t1 - t0, dst, p.shared_flags.data() + t0);
+            lowp_convert(p, v + off, pos_v, t1 - t0, dst, pos_vl, p.shared_flags.data() + t0);
       };
       p.pool->run(static_cast<std::size_t>(ceil_div(w.tiles, chunk)),
                   p.charged(Stage::kConvert, convert_chunk));
@@ -794,7 +795,7 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
       const int64_t a = static_cast<int64_t>(task) / groups, g = static_cast<int64_t>(task) % groups;
       const int64_t q0 = g * panels / groups, q1 = (g + 1) * panels / groups;
       if (lowp)
-        lowp_gemm_stage(p, w.tiles, a, a + 1, q0, q1, vl, pos_v, mo, pos_m);
+        lowp_gemm_stage(p, w.tiles, a, a + 1, q0, q1, vl, pos_vl, mo, pos_m);
       else
         gemm_stage(p, w, w.tiles, a, a + 1, q0, q1, v, pos_v, mo, pos_m);
     };
@@ -820,8 +821,9 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
 
   // Fused: a group of images at a time, so that their blocked copy is still in cache when their tiles
   // are transformed.
-  const std::size_t pos_v = position_stride(w.block, w.Cpad);
-  const std::size_t pos_m = position_stride(w.block, w.Kpad);
+  const std::size_t pos_v = position_stride(w.block, w.Cpad, 4);
+  const std::size_t pos_m = position_stride(w.block, w.Kpad, 4);
+  const std::size_t pos_vl = position_stride(w.block, w.Cpad, static_cast<int64_t>(w.v_operand_size()));
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
     if (!input_still_packed && !in_place)
@@ -860,23 +862,23 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
       uint8_t* flags = p.thread_flags[wk].data();
       if (int16_direct || int8_direct) std::fill_n(flags, t1 - t0, uint8_t{0});  // the transforms OR in
       if (words_fn) {
-        input_stage_words(p, w, words_fn, from, t0, t1, all_in, reinterpret_cast<uint16_t*>(vl), pos_v);
+        input_stage_words(p, w, words_fn, from, t0, t1, all_in, reinterpret_cast<uint16_t*>(vl), pos_vl);
       } else if (int16_direct) {
-        input_stage_int16(p, w, from, t0, t1, all_in, reinterpret_cast<int16_t*>(vl), pos_v, flags);
+        input_stage_int16(p, w, from, t0, t1, all_in, reinterpret_cast<int16_t*>(vl), pos_vl, flags);
       } else if (int8_direct) {
         const int64_t saturated = input_stage_int8(p, w, from, t0, t1, all_in, reinterpret_cast<uint8_t*>(vl),
-                                                   pos_v, v_inv.data(), flags);
+                                                   pos_vl, v_inv.data(), flags);
         if (counts) p.thread_saturated[wk] += saturated;
       } else {  // FP32 V, or bf16-rounded in place (vl is v)
         input_stage(p, w, from, t0, t1, all_in, v, pos_v, plain_fn);
         laps.lap(Stage::kInput);
         if (!v_direct) {
-          const int64_t saturated = lowp_convert(p, v, pos_v, t1 - t0, vl, flags);
+          const int64_t saturated = lowp_convert(p, v, pos_v, t1 - t0, vl, pos_vl, flags);
           if (counts) p.thread_saturated[wk] += saturated;
         }
       }
       laps.lap(v_direct ? Stage::kInput : Stage::kConvert);
-      lowp_gemm_stage(p, t1 - t0, 0, nn, q0, q1, vl, pos_v, mo, pos_m);
+      lowp_gemm_stage(p, t1 - t0, 0, nn, q0, q1, vl, pos_vl, mo, pos_m);
       laps.lap(Stage::kGemm);
       if (marks_tiles) {
         const int64_t poisoned =

@@ -404,19 +404,26 @@ TEST(WinogradChoice, NinePointTileOnlyByItsMargin) {
 namespace nova::conv {
 namespace {
 
-// The stride between Winograd positions of V and M: room for the data, every position on a cache line
-// for 1-, 2- and 4-byte elements (AMX tile rows of bf16 and int8 V load as one line each), and never a
-// multiple of 4 KiB for any of them (the n^2 accesses of a tile would share an L1 set).
-TEST(WinogradLayout, PositionStrideAlignsEveryElementSizeAndAvoids4KiB) {
+// The stride between Winograd positions of V and M, for 1-, 2- and 4-byte elements: room for the data,
+// every position on a cache line (AMX tile rows of bf16 and int8 V load as one line each), and an odd
+// number of lines, so that any 64 consecutive positions of a tile fall into the 64 different sets of a
+// 64-set L1 (the set index of each position's first line).
+TEST(WinogradLayout, PositionStrideIsAnOddNumberOfLinesForEveryElementSize) {
   for (int64_t rows = 1; rows <= 300; ++rows)
-    for (int64_t cols : {16, 32, 48, 64, 256, 512, 1008, 1024}) {
-      const auto stride = static_cast<int64_t>(position_stride(rows, cols));
-      ASSERT_GE(stride, rows * cols);
+    for (int64_t cols : {16, 32, 48, 64, 256, 512, 1008, 1024})
       for (int64_t bytes : {1, 2, 4}) {
+        const auto stride = static_cast<int64_t>(position_stride(rows, cols, bytes));
+        ASSERT_GE(stride, rows * cols);
         ASSERT_EQ(stride * bytes % 64, 0) << rows << " x " << cols << ", " << bytes << "-byte elements";
-        ASSERT_NE(stride * bytes % 4096, 0) << rows << " x " << cols << ", " << bytes << "-byte elements";
+        ASSERT_EQ(stride * bytes / 64 % 2, 1) << rows << " x " << cols << ", " << bytes << "-byte elements";
+        std::vector<bool> set_used(64, false);
+        for (int64_t a = 0; a < 64; ++a) {
+          const int64_t set = a * stride * bytes / 64 % 64;
+          ASSERT_FALSE(set_used[static_cast<std::size_t>(set)])
+              << rows << " x " << cols << ", position " << a;
+          set_used[static_cast<std::size_t>(set)] = true;
+        }
       }
-    }
 }
 
 // Buffers of 4 MiB and more are 2 MiB aligned for transparent huge pages, with their whole size

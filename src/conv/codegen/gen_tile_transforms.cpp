@@ -100,11 +100,13 @@ bool rows_pair(const RationalMatrix& M, std::size_t i, std::size_t k, std::vecto
   return true;
 }
 
-// Body of `static inline void NAME(const V* x, int xs, V* y, int ys)` computing y = M x.
+// Body of `static inline void NAME(const V* x, int xs, V* y, int ys)` computing y = M x, always inlined
+// (GCC 12 called the F(7,3) and F(8,3) products out of line, spilling every live vector around each
+// call; docs/engine.md, "Generated code").
 std::string emit_product(const RationalMatrix& M, const std::string& name, int* op_count) {
   std::ostringstream os;
   const std::size_t rows = M.rows(), cols = M.cols();
-  os << "  static inline void " << name << "(const V* x, int xs, V* y, int ys) {\n";
+  os << "  [[gnu::always_inline]] static inline void " << name << "(const V* x, int xs, V* y, int ys) {\n";
   for (std::size_t j = 0; j < cols; ++j) os << "    const V x" << j << " = x[" << j << " * xs];\n";
   int ops = 0;
   auto count = [&](const std::vector<Term>& t) { ops += t.empty() ? 0 : static_cast<int>(t.size()) - 1; };

@@ -48,8 +48,13 @@ double clock_ghz() {
 constexpr int64_t kTiles = 29;  // tiles of a fused block (8x64x56x56 at F(7,3)), each transformed in turn
 constexpr int64_t kBlocks = 4;  // 16-channel blocks (64 channels)
 
-// Args: isa, generated transform index (generated::kGeneratedInfo), 0 input / 1 output, 0 the engine's
-// position stride / 1 the stride before session 49.
+// What is timed: the FP32 input transform, the output transform, or the int8 plans' input transform of
+// an int8 tensor's codes into int8 V (InputTileInt8CodesFn: codes widened in registers, V quantized as
+// stored; the AVX-512 path has it).
+enum Kind { kInput, kOutput, kInt8Codes };
+
+// Args: isa, generated transform index (generated::kGeneratedInfo), Kind, 0 the engine's position stride
+// / 1 the stride before session 49.
 void BM_TileTransform(benchmark::State& state) {
   using namespace nova::conv;
   const auto isa = static_cast<Isa>(state.range(0));
@@ -58,7 +63,8 @@ void BM_TileTransform(benchmark::State& state) {
     return;
   }
   const int index = static_cast<int>(state.range(1));
-  const bool output = state.range(2) != 0;
+  const auto kind = static_cast<Kind>(state.range(2));
+  const bool output = kind == kOutput;
   const bool old_stride = state.range(3) != 0;
   const TransformTable& table = kernels(isa).transforms;
   if (index >= table.generated_count) {
@@ -66,22 +72,35 @@ void BM_TileTransform(benchmark::State& state) {
     return;
   }
   const TileFns& fns = table.generated[index];
+  if (kind == kInt8Codes && fns.input_int8_codes == nullptr) {
+    state.SkipWithError("no int8 codes input transform on this path");
+    return;
+  }
   const generated::GeneratedInfo& info = generated::kGeneratedInfo[index];
   const int64_t n = info.n, m = info.m;
   // Input: the tiles of a row of the image, m columns apart, rows of (kTiles*m + n) pixels.
   const int64_t width = kTiles * m + n;
   const std::ptrdiff_t sx = 16, sy = width * 16, scb = n * sy;
-  const std::size_t pos_stride =
-      old_stride ? static_cast<std::size_t>(round_up(kTiles * kBlocks * 16, 64) + 64)
-                 : position_stride(kTiles, kBlocks * 16, static_cast<int64_t>(sizeof(float)));
+  const int64_t v_bytes = kind == kInt8Codes ? 1 : static_cast<int64_t>(sizeof(float));
+  const std::size_t pos_stride = old_stride
+                                     ? static_cast<std::size_t>(round_up(kTiles * kBlocks * 16, 64) + 64)
+                                     : position_stride(kTiles, kBlocks * 16, v_bytes);
   std::vector<float> image(static_cast<std::size_t>(kBlocks * scb), 0.5f);
+  std::vector<int8_t> codes(static_cast<std::size_t>(kBlocks * scb), 64);
+  std::vector<uint8_t> v8(static_cast<std::size_t>(n * n) * pos_stride, 0);
+  const std::vector<float> inv(static_cast<std::size_t>(n * n), 20.0f);
+  int bad = 0;
   std::vector<float> v(static_cast<std::size_t>(n * n) * pos_stride, 0.25f);
   std::vector<float> out(static_cast<std::size_t>(kTiles * m * m * 16), 0.0f), bias(16, 0.125f);
   for (auto _ : state) {
     for (int64_t t = 0; t < kTiles; ++t) {
-      if (!output) {
+      if (kind == kInput) {
         fns.input(nullptr, image.data() + t * m * sx, sy, sx, scb, static_cast<int>(kBlocks),
                   v.data() + t * kBlocks * 16, pos_stride);
+      } else if (kind == kInt8Codes) {
+        benchmark::DoNotOptimize(fns.input_int8_codes(nullptr, codes.data() + t * m * sx, sy, sx, scb,
+                                                      static_cast<int>(kBlocks), v8.data() + t * kBlocks * 16,
+                                                      pos_stride, inv.data(), 1.0f / 127.0f, &bad));
       } else {
         for (int64_t cb = 0; cb < kBlocks; ++cb)
           fns.output(nullptr, v.data() + (t * kBlocks + cb) * 16, pos_stride, bias.data(), false,
@@ -89,6 +108,7 @@ void BM_TileTransform(benchmark::State& state) {
       }
     }
     benchmark::DoNotOptimize(v.data());
+    benchmark::DoNotOptimize(v8.data());
     benchmark::DoNotOptimize(out.data());
     benchmark::ClobberMemory();
   }
@@ -103,19 +123,22 @@ void BM_TileTransform(benchmark::State& state) {
                            benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
   }
   state.SetLabel(to_string(isa) + " F(" + std::to_string(m) + "," + std::to_string(info.r) + ") {" +
-                 info.points + "} " + (output ? "output" : "input") + ", " +
-                 std::to_string(output ? info.output_ops : info.input_ops) + " ops per 1D transform" +
+                 info.points + "} " +
+                 (kind == kInput    ? "input"
+                  : kind == kOutput ? "output"
+                                    : "input, int8 codes to int8 V") +
+                 ", " + std::to_string(output ? info.output_ops : info.input_ops) + " ops per 1D transform" +
                  (old_stride ? ", stride of session 48" : ""));
 }
 
 void Args(benchmark::internal::Benchmark* b) {
   for (int64_t isa : {1, 2})
     for (int64_t index = 0; index < nova::conv::generated::kGeneratedCount; ++index)
-      for (int64_t output : {0, 1})
-        for (int64_t stride : {0, 1}) b->Args({isa, index, output, stride});
+      for (int64_t kind : {kInput, kOutput, kInt8Codes})
+        for (int64_t stride : {0, 1}) b->Args({isa, index, kind, stride});
 }
 
-BENCHMARK(BM_TileTransform)->Apply(Args)->ArgNames({"isa", "transform", "output", "stride"});
+BENCHMARK(BM_TileTransform)->Apply(Args)->ArgNames({"isa", "transform", "kind", "stride"});
 
 }  // namespace
 

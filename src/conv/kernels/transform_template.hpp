@@ -15,6 +15,31 @@
 
 namespace nova::conv::kernels_impl {
 
+// Makes x opaque to the optimizer from here on. The unrolled tile loops address n^2 elements and n^2
+// positions of V: left alone, GCC precomputed every one of those addresses ahead of the loop and, short
+// of registers, kept them in vector registers and on the stack (vmovq back before each use).
+template <class T>
+[[gnu::always_inline]] inline void opaque(T& x) {
+  asm("" : "+r"(x));
+}
+
+// Position a of channel block cb of V (16 elements of block cb at dst + cb*16 + a*pos_stride) for the
+// stores of input_tiles_by, which come in order a = 0, 1, ... for each block: a running pointer, opaque
+// at each step, instead of n^2 precomputed addresses.
+template <class T>
+struct PositionCursor {
+  T* dst;
+  std::size_t pos_stride;
+  T* o = nullptr;
+  [[gnu::always_inline]] T* next(int cb, int a) {
+    if (a == 0) o = dst + static_cast<std::size_t>(cb) * 16;
+    opaque(o);
+    T* at = o;
+    o += pos_stride;
+    return at;
+  }
+};
+
 // Generic 1D operators over the coefficients of a GenericCoeffs (zeros skipped).
 template <class V>
 struct GenericOp {
@@ -83,7 +108,12 @@ template <class V, int N, class Op, class Src, class Load, class Store>
                                                       std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
                                                       Load&& load, Store&& store) {
   input_tiles_by<V, N>(
-      op, n, cbs, [&](int cb, int i, int j) { return load(src + cb * scb + i * sy + j * sx); },
+      op, n, cbs,
+      [&](int cb, int i, int j) {
+        const Src* row = src + cb * scb + i * sy;
+        opaque(row);
+        return load(row + j * sx);
+      },
       std::forward<Store>(store));
 }
 
@@ -101,8 +131,8 @@ inline void input_tiles_edge(const Op& op, int n, const float* tensor, std::ptrd
         if (i < window.r0 || i >= window.r1 || j < window.c0 || j >= window.c1) return V::zero();
         return V::load(tensor + (origin + cb * scb + i * sy + j * sx));
       },
-      [&](int cb, int a, V z) {
-        V::store(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z);
+      [cursor = PositionCursor<float>{dst, pos_stride}](int cb, int a, V z) mutable {
+        V::store(cursor.next(cb, a), z);
       });
 }
 
@@ -143,9 +173,10 @@ template <class V, VStore S, class T>
 template <class V, int N, VStore S = VStore::kFloat, class Op, class T>
 inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                         std::ptrdiff_t scb, int cbs, T* dst, std::size_t pos_stride) {
-  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
-    store_v<V, S>(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z);
-  });
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
+                         [cursor = PositionCursor<T>{dst, pos_stride}](int cb, int a, V z) mutable {
+                           store_v<V, S>(cursor.next(cb, a), z);
+                         });
 }
 
 // The 16-bit tensor element types a transform can read in place (InputTileFloatsFromWordsFn,
@@ -166,8 +197,8 @@ inline void input_tiles_from_words(const Op& op, int n, const uint16_t* src, std
                                    std::size_t pos_stride) {
   input_tiles_loaded<V, N>(
       op, n, src, sy, sx, scb, cbs, [](const uint16_t* p) { return load_word_source<V, W>(p); },
-      [&](int cb, int a, V z) {
-        store_v<V, S>(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z);
+      [cursor = PositionCursor<T>{dst, pos_stride}](int cb, int a, V z) mutable {
+        store_v<V, S>(cursor.next(cb, a), z);
       });
 }
 
@@ -194,19 +225,18 @@ template <class V, int N, class Op, class Src, class Load>
                                                               std::ptrdiff_t scb, int cbs, uint8_t* dst,
                                                               std::size_t pos_stride, const float* inv,
                                                               int* bad, Load&& load) {
-  auto at = [&](int cb, int a) {
-    return dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride;
-  };
   if constexpr (kHasInt8FastStore<V>) {
     typename V::Int8Range range;
+    PositionCursor<uint8_t> at{dst, pos_stride};
     input_tiles_loaded<V, N>(op, n, src, sy, sx, scb, cbs, load, [&](int cb, int a, V z) {
-      V::store_int8_unchecked(at(cb, a), z, inv[a], range);
+      V::store_int8_unchecked(at.next(cb, a), z, inv[a], range);
     });
     if (V::int8_in_range(range)) return 0;
   }
   typename V::Int8Tally tally;
+  PositionCursor<uint8_t> at{dst, pos_stride};
   input_tiles_loaded<V, N>(op, n, src, sy, sx, scb, cbs, load,
-                           [&](int cb, int a, V z) { V::store_int8(at(cb, a), z, inv[a], tally); });
+                           [&](int cb, int a, V z) { V::store_int8(at.next(cb, a), z, inv[a], tally); });
   return V::int8_result(tally, bad);
 }
 
@@ -235,10 +265,9 @@ template <class V, int N, class Op>
 inline void input_tiles_int16(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                               std::ptrdiff_t scb, int cbs, int16_t* dst, std::size_t pos_stride, int* bad) {
   unsigned not_ok = 0;
-  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, [&](int cb, int a, V z) {
-    not_ok |=
-        V::store_int16(dst + static_cast<std::size_t>(cb) * 16 + static_cast<std::size_t>(a) * pos_stride, z);
-  });
+  PositionCursor<int16_t> at{dst, pos_stride};
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
+                         [&](int cb, int a, V z) { not_ok |= V::store_int16(at.next(cb, a), z); });
   if (not_ok != 0) *bad = 1;
 }
 
@@ -270,9 +299,15 @@ template <class V, int N, int M, class Op, class Store>
   // As the input tiles: only t lives across the passes (columns transformed as loaded, rows stored
   // as computed).
   V t[M * N];
+  const std::size_t row_step = static_cast<std::size_t>(n) * pos_stride;
   for (int j = 0; j < n; ++j) {  // t (m x n) = A^T x
     V column[N];
-    for (int i = 0; i < n; ++i) column[i] = V::load(src + static_cast<std::size_t>(i * n + j) * pos_stride);
+    const float* x = src + static_cast<std::size_t>(j) * pos_stride;  // position (i, j), i in order
+    for (int i = 0; i < n; ++i) {
+      opaque(x);
+      column[i] = V::load(x);
+      x += row_step;
+    }
     op.at(column, 1, t + j, n);
   }
   const V b = V::load(bias16);

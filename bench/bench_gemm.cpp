@@ -16,31 +16,12 @@
 #include "conv/kernels/int16_kernels.hpp"
 #include "conv/kernels/kernel_table.hpp"
 #include "conv/kernels/lowp_kernels.hpp"
+#include "core_clock.hpp"
 #include "nova/conv/conv.hpp"
 
 namespace {
 
-// Core cycles per nanosecond: 3 cycles per dependent imul (x86-64), best of a few runs.
-double clock_ghz() {
-#if defined(__x86_64__)
-  static const double ghz = [] {
-    double best = 0.0;
-    for (int rep = 0; rep < 5; ++rep) {
-      uint64_t x = 3;
-      constexpr int64_t kSteps = 20'000'000;
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < kSteps; ++i) __asm__ volatile("imul %0, %0" : "+r"(x));
-      const double ns =
-          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-      best = std::max(best, 3.0 * static_cast<double>(kSteps) / ns);
-    }
-    return best;
-  }();
-  return ghz;
-#else
-  return 0.0;
-#endif
-}
+using nova::bench::clock_ghz;
 
 // Args: isa (0 portable, 1 avx2, 2 avx512), C (reduction), K, rows (tiles).
 void BM_GemmKernel(benchmark::State& state) {

@@ -10,40 +10,19 @@
 // whose n^2 positions share 16 of L1's 64 sets), to show what that cost.
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "conv/kernels/kernel_table.hpp"
 #include "conv/plan_impl.hpp"
+#include "core_clock.hpp"
 #include "nova/conv/conv.hpp"
 #include "tile_transforms_generated.hpp"
 
 namespace {
 
-// Core cycles per nanosecond: 3 cycles per dependent imul (x86-64), best of a few runs.
-double clock_ghz() {
-#if defined(__x86_64__)
-  static const double ghz = [] {
-    double best = 0.0;
-    for (int rep = 0; rep < 5; ++rep) {
-      uint64_t x = 3;
-      constexpr int64_t kSteps = 20'000'000;
-      const auto t0 = std::chrono::steady_clock::now();
-      for (int64_t i = 0; i < kSteps; ++i) __asm__ volatile("imul %0, %0" : "+r"(x));
-      const double ns =
-          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
-      best = std::max(best, 3.0 * static_cast<double>(kSteps) / ns);
-    }
-    return best;
-  }();
-  return ghz;
-#else
-  return 0.0;
-#endif
-}
+using nova::bench::clock_ghz;
 
 constexpr int64_t kTiles = 29;  // tiles of a fused block (8x64x56x56 at F(7,3)), each transformed in turn
 constexpr int64_t kBlocks = 4;  // 16-channel blocks (64 channels)

@@ -113,6 +113,24 @@ Blocking choose_blocking(const BlockingProblem& b) {
     out.image_group = b.images;
     out.k_parts = threads;
   }
+  // VNNI int8 plans of few tiles that would run phased: one fused block per thread, so that each thread
+  // streams all of U (int8: a quarter of the FP32 bytes the rule above counts) without the phased order's
+  // pool barriers and its V and M written out and read back. On the Zen 4 VM (AVX-512 with VNNI, session
+  // 49), int8 1x256x14x14 F(4,3) (16 tiles, 2.4 MB of U) took 0.92-0.93 of the phased time with int8
+  // tensors in NCHW16c and 0.95 in NCHW (alternated medians). Not where a thread would get fewer rows than
+  // the micro-kernel's (1x512x7x7, 2 tiles each: 1.22x), nor for U of more than 8 MiB over the threads
+  // (8x512x7x7, 16 tiles each: level), nor past 4 micro-kernel heights a thread (8x256x14x14); not on
+  // AVX2, whose int8 kernel took 1.02-1.03x.
+  if (b.int8_vnni && !b.amx_rows && out.phased && b.block_option == 0 && b.k_parts_option == 0 &&
+      threads > 1) {
+    const int64_t per_thread = ceil_div(tiles, threads);
+    const int64_t u_int8_bytes = nn * b.Cpad * b.Kpad;
+    if (per_thread >= mr && per_thread <= 4 * mr && u_int8_bytes * threads <= (int64_t{8} << 20)) {
+      out.phased = false;
+      out.block = per_thread;
+      out.image_group = b.images;
+    }
+  }
   if (!out.phased && b.k_parts_option > 0) out.k_parts = std::min(b.k_parts_option, b.panels);
   return out;
 }

@@ -20,6 +20,7 @@ struct BlockingProblem {
   int64_t mr = 6;                  // rows of the FP32 GEMM micro-kernel
   int threads = 1;
   bool amx_rows = false;  // AMX runs the GEMMs: blocks are made of 16-row tile passes
+  bool int8_vnni = false;  // int8 GEMMs on the AVX512-VNNI kernel (where AMX does not run them)
   Precision precision = Precision::kFp32;
   // PlanOptions::tile_block: 0 automatic, > 0 fused blocks of that size, < 0 phased.
   int64_t block_option = 0;

@@ -193,6 +193,9 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   bp.threads = p.threads;
   bp.amx_rows = lowp_gemm_speedup(p, s.C) > 1.0;  // above 1 only where AMX runs the GEMMs
   bp.precision = p.precision;
+  // As build_lowp picks the int8 kernel (lowp.cpp): the VNNI one on the avx512 path where the CPU has it.
+  bp.int8_vnni = p.precision == Precision::kInt8 && p.isa == Isa::kAvx512 &&
+                 lowp_simd_supported(Precision::kInt8) && p.lowp_kernel != LowpKernel::kPortable;
   bp.block_option = block_option;
   bp.panels = ceil_div(w.Kpad, w.panel);
   bp.k_parts_option = k_parts_option;

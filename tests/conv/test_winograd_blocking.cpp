@@ -86,6 +86,41 @@ TEST(WinogradBlocking, AmxInt8FewTilesSplitOutputChannelsWhereTheyWouldRunPhased
   EXPECT_EQ(choose_blocking(fp32).k_parts, 1);
 }
 
+// VNNI int8 plans of few tiles that would run phased take one fused block per thread instead; not with
+// fewer tiles a thread than the micro-kernel's rows, more than four heights of them, or U over 8 MiB
+// across the threads; never for AVX2's int8 kernel, AMX, other precisions, one thread or a requested order.
+TEST(WinogradBlocking, VnniInt8FewTilesTakeOneFusedBlockPerThreadWhereTheyWouldRunPhased) {
+  const auto vnni = [](int64_t images, int64_t hw, int64_t channels, int threads) {
+    BlockingProblem b = problem(images, hw, 4, channels, threads, false, Precision::kInt8);
+    b.int8_vnni = true;
+    return b;
+  };
+  BlockingProblem b256 = vnni(1, 14, 256, 2);  // 16 tiles, U 2.4 MB of int8
+  ASSERT_TRUE(choose_blocking(problem(1, 14, 4, 256, 2, false, Precision::kInt8)).phased);  // without VNNI
+  const Blocking fused = choose_blocking(b256);
+  EXPECT_FALSE(fused.phased);
+  EXPECT_EQ(fused.block, 8);
+  EXPECT_EQ(fused.k_parts, 1);
+  EXPECT_EQ(fused.image_group, 1);
+  EXPECT_TRUE(choose_blocking(vnni(1, 7, 512, 2)).phased);   // 4 tiles: 2 a thread, under 6 rows
+  EXPECT_TRUE(choose_blocking(vnni(8, 7, 512, 2)).phased);   // 16 a thread, but U 9.4 MB x 2 threads
+  EXPECT_TRUE(choose_blocking(vnni(8, 14, 256, 2)).phased);  // 64 tiles a thread
+  EXPECT_TRUE(choose_blocking(vnni(1, 14, 256, 1)).phased);  // one thread
+  BlockingProblem amx = b256;
+  amx.amx_rows = true;
+  EXPECT_NE(choose_blocking(amx).block, 8);  // the AMX rules, not this one
+  BlockingProblem bf16 = b256;
+  bf16.precision = Precision::kBf16;
+  bf16.int8_vnni = false;
+  EXPECT_TRUE(choose_blocking(bf16).phased);
+  BlockingProblem asked = b256;
+  asked.block_option = -1;
+  EXPECT_TRUE(choose_blocking(asked).phased);
+  asked.block_option = 0;
+  asked.k_parts_option = 2;
+  EXPECT_TRUE(choose_blocking(asked).phased);
+}
+
 TEST(WinogradBlocking, AmxBlocksAreWholePassesWhereThreadsGetSeveral) {
   // 8x64x56x56 at F(4,3): 1568 tiles, blocks of 32 rows (the 2x2 tile form) for both precisions.
   for (const Precision prec : {Precision::kBf16, Precision::kInt8}) {

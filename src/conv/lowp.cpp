@@ -448,25 +448,19 @@ void allocate_lowp_scratch(Plan::Impl& p) {
   p.thread_m_nonfinite.assign(threads, 0);
   p.v_scale.assign(static_cast<std::size_t>(nn), 1.0f);
   const bool own_v = !w.v_in_place();
-  // Floats that hold the low-precision copy of V for `rows` tiles (its own position stride).
-  const auto lowp_floats = [&](int64_t rows) {
-    const auto bytes = static_cast<int64_t>(w.v_operand_size());
-    return (static_cast<std::size_t>(nn) * position_stride(rows, w.Cpad, bytes) *
-                static_cast<std::size_t>(bytes) +
-            sizeof(float) - 1) /
-               sizeof(float) +
-           16;
-  };
+  // Floats that hold the low-precision copy of V for one pass (pos_vl elements a position).
+  const std::size_t lowp_floats =
+      (static_cast<std::size_t>(nn) * w.pos_vl * w.v_operand_size() + sizeof(float) - 1) / sizeof(float) + 16;
   if (!w.phased) {
     p.thread_lowp.resize(threads);
     p.thread_flags.resize(threads);
     for (std::size_t t = 0; t < threads; ++t) {
-      if (own_v) p.thread_lowp[t].resize(lowp_floats(w.block));
+      if (own_v) p.thread_lowp[t].resize(lowp_floats);
       p.thread_flags[t].assign(static_cast<std::size_t>(w.block), 0);
     }
   }
   if (w.phased) {
-    if (own_v) p.shared_lowp.resize(lowp_floats(w.tiles));
+    if (own_v) p.shared_lowp.resize(lowp_floats);
     p.shared_flags.assign(static_cast<std::size_t>(w.tiles), 0);
   }
   p.thread_amax.assign(threads, std::vector<float>(static_cast<std::size_t>(nn * kLanes), 0.0f));

@@ -80,9 +80,9 @@ inline constexpr int64_t kBandTiles = 8;
 // AMX tile loads of bf16 and int8 V), and an odd number of them, so that the n^2 lines a tile's
 // transform stores (V) or loads (M) for one channel block spread over all 64 sets of L1: a stride of
 // an even number of lines, 2^k x odd, reaches only 64 / 2^k sets, and the transforms thrash
-// L1 (the FP32 strides up to session 49 were multiples of 4 lines: 16 sets; an F(7,3) input transform
-// of 64 channels into V in L2 took 1125 cycles a tile and channel block with them, 802 with one line
-// more, bench/bench_transforms.cpp's loop; 8x64x56x56 FP32 0.96 of the time).
+// L1 (the FP32 strides up to session 49 were multiples of 4 lines: 8 sets at 8x64x56x56's blocks of 29
+// tiles; there the F(6,3) output transform took 458 cycles a tile and channel block with them, 296 with
+// these, `nova_bench_transforms ... stride:1` against stride:0; 8x64x56x56 FP32 0.93-0.96 of the time).
 inline std::size_t position_stride(int64_t rows, int64_t cols, int64_t bytes) {
   const int64_t per_line = 64 / bytes;
   int64_t lines = (rows * cols + per_line - 1) / per_line + 1;
@@ -138,6 +138,10 @@ struct WinogradPlan {
   // Images per pass: the blocked copy is made for this many images at a time and their tiles are
   // computed right after, while the copy is still in cache (all of them in the phased order).
   int64_t image_group = 1;
+  // Elements between the n^2 positions of V and M, and of the low-precision copy of V (in its own
+  // elements), over the `block` tiles of one pass (every tile in the phased order): position_stride, set
+  // once by the build, so that the scratch it allocates and the execute's addressing agree.
+  std::size_t pos_v = 0, pos_m = 0, pos_vl = 0;
   // NCHW16c or NHWC plans whose channels are whole blocks of 16 (not int8-spatial): the input transforms
   // read the tensors (the input, calibration samples) themselves, with no blocked copy
   // (winograd_execute.cpp, TileSource). FP32 windows inside the image are read where they are; those that

@@ -215,6 +215,10 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   w.k_parts = blocking.k_parts;
   w.prefetch_u = prefetches_u(p.precision, static_cast<double>(nn * w.Cpad * w.Kpad * 4));
   if (p.precision != Precision::kFp32) build_lowp(p, w, weights);
+  const int64_t pass_tiles = w.phased ? w.tiles : w.block;
+  w.pos_v = position_stride(pass_tiles, w.Cpad, 4);
+  w.pos_m = position_stride(pass_tiles, w.Kpad, 4);
+  w.pos_vl = position_stride(pass_tiles, w.Cpad, static_cast<int64_t>(w.v_operand_size()));
   p.wino = std::move(w);
 
   // Scratch.
@@ -241,13 +245,10 @@ void build_winograd(Plan::Impl& p, const float* weights, const float* bias, cons
   const std::size_t tile_tmp = static_cast<std::size_t>(wp.m * kBandTiles * wp.m * kLanes);  // output band
   p.thread_scratch.resize(static_cast<std::size_t>(p.threads));
   for (auto& b : p.thread_scratch)
-    b.resize(wp.phased ? tile_tmp
-                       : static_cast<std::size_t>(nn) * (position_stride(wp.block, wp.Cpad, 4) +
-                                                         position_stride(wp.block, wp.Kpad, 4)) +
-                             tile_tmp);
+    b.resize(wp.phased ? tile_tmp : static_cast<std::size_t>(nn) * (wp.pos_v + wp.pos_m) + tile_tmp);
   if (wp.phased) {
-    p.shared_v.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Cpad, 4));
-    p.shared_m.resize(static_cast<std::size_t>(nn) * position_stride(wp.tiles, wp.Kpad, 4));
+    p.shared_v.resize(static_cast<std::size_t>(nn) * wp.pos_v);
+    p.shared_m.resize(static_cast<std::size_t>(nn) * wp.pos_m);
   }
   if (wp.precision != Precision::kFp32) allocate_lowp_scratch(p);
 }

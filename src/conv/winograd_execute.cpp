@@ -730,9 +730,7 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
   };
   if (w.run_phased()) {
     if (!in_place) pack(input, s.N);
-    const std::size_t pos_v = position_stride(w.tiles, w.Cpad, 4);
-    const std::size_t pos_m = position_stride(w.tiles, w.Kpad, 4);
-    const std::size_t pos_vl = position_stride(w.tiles, w.Cpad, static_cast<int64_t>(w.v_operand_size()));
+    const std::size_t pos_v = w.pos_v, pos_m = w.pos_m, pos_vl = w.pos_vl;
     float* v = p.shared_v.data();
     float* mo = p.shared_m.data();
     float* vl = w.v_in_place() ? v : p.shared_lowp.data();
@@ -821,9 +819,7 @@ void run_winograd(Plan::Impl& p, const void* input, void* output, V16Shift v16) 
 
   // Fused: a group of images at a time, so that their blocked copy is still in cache when their tiles
   // are transformed.
-  const std::size_t pos_v = position_stride(w.block, w.Cpad, 4);
-  const std::size_t pos_m = position_stride(w.block, w.Kpad, 4);
-  const std::size_t pos_vl = position_stride(w.block, w.Cpad, static_cast<int64_t>(w.v_operand_size()));
+  const std::size_t pos_v = w.pos_v, pos_m = w.pos_m, pos_vl = w.pos_vl;
   for (int64_t img0 = 0; img0 < s.N; img0 += w.image_group) {
     const int64_t images = std::min(w.image_group, s.N - img0);
     if (!input_still_packed && !in_place)

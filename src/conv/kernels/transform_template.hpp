@@ -117,25 +117,6 @@ template <class V, int N, class Op, class Src, class Load, class Store>
       std::forward<Store>(store));
 }
 
-// A window at the image's edge read from the tensor itself (InputTileEdgeFn): element (i, j) of block
-// cb at tensor + origin + cb*scb + i*sy + j*sx where window.r0 <= i < window.r1 and window.c0 <= j <
-// window.c1, a zero of the padding elsewhere (not read: its offset may lie outside the tensor). The
-// values a staged copy with its zeros would hold, so the same bits.
-template <class V, int N, class Op>
-inline void input_tiles_edge(const Op& op, int n, const float* tensor, std::ptrdiff_t origin,
-                             std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
-                             EdgeWindow window, float* dst, std::size_t pos_stride) {
-  input_tiles_by<V, N>(
-      op, n, cbs,
-      [&](int cb, int i, int j) {
-        if (i < window.r0 || i >= window.r1 || j < window.c0 || j >= window.c1) return V::zero();
-        return V::load(tensor + (origin + cb * scb + i * sy + j * sx));
-      },
-      [cursor = PositionCursor<float>{dst, pos_stride}](int cb, int a, V z) mutable {
-        V::store(cursor.next(cb, a), z);
-      });
-}
-
 template <class V, int N, class Op, class Store>
 [[gnu::always_inline]] inline void input_tiles_with(const Op& op, int n, const float* src, std::ptrdiff_t sy,
                                                     std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
@@ -170,13 +151,36 @@ template <class V, VStore S, class T>
     V::store_bf16_rounded(o, z);
 }
 
+// The store(cb, a, z) of input_tiles_by that stores each position of V as S at dst, through a
+// PositionCursor.
+template <class V, VStore S, class T>
+[[gnu::always_inline]] inline auto position_stores(T* dst, std::size_t pos_stride) {
+  return [cursor = PositionCursor<T>{dst, pos_stride}](int cb, int a, V z) mutable {
+    store_v<V, S>(cursor.next(cb, a), z);
+  };
+}
+
+// A window at the image's edge read from the tensor itself (InputTileEdgeFn): element (i, j) of block
+// cb at tensor + origin + cb*scb + i*sy + j*sx where window.r0 <= i < window.r1 and window.c0 <= j <
+// window.c1, a zero of the padding elsewhere (not read: its offset may lie outside the tensor). The
+// values a staged copy with its zeros would hold, so the same bits.
+template <class V, int N, class Op>
+inline void input_tiles_edge(const Op& op, int n, const float* tensor, std::ptrdiff_t origin,
+                             std::ptrdiff_t sy, std::ptrdiff_t sx, std::ptrdiff_t scb, int cbs,
+                             EdgeWindow window, float* dst, std::size_t pos_stride) {
+  input_tiles_by<V, N>(
+      op, n, cbs,
+      [&](int cb, int i, int j) {
+        if (i < window.r0 || i >= window.r1 || j < window.c0 || j >= window.c1) return V::zero();
+        return V::load(tensor + (origin + cb * scb + i * sy + j * sx));
+      },
+      position_stores<V, VStore::kFloat>(dst, pos_stride));
+}
+
 template <class V, int N, VStore S = VStore::kFloat, class Op, class T>
 inline void input_tiles(const Op& op, int n, const float* src, std::ptrdiff_t sy, std::ptrdiff_t sx,
                         std::ptrdiff_t scb, int cbs, T* dst, std::size_t pos_stride) {
-  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs,
-                         [cursor = PositionCursor<T>{dst, pos_stride}](int cb, int a, V z) mutable {
-                           store_v<V, S>(cursor.next(cb, a), z);
-                         });
+  input_tiles_with<V, N>(op, n, src, sy, sx, scb, cbs, position_stores<V, S>(dst, pos_stride));
 }
 
 // The 16-bit tensor element types a transform can read in place (InputTileFloatsFromWordsFn,
@@ -197,9 +201,7 @@ inline void input_tiles_from_words(const Op& op, int n, const uint16_t* src, std
                                    std::size_t pos_stride) {
   input_tiles_loaded<V, N>(
       op, n, src, sy, sx, scb, cbs, [](const uint16_t* p) { return load_word_source<V, W>(p); },
-      [cursor = PositionCursor<T>{dst, pos_stride}](int cb, int a, V z) mutable {
-        store_v<V, S>(cursor.next(cb, a), z);
-      });
+      position_stores<V, S>(dst, pos_stride));
 }
 
 // V quantized in registers to the int8 GEMM's operand (InputTileInt8Fn). Where V has a fast unchecked
@@ -291,6 +293,13 @@ inline void input_tiles_amax_codes(const Op& op, int n, const int8_t* src, std::
       [&](int, int a, V z) { V::amax_into(lane_max + static_cast<std::size_t>(a) * 16, z); });
 }
 
+// Output (i, j) of a tile whose 16 channels of a pixel lie together and whose rows are dst_row pixels
+// apart (the output transforms' destinations).
+template <class T>
+[[gnu::always_inline]] inline T* tile_pixel(T* dst, std::size_t dst_row, int i, int j) {
+  return dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16;
+}
+
 // Y = A^T M A + bias (ReLU) of one tile; store(i, j, y) takes output (i, j).
 template <class V, int N, int M, class Op, class Store>
 [[gnu::always_inline]] inline void output_tile_with(const Op& op, int n, int m, const float* src,
@@ -325,9 +334,8 @@ template <class V, int N, int M, class Op, class Store>
 template <class V, int N, int M, class Op>
 inline void output_tile(const Op& op, int n, int m, const float* src, std::size_t pos_stride,
                         const float* bias16, bool relu, float* dst, std::size_t dst_row) {
-  output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
-    V::store(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v);
-  });
+  output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu,
+                            [&](int i, int j, V v) { V::store(tile_pixel(dst, dst_row, i, j), v); });
 }
 
 // As output_tile, and whether some stored value's |y| reaches `limit` or is NaN (OutputTileReachingFn):
@@ -370,8 +378,7 @@ inline void output_tile_int8(const Op& op, int n, int m, const float* src, std::
                              float inv_scale, NarrowCounts* counts) {
   typename V::Int8OutNarrow narrow(inv_scale);
   output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
-    V::store_int8_out(dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16, v,
-                      narrow);
+    V::store_int8_out(tile_pixel(dst, dst_row, i, j), v, narrow);
   });
   counts->saturated += narrow.saturated();
   counts->nonfinite += narrow.nonfinite();
@@ -383,7 +390,7 @@ inline bool output_tile_reaching(const Op& op, int n, int m, const float* src, s
                                  const float* bias16, bool relu, T* dst, std::size_t dst_row, float limit) {
   typename V::AbsBitsMax largest;
   output_tile_with<V, N, M>(op, n, m, src, pos_stride, bias16, relu, [&](int i, int j, V v) {
-    T* o = dst + (static_cast<std::size_t>(i) * dst_row + static_cast<std::size_t>(j)) * 16;
+    T* o = tile_pixel(dst, dst_row, i, j);
     if constexpr (std::is_same_v<T, float>)
       V::store(o, v);
     else

@@ -108,7 +108,11 @@ TEST(Concurrency, StatsReadDuringExecutesSeeWholeCounts) {
       }
     }
   });
-  for (int i = 0; i < 100; ++i)
+  // The executes start once the reader is reading, and run until it has read during them: on 2 cores
+  // the 100 executes of this small layer could all finish before the reader thread was first scheduled.
+  while (reads.load() == 0) std::this_thread::yield();
+  const int64_t reads_before = reads.load();
+  for (int i = 0; i < 100 || (reads.load() - reads_before < 100 && i < 100000); ++i)
     plan.execute(static_cast<const void*>(p.input.data()), static_cast<void*>(y.data()));
   done.store(true);
   reader.join();
